@@ -1,0 +1,35 @@
+# Set-up is part of every target: each creates .venv and installs what it needs.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP_CORE := $(VENV)/.core-installed
+STAMP_DEV := $(VENV)/.dev-installed
+
+.PHONY: demo test lint bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(STAMP_CORE): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[river]"
+	touch $@
+
+$(STAMP_DEV): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $@ $(STAMP_CORE)
+
+demo: $(STAMP_DEV)
+	$(PY) examples/phishing_demo.py
+
+lint: $(STAMP_DEV)
+	$(VENV)/bin/ruff check streameval tests examples benchmarks
+
+test: lint
+	$(PY) -m pytest
+
+bench: $(STAMP_DEV)
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,144 @@
+"""Input checks shared by the accumulators. Every error names the argument and the value."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["as_labels", "as_scores", "as_weights", "check_real", "check_same_length"]
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, np.generic):
+        value = value.item()
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def check_real(
+    name: str, value: Any, *, finite: bool = False, nonnegative: bool = False, allow_nan: bool = False
+) -> float:
+    """One real number as a float, or a TypeError / ValueError naming ``name``."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (str, bytes)) or not isinstance(value, (numbers.Real, np.bool_)):
+        raise TypeError(f"{name} must be a real number, got {_show(value)}")
+    v = float(value)
+    if math.isnan(v) and not allow_nan:
+        raise ValueError(f"{name} must not be NaN, got {_show(value)}")
+    if finite and not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {_show(value)}")
+    if nonnegative and v < 0:
+        raise ValueError(f"{name} must be >= 0, got {_show(value)}")
+    return v
+
+
+def _one_dimensional(name: str, value: Any) -> np.ndarray:
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # ragged nested sequences
+        raise ValueError(f"{name} must be a 1-D array-like, could not read it: {exc}") from None
+    if arr.ndim == 0:
+        raise TypeError(f"{name} must be a 1-D array-like, got the scalar {_show(value)}")
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got an array of shape {arr.shape}")
+    return arr
+
+
+def as_scores(name: str, value: Any) -> npt.NDArray[np.float64]:
+    """A 1-D float64 array with no NaN (infinities allowed)."""
+    arr = _one_dimensional(name, value)
+    if arr.dtype.kind in "biuf":
+        x = np.ascontiguousarray(arr, dtype=np.float64)
+    elif arr.dtype.kind == "O":
+        x = np.empty(arr.size, dtype=np.float64)
+        for i, v in enumerate(arr):
+            if isinstance(v, (str, bytes)) or not isinstance(v, (numbers.Real, np.bool_)):
+                raise TypeError(f"{name} must hold real numbers, got {_show(v)} at index {i}")
+            x[i] = float(v)
+    else:
+        first = arr[0] if arr.size else None
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype} (first value {_show(first)})")
+    total = x.sum()
+    if not math.isfinite(total):  # cheap screen; infinities and overflow land here too
+        nan_at = np.flatnonzero(np.isnan(x))
+        if nan_at.size:
+            raise ValueError(f"{name} must not be NaN, got nan at index {nan_at[0]}")
+    return x
+
+
+def as_labels(name: str, value: Any, pos_label: Any, neg_label: Any) -> npt.NDArray[np.bool_]:
+    """A 1-D boolean array (True = positive) from labels that are all pos_label or neg_label."""
+    arr = _one_dimensional(name, value)
+    if arr.dtype == np.bool_ and pos_label == 1 and neg_label == 0:
+        return arr
+    if arr.dtype.kind in "iu" and pos_label == 1 and neg_label == 0 and arr.size and 0 <= arr.min() <= arr.max() <= 1:
+        return arr.astype(np.bool_)
+    is_pos = _equal(arr, pos_label)
+    is_neg = _equal(arr, neg_label)
+    bad = ~(is_pos | is_neg)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(
+            f"{name} must be {pos_label!r} (positive) or {neg_label!r} (negative), got {_show(arr[i])} at index {i}"
+        )
+    return is_pos
+
+
+def _equal(arr: np.ndarray, label: Any) -> npt.NDArray[np.bool_]:
+    if arr.dtype.kind in "biuf" and isinstance(label, (str, bytes)):
+        return np.zeros(arr.shape, dtype=np.bool_)
+    if arr.dtype.kind in "USO" or isinstance(label, (str, bytes)):
+        out = np.fromiter((_same_label(v, label) for v in arr), dtype=np.bool_, count=arr.size)
+        return out
+    result = arr == label
+    if not isinstance(result, np.ndarray) or result.shape != arr.shape:
+        return np.zeros(arr.shape, dtype=np.bool_)
+    return result
+
+
+def _same_label(v: Any, label: Any) -> bool:
+    if isinstance(v, (str, bytes)) != isinstance(label, (str, bytes)):
+        return False
+    try:
+        return bool(v == label)
+    except (TypeError, ValueError):
+        return False
+
+
+def as_weights(name: str, value: Any, n: int) -> npt.NDArray[np.float64] | None:
+    """``None`` when every weight is 1, else a float64 array of finite weights >= 0."""
+    if value is None:
+        return None
+    if np.ndim(value) == 0:
+        w = check_real(name, value, finite=True, nonnegative=True)
+        return None if w == 1.0 else np.full(n, w)
+    arr = _one_dimensional(name, value)
+    if arr.dtype.kind not in "biuf":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}") from None
+    w = np.ascontiguousarray(arr, dtype=np.float64)
+    check_same_length((name, w), n=n)
+    bad = ~(np.isfinite(w) & (w >= 0))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"{name} must be finite and >= 0, got {w[i]!r} at index {i}")
+    if np.all(w == 1.0):
+        return None
+    return w
+
+
+def check_same_length(*named: tuple[str, np.ndarray], n: int | None = None) -> None:
+    """ValueError naming the arrays whose lengths differ."""
+    lengths = [(name, len(a)) for name, a in named]
+    expected = n if n is not None else lengths[0][1]
+    for name, length in lengths:
+        if length != expected:
+            listing = ", ".join(f"{nm} has {ln}" for nm, ln in lengths)
+            raise ValueError(f"{name} must have {expected} elements like the others, got {length} ({listing})")

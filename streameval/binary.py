@@ -1,0 +1,718 @@
+"""BinaryAccumulator: exact counts at a threshold plus a score histogram."""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from . import curves
+from ._validation import as_labels, as_scores, as_weights, check_real, check_same_length
+from .bins import BLOCK, Bins, Workspace
+from .confusion import ConfusionReport
+from .state import LabelledCounts
+
+__all__ = ["BinaryAccumulator", "BinaryReport"]
+
+Array = npt.NDArray[np.float64]
+
+_UNIT = 1.0  # default weight; identity with it selects the fast path of update()
+_FLUSH_EVERY = 4096  # per-event updates are buffered and counted in batches of this size
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class BinaryReport(ConfusionReport):
+    """Every binary metric of an accumulator, frozen at the time of ``get()``.
+
+    The 2x2 rates (``precision``, ``recall``, ``f1``, ``mcc``, ...) come from
+    the exact counts at the accumulator's threshold. AUC, average precision,
+    EER and the curves come from the score histogram, treating the scores of
+    one bin as tied; they are exact when every bin holds one distinct score.
+
+    With only one class present, every rate that divides by the missing
+    class's total is ``nan`` (AUC, AP, EER, FPR or TPR) and the curves hold
+    ``nan`` in that coordinate; nothing is silently 0.
+
+    Examples
+    --------
+    >>> import streameval as se
+    >>> acc = se.BinaryAccumulator(bins=se.Bins.from_edges([0.1, 0.35, 0.4, 0.8]))
+    >>> acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+    >>> r = acc.get()
+    >>> r.auc, r.precision, r.recall
+    (0.75, 1.0, 0.5)
+    >>> fpr, tpr, thresholds = r.roc_curve()
+    >>> fpr.tolist(), tpr.tolist()
+    ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
+    """
+
+    bins: Bins = field(repr=False)
+    keys: npt.NDArray[np.int64] = field(repr=False)
+    edges: Array = field(repr=False)
+    neg: Array = field(repr=False)
+    pos: Array = field(repr=False)
+    pos_label: Any = field(default=1, repr=False)
+    neg_label: Any = field(default=0, repr=False)
+
+    SCALAR_METRICS: ClassVar[tuple[str, ...]] = (
+        "n", "positives", "negatives", "tp", "fp", "tn", "fn",
+        "accuracy", "error_rate", "precision", "recall", "f1", "specificity",
+        "fpr", "fnr", "npv", "lr_plus", "lr_minus", "youden", "balanced_accuracy", "mcc",
+        "auc", "auc_lower", "auc_upper", "rank_loss", "average_precision", "pr_auc",
+        "bep", "eer", "eer_threshold", "eer_rocch", "eer_nearest",
+    )  # fmt: skip
+
+    # -- histogram metrics --------------------------------------------------
+    @cached_property
+    def _auc(self) -> curves.AucBounds:
+        return curves.auc_bounds(self.neg, self.pos)
+
+    @property
+    def auc(self) -> float:
+        """ROC AUC, ties inside a bin counted as half (scikit-learn's ``roc_auc_score``)."""
+        return self._auc.auc
+
+    @property
+    def auc_lower(self) -> float:
+        """Lowest AUC over every ordering of the scores inside bins."""
+        return self._auc.lower
+
+    @property
+    def auc_upper(self) -> float:
+        """Highest AUC over every ordering of the scores inside bins."""
+        return self._auc.upper
+
+    @property
+    def rank_loss(self) -> float:
+        """1 - AUC: the share of (positive, negative) pairs ranked wrongly, ties as half."""
+        return 1.0 - self.auc
+
+    @cached_property
+    def average_precision(self) -> float:
+        """Average precision, the step-wise sum of scikit-learn's ``average_precision_score``."""
+        return curves.average_precision(self.edges, self.neg, self.pos)
+
+    @cached_property
+    def pr_auc(self) -> float:
+        """Area under the PR curve with Davis & Goadrich interpolation."""
+        return curves.pr_auc(self.edges, self.neg, self.pos)
+
+    @cached_property
+    def bep(self) -> float:
+        """Break-even point: precision = recall at the cut predicting exactly P positives."""
+        return curves.break_even_point(self.edges, self.neg, self.pos)
+
+    @cached_property
+    def _eer(self) -> curves.Crossing:
+        return curves.eer(self.edges, self.neg, self.pos)
+
+    @property
+    def eer(self) -> float:
+        """Equal error rate, where the straight segments of FAR and FRR cross."""
+        return self._eer.rate
+
+    @property
+    def eer_threshold(self) -> float:
+        """Threshold at the equal error rate, interpolated on the same segment."""
+        return self._eer.threshold
+
+    @cached_property
+    def _eer_rocch(self) -> curves.Crossing:
+        return curves.eer_rocch(self.edges, self.neg, self.pos)
+
+    @property
+    def eer_rocch(self) -> float:
+        """Equal error rate of the ROC convex hull (ROCCH-EER)."""
+        return self._eer_rocch.rate
+
+    @property
+    def eer_rocch_threshold(self) -> float:
+        """Threshold at the ROCCH-EER, interpolated along the hull segment."""
+        return self._eer_rocch.threshold
+
+    @cached_property
+    def _eer_nearest(self) -> curves.Crossing:
+        return curves.eer_nearest(self.edges, self.neg, self.pos)
+
+    @property
+    def eer_nearest(self) -> float:
+        """Mean of FAR and FRR at the threshold where they are closest."""
+        return self._eer_nearest.rate
+
+    @property
+    def eer_nearest_threshold(self) -> float:
+        """The threshold where FAR and FRR are closest."""
+        return self._eer_nearest.threshold
+
+    # -- curves -------------------------------------------------------------
+    def roc_curve(self) -> tuple[Array, Array, Array]:
+        """``(fpr, tpr, thresholds)``, thresholds decreasing from ``+inf``.
+
+        One point per non-empty bin, at its lower edge; equal to scikit-learn's
+        ``roc_curve(..., drop_intermediate=False)`` when every bin holds one
+        distinct score.
+        """
+        return curves.roc_curve(self.edges, self.neg, self.pos)
+
+    def pr_curve(self) -> tuple[Array, Array, Array]:
+        """``(precision, recall, thresholds)`` in scikit-learn's layout (thresholds increasing)."""
+        return curves.pr_curve(self.edges, self.neg, self.pos)
+
+    def det_curve(self) -> tuple[Array, Array, Array]:
+        """``(fpr, fnr, thresholds)`` in scikit-learn's layout; plot on normal-deviate axes."""
+        return curves.det_curve(self.edges, self.neg, self.pos)
+
+    # -- queries ------------------------------------------------------------
+    @cached_property
+    def _points(self) -> curves.OperatingPoints:
+        return curves.operating_points(self.edges, self.neg, self.pos)
+
+    def at(self, threshold: float) -> ConfusionReport:
+        """The 2x2 table and its rates at another threshold.
+
+        Exact when ``threshold`` is the lower edge of a bin (every curve
+        threshold is) or the accumulator's own threshold. Elsewhere the bin
+        holding ``threshold`` cannot be split, so the threshold is moved up to
+        that bin's upper edge: all of the bin counts as predicted negative.
+        The returned report's ``threshold`` is the one actually used.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator(bins=se.Bins.from_edges([0.1, 0.35, 0.4, 0.8]))
+        >>> acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+        >>> r = acc.get().at(0.35)
+        >>> r.tp, r.fp, r.threshold
+        (2, 1, 0.35)
+        >>> acc.get().at(0.6).threshold
+        0.8
+        """
+        t = check_real("threshold", threshold)
+        if t == self.threshold:
+            return ConfusionReport(self.tp, self.fp, self.tn, self.fn, self.threshold)
+        key = self.bins.key(t)
+        edge = float(self.bins.lower_edges([key])[0])
+        if edge != t:
+            key += 1
+            edge = float(self.bins.lower_edges([key])[0]) if key <= self.bins.key_max else math.inf
+        start = int(np.searchsorted(self.keys, key, side="left"))
+        tp = self.pos[start:].sum()
+        fp = self.neg[start:].sum()
+        cast = float if self.neg.dtype == np.float64 else int
+        tp, fp = cast(tp), cast(fp)
+        p, n = self.positives, self.negatives
+        return ConfusionReport(tp=tp, fp=fp, tn=n - fp, fn=p - tp, threshold=edge)
+
+    def best_threshold(self, metric: str = "f1") -> float:
+        """The curve threshold (a bin edge) that maximises ``metric``.
+
+        ``metric`` is one of ``"f1"``, ``"youden"``, ``"accuracy"``,
+        ``"balanced_accuracy"``, ``"mcc"``. Ties go to the highest threshold.
+        ``nan`` when the metric is undefined everywhere.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator(bins=se.Bins.from_edges([0.1, 0.35, 0.4, 0.8]))
+        >>> acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+        >>> acc.get().best_threshold("f1")
+        0.35
+        """
+        if metric not in _CURVE_METRICS:
+            raise ValueError(f"metric must be one of {sorted(_CURVE_METRICS)}, got {metric!r}")
+        pts = self._points
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = _CURVE_METRICS[metric](pts.tp, pts.fp, pts.positives, pts.negatives)
+        if np.isnan(values).all():
+            return math.nan
+        return float(pts.thresholds[int(np.nanargmax(values))])
+
+    def tpr_at_fpr(self, max_fpr: float) -> float:
+        """Highest TPR among the curve points whose FPR is at most ``max_fpr``.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator(bins=se.Bins.from_edges([0.1, 0.35, 0.4, 0.8]))
+        >>> acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+        >>> acc.get().tpr_at_fpr(0.0), acc.get().tpr_at_fpr(0.5)
+        (0.5, 1.0)
+        """
+        a = check_real("max_fpr", max_fpr)
+        pts = self._points
+        if pts.positives == 0 or pts.negatives == 0:
+            return math.nan
+        ok = pts.fp / pts.negatives <= a
+        return float((pts.tp[ok] / pts.positives).max()) if ok.any() else math.nan
+
+    def precision_at_recall(self, min_recall: float) -> float:
+        """Highest precision among the curve points whose recall is at least ``min_recall``.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator(bins=se.Bins.from_edges([0.1, 0.35, 0.4, 0.8]))
+        >>> acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+        >>> acc.get().precision_at_recall(1.0)
+        0.6666666666666666
+        """
+        r = check_real("min_recall", min_recall)
+        pts = self._points
+        if pts.positives == 0:
+            return math.nan
+        tp, fp = pts.tp[1:], pts.fp[1:]
+        ok = tp / pts.positives >= r
+        return float((tp[ok] / (tp[ok] + fp[ok])).max()) if ok.any() else math.nan
+
+    # -- output -------------------------------------------------------------
+    def to_dict(self) -> dict[str, float]:
+        """Every scalar metric by name (counts as numbers, rates as floats).
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator()
+        >>> acc.update_many([0, 1, 1], [0.2, 0.7, 0.4])
+        >>> d = acc.get().to_dict()
+        >>> d["n"], d["tp"], round(d["auc"], 3)
+        (3, 1, 1.0)
+        """
+        return {name: getattr(self, name) for name in self.SCALAR_METRICS}
+
+    def summary(self) -> str:
+        """A short readable table of the main metrics."""
+        rows = [
+            ("events", f"{self.n:g}  (positives {self.positives:g}, negatives {self.negatives:g})"),
+            ("threshold", f"{self.threshold:g}"),
+            ("accuracy", f"{self.accuracy:.4f}"),
+            ("precision / recall", f"{self.precision:.4f} / {self.recall:.4f}"),
+            ("F1", f"{self.f1:.4f}"),
+            ("MCC", f"{self.mcc:.4f}"),
+            ("ROC AUC", f"{self.auc:.6f}  [{self.auc_lower:.6f}, {self.auc_upper:.6f}]"),
+            ("average precision", f"{self.average_precision:.6f}"),
+            ("PR AUC", f"{self.pr_auc:.6f}"),
+            ("EER", f"{self.eer:.4f} at threshold {self.eer_threshold:.4g}"),
+            ("break-even point", f"{self.bep:.4f}"),
+        ]
+        width = max(len(k) for k, _ in rows)
+        return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+    def __repr__(self) -> str:
+        return (
+            f"BinaryReport(n={self.n}, positives={self.positives}, threshold={self.threshold!r}, "
+            f"precision={self.precision:.4f}, recall={self.recall:.4f}, f1={self.f1:.4f}, "
+            f"auc={self.auc:.6f}, average_precision={self.average_precision:.6f}, eer={self.eer:.4f})"
+        )
+
+
+def _f1(tp: Array, fp: Array, p: float, n: float) -> Array:
+    return 2 * tp / (tp + fp + p)
+
+
+def _youden(tp: Array, fp: Array, p: float, n: float) -> Array:
+    return tp / p - fp / n
+
+
+def _accuracy(tp: Array, fp: Array, p: float, n: float) -> Array:
+    return (tp + n - fp) / (p + n)
+
+
+def _balanced_accuracy(tp: Array, fp: Array, p: float, n: float) -> Array:
+    return (tp / p + (n - fp) / n) / 2
+
+
+def _mcc(tp: Array, fp: Array, p: float, n: float) -> Array:
+    fn, tn = p - tp, n - fp
+    return (tp * tn - fp * fn) / np.sqrt((tp + fp) * p * n * (tn + fn))
+
+
+_CURVE_METRICS: dict[str, Callable[[Array, Array, float, float], Array]] = {
+    "f1": _f1,
+    "youden": _youden,
+    "accuracy": _accuracy,
+    "balanced_accuracy": _balanced_accuracy,
+    "mcc": _mcc,
+}
+
+
+def _default_neg_label(pos_label: Any) -> Any:
+    if isinstance(pos_label, (bool, np.bool_)):
+        return not pos_label
+    if pos_label == 1:
+        return 0
+    if pos_label == 0:
+        return 1
+    raise ValueError(f"neg_label must be given when pos_label is not 0, 1 or a bool, got pos_label={pos_label!r}")
+
+
+class BinaryAccumulator:
+    """Streaming, mergeable evaluation of a binary classifier's scores.
+
+    The state is a pair of counts per score bin (negatives, positives) and the
+    exact 2x2 counts at ``threshold``. Merging two accumulators adds their
+    counts, so shards of a stream evaluated apart and merged give the counts
+    of the whole stream.
+
+    Parameters
+    ----------
+    bins : Bins, optional
+        The binning scheme; default :meth:`Bins.range_free`, which needs no
+        score range.
+    threshold : float, default 0.5
+        Decision threshold: predicted positive iff ``score >= threshold``.
+        The 2x2 counts at it are exact whatever the bins.
+    pos_label : default 1
+        The label of the positive class.
+    neg_label : optional
+        The label of the negative class; by default 0 for ``pos_label=1``,
+        1 for ``pos_label=0`` and the other bool for a bool. Any other label
+        is an error.
+
+    Examples
+    --------
+    >>> import streameval as se
+    >>> acc = se.BinaryAccumulator()
+    >>> for y, score in [(1, 0.9), (0, 0.2), (1, 0.4), (0, 0.6)]:
+    ...     acc.update(y, score)
+    >>> r = acc.get()
+    >>> r.tp, r.fp, r.tn, r.fn, r.auc
+    (1, 1, 1, 1, 0.75)
+    >>> both = acc + acc
+    >>> both.get().n
+    8
+    """
+
+    def __init__(
+        self,
+        bins: Bins | None = None,
+        threshold: float = 0.5,
+        pos_label: Any = 1,
+        neg_label: Any = None,
+    ) -> None:
+        if bins is None:
+            bins = Bins.range_free()
+        if not isinstance(bins, Bins):
+            raise TypeError(f"bins must be a streameval Bins, got {bins!r}")
+        t = check_real("threshold", threshold)
+        if neg_label is None:
+            neg_label = _default_neg_label(pos_label)
+        try:
+            same = bool(pos_label == neg_label)
+            hash(pos_label), hash(neg_label)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"pos_label and neg_label must be hashable scalars, got {pos_label!r} and {neg_label!r}"
+            ) from None
+        if same:
+            raise ValueError(f"pos_label and neg_label must differ, got {pos_label!r} for both")
+        self.bins = bins
+        self.threshold = t
+        self.pos_label = pos_label
+        self.neg_label = neg_label
+        self._counts = LabelledCounts(bins.n_bins)
+        self._t_key = bins.key(t)
+        self._t_is_edge = bins.is_lower_edge(t)
+        # events of the threshold's bin that score >= threshold: [negatives, positives]
+        self._above = np.zeros(2, dtype=np.int64)
+        self._reset_buffers()
+
+    # -- per-event path -----------------------------------------------------
+    def _reset_buffers(self) -> None:
+        self._buf_pos = array("d")
+        self._buf_neg = array("d")
+        self._route = {self.pos_label: self._buf_pos.append, self.neg_label: self._buf_neg.append}
+        self._wbuf_score = array("d")
+        self._wbuf_weight = array("d")
+        self._wbuf_pos = array("b")
+        self._room = _FLUSH_EVERY
+
+    def update(self, y: Any, score: float, w: float = _UNIT) -> None:
+        """Count one event.
+
+        Parameters
+        ----------
+        y : label
+            ``pos_label`` or ``neg_label``.
+        score : float
+            Higher means more likely positive; any real number but NaN.
+        w : float, default 1.0
+            Weight, finite and >= 0.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator()
+        >>> acc.update(1, 0.8)
+        >>> acc.update(0, 0.3, w=2.0)
+        >>> acc.get().negatives
+        2.0
+        """
+        try:
+            if w is _UNIT and score == score:
+                self._route[y](score)
+                self._room -= 1
+                if self._room:
+                    return
+                full = True
+            else:
+                full = False
+        except Exception:  # anything unusual takes the checked path, which explains it
+            full = False
+        if full:
+            self._flush()
+        else:
+            self._update_checked(y, score, w)
+
+    def _update_checked(self, y: Any, score: Any, w: Any) -> None:
+        try:
+            append = self._route.get(y)
+        except TypeError:
+            append = None
+        if append is None:
+            raise ValueError(
+                f"y must be {self.pos_label!r} (positive) or {self.neg_label!r} (negative), got {y!r}"
+            ) from None
+        s = check_real("score", score)
+        weight = check_real("w", w, finite=True, nonnegative=True)
+        if weight == 1.0:
+            append(s)
+        else:
+            self._wbuf_score.append(s)
+            self._wbuf_weight.append(weight)
+            self._wbuf_pos.append(append == self._buf_pos.append)
+        self._room -= 1
+        if not self._room:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Count the buffered per-event updates (a logical no-op)."""
+        if self._room == _FLUSH_EVERY:
+            return
+        n_pos, n_neg = len(self._buf_pos), len(self._buf_neg)
+        if n_pos + n_neg:
+            x = np.empty(n_pos + n_neg, dtype=np.float64)
+            x[:n_pos] = np.frombuffer(self._buf_pos, dtype=np.float64)
+            x[n_pos:] = np.frombuffer(self._buf_neg, dtype=np.float64)
+            is_pos = np.zeros(x.size, dtype=np.bool_)
+            is_pos[:n_pos] = True
+            self._ingest(x, is_pos, None)
+        if len(self._wbuf_score):
+            self._ingest(
+                np.frombuffer(self._wbuf_score, dtype=np.float64).copy(),
+                np.frombuffer(self._wbuf_pos, dtype=np.int8).astype(np.bool_),
+                np.frombuffer(self._wbuf_weight, dtype=np.float64).copy(),
+            )
+        self._reset_buffers()
+
+    # -- batch path ---------------------------------------------------------
+    def update_many(self, y: npt.ArrayLike, scores: npt.ArrayLike, w: npt.ArrayLike | float | None = None) -> None:
+        """Count many events at once; all of them or, on any bad input, none.
+
+        Parameters
+        ----------
+        y : array-like of labels
+        scores : array-like of float, same length
+        w : array-like of float, float or None
+            Weights (finite, >= 0); a scalar applies to every event.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator()
+        >>> acc.update_many([1, 0, 1], [0.9, 0.1, 0.2])
+        >>> acc.update_many([1, 2], [0.5, 0.5])
+        Traceback (most recent call last):
+        ...
+        ValueError: y must be 1 (positive) or 0 (negative), got 2 at index 1
+        >>> acc.get().n
+        3
+        """
+        x = as_scores("scores", scores)
+        is_pos = as_labels("y", y, self.pos_label, self.neg_label)
+        check_same_length(("y", is_pos), ("scores", x))
+        weights = as_weights("w", w, x.size)
+        self._ingest(x, is_pos, weights)
+
+    def _ingest(self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, weights: Array | None) -> None:
+        """Count validated events: everything is computed before anything is applied."""
+        n = x.size
+        if n == 0:
+            return
+        single_label = isinstance(is_pos, (bool, np.bool_))
+        ws = Workspace(min(BLOCK, n))
+        tally = None
+        hits = []
+        for start in range(0, n, BLOCK):
+            stop = min(start + BLOCK, n)
+            keys = self.bins._keys_block(x[start:stop], ws)
+            labels = is_pos if single_label else is_pos[start:stop]
+            if not self._t_is_edge:
+                hit = np.flatnonzero(keys == self._t_key)
+                if hit.size:
+                    hits.append(hit + start)
+            # gives storage to new pages (a logical no-op); counts are not touched yet
+            flat = self._counts.flat_index(keys, labels, ws)
+            tally = self._counts.tally(flat, None if weights is None else weights[start:stop], tally)
+        above = None
+        if hits:
+            hit = np.concatenate(hits)
+            ge = x[hit] >= self.threshold
+            lab = np.broadcast_to(is_pos, (n,))[hit]
+            wt = np.ones(hit.size) if weights is None else weights[hit]
+            above = (wt[ge & ~lab].sum(), wt[ge & lab].sum())
+        assert tally is not None
+        self._counts.apply(tally, weights is not None)
+        if self._counts.is_weighted and self._above.dtype != np.float64:
+            self._above = self._above.astype(np.float64)
+        if above is not None:
+            self._above += np.array(above, dtype=self._above.dtype)
+
+    # -- reading ------------------------------------------------------------
+    def get(self) -> BinaryReport:
+        """A frozen report of every metric; the accumulated counts do not change.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator()
+        >>> acc.update_many([1, 0], [0.9, 0.1])
+        >>> acc.get().auc
+        1.0
+        """
+        self._flush()
+        keys, neg, pos = self._counts.nonempty()
+        weighted = self._counts.is_weighted
+        cast = float if weighted else int
+        start = int(np.searchsorted(keys, self._t_key, side="right"))
+        tp = pos[start:].sum()
+        fp = neg[start:].sum()
+        if self._t_is_edge:
+            t_neg, t_pos = self._counts.count_at(self._t_key)
+        else:
+            t_neg, t_pos = self._above[0], self._above[1]
+        tp, fp = cast(tp + t_pos), cast(fp + t_neg)
+        p, n = cast(pos.sum()), cast(neg.sum())
+        edges = self.bins.lower_edges(keys)
+        return BinaryReport(
+            tp=tp,
+            fp=fp,
+            tn=n - fp,
+            fn=p - tp,
+            threshold=self.threshold,
+            bins=self.bins,
+            keys=_readonly(keys),
+            edges=_readonly(edges),
+            neg=_readonly(neg),
+            pos=_readonly(pos),
+            pos_label=self.pos_label,
+            neg_label=self.neg_label,
+        )
+
+    @property
+    def n(self) -> int | float:
+        """Total count (or weight) of events so far.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator()
+        >>> acc.update(1, 0.3)
+        >>> acc.n
+        1
+        """
+        self._flush()
+        neg, pos = self._counts.totals()
+        return neg + pos
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by this accumulator's arrays and buffers."""
+        buffers = (self._buf_pos, self._buf_neg, self._wbuf_score, self._wbuf_weight, self._wbuf_pos)
+        return self._counts.nbytes + self._above.nbytes + sum(b.buffer_info()[1] * b.itemsize for b in buffers)
+
+    # -- merging ------------------------------------------------------------
+    def _check_compatible(self, other: Any) -> None:
+        if not isinstance(other, BinaryAccumulator):
+            raise TypeError(f"can only merge a BinaryAccumulator with another, got {type(other).__name__}")
+        for name in ("bins", "threshold", "pos_label", "neg_label"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if not (mine == theirs and type(mine) is type(theirs)):
+                raise ValueError(f"cannot merge accumulators whose {name} differ: {mine!r} and {theirs!r}")
+
+    def copy(self) -> BinaryAccumulator:
+        """An independent accumulator with the same counts."""
+        self._flush()
+        new = BinaryAccumulator.__new__(BinaryAccumulator)
+        new.bins, new.threshold = self.bins, self.threshold
+        new.pos_label, new.neg_label = self.pos_label, self.neg_label
+        new._t_key, new._t_is_edge = self._t_key, self._t_is_edge
+        new._counts = self._counts.copy()
+        new._above = self._above.copy()
+        new._reset_buffers()
+        return new
+
+    def merge(self, other: BinaryAccumulator) -> BinaryAccumulator:
+        """A new accumulator holding the counts of both; neither input changes.
+
+        Raises ValueError when bins, threshold or labels differ.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> a, b = se.BinaryAccumulator(), se.BinaryAccumulator()
+        >>> a.update_many([1, 0], [0.9, 0.4])
+        >>> b.update_many([1, 0], [0.3, 0.6])
+        >>> a.merge(b).get().auc
+        0.5
+        >>> sum([a, b]).get().n
+        4
+        """
+        self._check_compatible(other)
+        other._flush()
+        new = self.copy()
+        new._counts.merge_in(other._counts)
+        if new._counts.is_weighted:
+            new._above = new._above.astype(np.float64) + other._above
+        else:
+            new._above = new._above + other._above
+        return new
+
+    def __add__(self, other: BinaryAccumulator) -> BinaryAccumulator:
+        if not isinstance(other, BinaryAccumulator):
+            return NotImplemented
+        return self.merge(other)
+
+    def __radd__(self, other: Any) -> BinaryAccumulator:
+        if isinstance(other, int) and not isinstance(other, bool) and other == 0:
+            return self.copy()  # sum() starts from 0
+        return NotImplemented
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BinaryAccumulator):
+            return NotImplemented
+        try:
+            self._check_compatible(other)
+        except ValueError:
+            return False
+        self._flush()
+        other._flush()
+        return self._counts.same_counts(other._counts) and np.array_equal(self._above, other._above)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"BinaryAccumulator(bins={self.bins!r}, threshold={self.threshold!r}, "
+            f"pos_label={self.pos_label!r}, n={self.n})"
+        )

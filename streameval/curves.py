@@ -1,0 +1,279 @@
+"""Curves and areas from a labelled score histogram, as pure functions.
+
+Every function takes the non-empty bins in ascending order of score: their
+lower edges ``edges``, and the counts (or weights) of negatives ``neg`` and
+positives ``pos`` in each. The scores inside one bin are treated as tied.
+A threshold ``t`` predicts positive every score ``>= t``; the curve points are
+the thresholds at the lower edges of the non-empty bins, from the highest down,
+after a first point at ``+inf`` where nothing is predicted positive.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "AucBounds",
+    "Crossing",
+    "auc_bounds",
+    "average_precision",
+    "break_even_point",
+    "det_curve",
+    "eer",
+    "eer_nearest",
+    "eer_rocch",
+    "operating_points",
+    "pr_auc",
+    "pr_curve",
+    "roc_curve",
+]
+
+Array = npt.NDArray[np.float64]
+
+
+class OperatingPoints(NamedTuple):
+    """Cumulative counts at every threshold, from ``+inf`` down."""
+
+    thresholds: Array
+    tp: Array
+    fp: Array
+    positives: float
+    negatives: float
+
+
+class AucBounds(NamedTuple):
+    """ROC AUC with ties inside bins counted as half, and its bounds."""
+
+    lower: float
+    auc: float
+    upper: float
+
+
+class Crossing(NamedTuple):
+    """Where two error rates meet: the common rate and the threshold."""
+
+    rate: float
+    threshold: float
+
+
+def operating_points(edges: Array, neg: Array, pos: Array) -> OperatingPoints:
+    """Cumulative (TP, FP) at ``+inf`` and at every bin edge, from high to low.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streameval.curves import operating_points
+    >>> pts = operating_points(np.array([0.1, 0.5]), np.array([2.0, 1.0]), np.array([0.0, 3.0]))
+    >>> pts.thresholds.tolist(), pts.tp.tolist(), pts.fp.tolist()
+    ([inf, 0.5, 0.1], [0.0, 3.0, 3.0], [0.0, 1.0, 3.0])
+    """
+    thresholds = np.concatenate([[np.inf], np.asarray(edges, dtype=np.float64)[::-1]])
+    tp = np.concatenate([[0.0], np.cumsum(np.asarray(pos, dtype=np.float64)[::-1])])
+    fp = np.concatenate([[0.0], np.cumsum(np.asarray(neg, dtype=np.float64)[::-1])])
+    return OperatingPoints(thresholds, tp, fp, float(tp[-1]), float(fp[-1]))
+
+
+def _div(num: Array | float, den: float) -> Array:
+    """Elementwise ``num / den`` for a scalar denominator: nan when it is 0."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(num, dtype=np.float64) / den if den != 0 else np.full(np.shape(num), np.nan)
+
+
+def roc_curve(edges: Array, neg: Array, pos: Array) -> tuple[Array, Array, Array]:
+    """``(fpr, tpr, thresholds)`` with thresholds decreasing from ``+inf``.
+
+    Matches scikit-learn's ``roc_curve(..., drop_intermediate=False)`` when
+    every bin holds one distinct score. With no negatives (no positives) the
+    FPR (TPR) is ``nan``.
+    """
+    pts = operating_points(edges, neg, pos)
+    return _div(pts.fp, pts.negatives), _div(pts.tp, pts.positives), pts.thresholds
+
+
+def auc_bounds(neg: Array, pos: Array) -> AucBounds:
+    """ROC AUC counting ties inside a bin as half, with its lower and upper bounds.
+
+    The lower bound orders every bin's positives below its negatives, the
+    upper bound above them; the AUC of the unbinned scores lies in between.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streameval.curves import auc_bounds
+    >>> auc_bounds(np.array([1.0, 1.0, 0.0]), np.array([0.0, 1.0, 1.0]))
+    AucBounds(lower=0.75, auc=0.875, upper=1.0)
+    """
+    neg = np.asarray(neg, dtype=np.float64)
+    pos = np.asarray(pos, dtype=np.float64)
+    n_below = np.cumsum(neg) - neg
+    p_total, n_total = float(pos.sum()), float(neg.sum())
+    den = p_total * n_total
+    if den == 0:
+        return AucBounds(math.nan, math.nan, math.nan)
+    lower = float(np.dot(pos, n_below)) / den
+    ties = float(np.dot(pos, neg)) / den
+    return AucBounds(lower, lower + ties / 2.0, lower + ties)
+
+
+def average_precision(edges: Array, neg: Array, pos: Array) -> float:
+    """Sum over thresholds of (R_k - R_{k-1}) * precision_k (scikit-learn's AP)."""
+    pts = operating_points(edges, neg, pos)
+    if pts.positives == 0:
+        return math.nan
+    precision = pts.tp[1:] / (pts.tp[1:] + pts.fp[1:])
+    recall_step = np.diff(pts.tp) / pts.positives
+    return float(np.dot(recall_step, precision))
+
+
+def pr_curve(edges: Array, neg: Array, pos: Array) -> tuple[Array, Array, Array]:
+    """``(precision, recall, thresholds)`` in scikit-learn's layout.
+
+    Thresholds increase; the last point (precision 1, recall 0) has no
+    threshold. Recall is ``nan`` when there are no positives.
+    """
+    pts = operating_points(edges, neg, pos)
+    tp, fp = pts.tp[1:], pts.fp[1:]
+    precision = tp / (tp + fp)
+    recall = _div(tp, pts.positives)
+    return (
+        np.concatenate([precision[::-1], [1.0]]),
+        np.concatenate([recall[::-1], [0.0]]),
+        pts.thresholds[1:][::-1].copy(),
+    )
+
+
+def pr_auc(edges: Array, neg: Array, pos: Array) -> float:
+    """Area under the PR curve with Davis & Goadrich interpolation.
+
+    Between two points A and B the false positives grow in proportion to the
+    true positives, so precision follows ``(a + x) / (b + c x)`` along the
+    segment; the area is integrated in closed form. The first segment runs
+    from recall 0 at the precision of the first non-empty bin.
+    """
+    pts = operating_points(edges, neg, pos)
+    if pts.positives == 0:
+        return math.nan
+    tp_a, fp_a = pts.tp[:-1], pts.fp[:-1]
+    d_tp = np.diff(pts.tp)
+    d_fp = np.diff(pts.fp)
+    rising = d_tp > 0
+    tp_a, fp_a, d_tp, d_fp = tp_a[rising], fp_a[rising], d_tp[rising], d_fp[rising]
+    c = 1.0 + d_fp / d_tp  # predicted positives gained per true positive
+    b = tp_a + fp_a  # predicted positives at A
+    area = d_tp / c
+    start = b > 0
+    bs, cs = b[start], c[start]
+    # integral of (a + x) / (b + c x) dx over [0, d]: d/c + (a c - b)/c^2 * ln(1 + c d / b)
+    area[start] += (tp_a[start] * cs - bs) / cs**2 * np.log1p(cs * d_tp[start] / bs)
+    return float(area.sum() / pts.positives)
+
+
+def break_even_point(edges: Array, neg: Array, pos: Array) -> float:
+    """Recall at the cut that predicts exactly P positives, where precision = recall.
+
+    Inside the bin that the cut falls into, true positives grow linearly.
+    """
+    pts = operating_points(edges, neg, pos)
+    p = pts.positives
+    if p == 0:
+        return math.nan
+    predicted = pts.tp + pts.fp
+    k = int(np.searchsorted(predicted, p, side="left"))  # first point with >= P predicted
+    if predicted[k] == p:
+        return float(pts.tp[k] / p)
+    above_tp, above_pred = pts.tp[k - 1], predicted[k - 1]
+    bin_pos = pts.tp[k] - above_tp
+    bin_all = predicted[k] - above_pred
+    tp = above_tp + bin_pos * (p - above_pred) / bin_all
+    return float(tp / p)
+
+
+def _segment_crossing(thresholds: Array, far: Array, frr: Array) -> Crossing:
+    """Intersect FRR and FAR along the polyline of points ordered by falling threshold."""
+    diff = frr - far  # falls from >= 0 towards <= 0
+    if diff.size == 0 or np.isnan(diff).all():
+        return Crossing(math.nan, math.nan)
+    exact = np.flatnonzero(diff == 0)
+    if exact.size:
+        i = int(exact[0])
+        return Crossing(float(far[i]), float(thresholds[i]))
+    i = int(np.flatnonzero(diff > 0)[-1])  # last point with FRR above FAR
+    j = i + 1
+    lam = diff[i] / (diff[i] - diff[j])
+    rate = far[i] + lam * (far[j] - far[i])
+    t_i, t_j = thresholds[i], thresholds[j]
+    threshold = t_j if not math.isfinite(t_i) else t_i + lam * (t_j - t_i)
+    return Crossing(float(rate), float(threshold))
+
+
+def eer(edges: Array, neg: Array, pos: Array) -> Crossing:
+    """Equal error rate: where the straight segments of FAR and FRR cross.
+
+    The threshold is interpolated on the same segment (the finite end when
+    the segment starts at ``+inf``).
+    """
+    pts = operating_points(edges, neg, pos)
+    if pts.positives == 0 or pts.negatives == 0:
+        return Crossing(math.nan, math.nan)
+    far = pts.fp / pts.negatives
+    frr = 1.0 - pts.tp / pts.positives
+    return _segment_crossing(pts.thresholds, far, frr)
+
+
+def eer_nearest(edges: Array, neg: Array, pos: Array) -> Crossing:
+    """Mean of FAR and FRR at the threshold where ``|FRR - FAR|`` is smallest."""
+    pts = operating_points(edges, neg, pos)
+    if pts.positives == 0 or pts.negatives == 0:
+        return Crossing(math.nan, math.nan)
+    far = pts.fp / pts.negatives
+    frr = 1.0 - pts.tp / pts.positives
+    i = int(np.argmin(np.abs(frr - far)))
+    return Crossing(float((far[i] + frr[i]) / 2.0), float(pts.thresholds[i]))
+
+
+def eer_rocch(edges: Array, neg: Array, pos: Array) -> Crossing:
+    """EER of the ROC convex hull (ROCCH-EER, as in the BOSARIS toolkit).
+
+    The hull is taken in (FAR, FRR) space, where it is the lower-left convex
+    boundary of the points; the EER is where it crosses FAR = FRR. The
+    threshold is interpolated along the hull segment.
+    """
+    pts = operating_points(edges, neg, pos)
+    if pts.positives == 0 or pts.negatives == 0:
+        return Crossing(math.nan, math.nan)
+    far = pts.fp / pts.negatives
+    frr = 1.0 - pts.tp / pts.positives
+    hull: list[int] = []
+    for i in range(far.size):  # far rises, frr falls: monotone chain, lower hull
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            cross = (far[b] - far[a]) * (frr[i] - frr[a]) - (frr[b] - frr[a]) * (far[i] - far[a])
+            if cross <= 0:
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    idx = np.array(hull)
+    return _segment_crossing(pts.thresholds[idx], far[idx], frr[idx])
+
+
+def det_curve(edges: Array, neg: Array, pos: Array) -> tuple[Array, Array, Array]:
+    """``(fpr, fnr, thresholds)`` in scikit-learn's layout (thresholds increasing).
+
+    As scikit-learn does, the curve starts at the last threshold with no
+    false positive and stops at the first with no false negative.
+    """
+    pts = operating_points(edges, neg, pos)
+    if pts.positives == 0 or pts.negatives == 0:
+        nan = np.full(pts.thresholds.size, np.nan)
+        return nan, nan.copy(), pts.thresholds[::-1].copy()
+    first = int(np.searchsorted(pts.fp, pts.fp[0], side="right")) - 1
+    last = int(np.searchsorted(pts.tp, pts.tp[-1], side="left")) + 1
+    sl = slice(first, last)
+    fpr = pts.fp[sl] / pts.negatives
+    fnr = (pts.positives - pts.tp[sl]) / pts.positives
+    return fpr[::-1].copy(), fnr[::-1].copy(), pts.thresholds[sl][::-1].copy()
