@@ -63,8 +63,9 @@ def as_scores(name: str, value: Any) -> npt.NDArray[np.float64]:
     else:
         first = arr[0] if arr.size else None
         raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype} (first value {_show(first)})")
-    total = x.sum()
-    if not math.isfinite(total):  # cheap screen; infinities and overflow land here too
+    with np.errstate(invalid="ignore"):
+        lowest = x.min() if x.size else 0.0
+    if math.isnan(lowest):  # min propagates NaN: one cheap pass when there is none
         nan_at = np.flatnonzero(np.isnan(x))
         if nan_at.size:
             raise ValueError(f"{name} must not be NaN, got nan at index {nan_at[0]}")
@@ -74,6 +75,10 @@ def as_scores(name: str, value: Any) -> npt.NDArray[np.float64]:
 def as_labels(name: str, value: Any, pos_label: Any, neg_label: Any) -> npt.NDArray[np.bool_]:
     """A 1-D boolean array (True = positive) from labels that are all pos_label or neg_label."""
     arr = _one_dimensional(name, value)
+    if arr.dtype.kind in "US" and not isinstance(value, np.ndarray):
+        # numpy turns [1, 0, "1"] into strings; keep each label as it was given
+        arr = np.empty(len(value), dtype=object)
+        arr[:] = list(value)
     if arr.dtype == np.bool_ and pos_label == 1 and neg_label == 0:
         return arr
     if arr.dtype.kind in "iu" and pos_label == 1 and neg_label == 0 and arr.size and 0 <= arr.min() <= arr.max() <= 1:

@@ -405,12 +405,12 @@ class BinaryAccumulator:
         if not isinstance(bins, Bins):
             raise TypeError(f"bins must be a streameval Bins, got {bins!r}")
         t = check_real("threshold", threshold)
-        if neg_label is None:
-            neg_label = _default_neg_label(pos_label)
         try:
-            same = bool(pos_label == neg_label)
             hash(pos_label), hash(neg_label)
-        except (TypeError, ValueError):
+            if neg_label is None:
+                neg_label = _default_neg_label(pos_label)
+            same = bool(pos_label == neg_label)
+        except TypeError:
             raise TypeError(
                 f"pos_label and neg_label must be hashable scalars, got {pos_label!r} and {neg_label!r}"
             ) from None

@@ -320,7 +320,8 @@ class UniformBins(Bins):
         self.key_max = self.n + 1
 
     def _keys_block(self, x: FloatArray, ws: Workspace) -> KeyArray:
-        guess = (x - self.lo) * self._scale
+        with np.errstate(over="ignore", invalid="ignore"):
+            guess = (x - self.lo) * self._scale
         np.clip(guess, -1.0, self.n + 1.0, out=guess)
         k = guess.astype(np.int64) + 1  # truncation; clip made it >= 0 after + 1
         np.clip(k, 0, self.n + 1, out=k)

@@ -1,0 +1,174 @@
+"""Bad input: a clear error naming the argument and the value, and an unchanged accumulator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import streameval as se
+
+
+def _fed():
+    acc = se.BinaryAccumulator(threshold=0.3)
+    acc.update_many([1, 0, 1, 0], [0.9, 0.2, 0.4, 0.35], [1.0, 2.0, 0.5, 1.0])
+    for i in range(10):
+        acc.update(i % 2, i / 10)
+    return acc
+
+
+def _snapshot(acc):
+    r = acc.get()
+    return (r.tp, r.fp, r.tn, r.fn, r.keys.tolist(), r.neg.tolist(), r.pos.tolist())
+
+
+BATCH_CASES = [
+    # (y, scores, w, error type, words the message must contain)
+    ([1, 0, 2], [0.1, 0.2, 0.3], None, ValueError, ["y", "2", "index 2"]),
+    ([1, 0, "1"], [0.1, 0.2, 0.3], None, ValueError, ["y", "'1'", "index 2"]),
+    ([1, 0, 1], [0.1, float("nan"), 0.3], None, ValueError, ["scores", "nan", "index 1"]),
+    ([1, 0, 1], [0.1, "a", 0.3], None, TypeError, ["scores"]),
+    ([1, 0, 1], [0.1, None, 0.3], None, TypeError, ["scores", "None", "index 1"]),
+    ([1, 0, 1], [0.1, 0.2], None, ValueError, ["scores", "3", "2"]),
+    ([1, 0], [0.1, 0.2], [1.0, -1.0], ValueError, ["w", "-1.0", "index 1"]),
+    ([1, 0], [0.1, 0.2], [1.0, np.inf], ValueError, ["w", "inf", "index 1"]),
+    ([1, 0], [0.1, 0.2], [1.0, np.nan], ValueError, ["w", "nan", "index 1"]),
+    ([1, 0], [0.1, 0.2], [1.0], ValueError, ["w", "2", "1"]),
+    ([1, 0], [0.1, 0.2], -2.0, ValueError, ["w", "-2.0"]),
+    ([1, 0], 0.5, None, TypeError, ["scores", "scalar", "0.5"]),
+    (1, [0.5], None, TypeError, ["y", "scalar"]),
+    ([1, 0], [[0.1, 0.2]], None, ValueError, ["scores", "1-D", "(1, 2)"]),
+    ([1, 0], [0.1 + 1j, 0.2], None, TypeError, ["scores", "complex"]),
+]
+
+
+@pytest.mark.parametrize(("y", "s", "w", "exc", "words"), BATCH_CASES)
+def test_update_many_rejects_and_changes_nothing(y, s, w, exc, words):
+    acc = _fed()
+    before = _snapshot(acc)
+    with pytest.raises(exc) as info:
+        acc.update_many(y, s, w)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+    assert _snapshot(acc) == before
+
+
+EVENT_CASES = [
+    (2, 0.5, 1.0, ValueError, ["y", "2"]),
+    ("1", 0.5, 1.0, ValueError, ["y", "'1'"]),
+    ([1], 0.5, 1.0, ValueError, ["y", "[1]"]),
+    (None, 0.5, 1.0, ValueError, ["y", "None"]),
+    (1, float("nan"), 1.0, ValueError, ["score", "nan"]),
+    (1, "0.5", 1.0, TypeError, ["score", "'0.5'"]),
+    (1, [0.5], 1.0, TypeError, ["score", "[0.5]"]),
+    (1, np.array([0.5, 0.6]), 1.0, TypeError, ["score"]),
+    (1, None, 1.0, TypeError, ["score", "None"]),
+    (1, 0.5, -1.0, ValueError, ["w", "-1.0"]),
+    (1, 0.5, float("inf"), ValueError, ["w", "inf"]),
+    (1, 0.5, "2", TypeError, ["w", "'2'"]),
+    (1, 0.5, [1.0], TypeError, ["w", "[1.0]"]),
+]
+
+
+@pytest.mark.parametrize(("y", "s", "w", "exc", "words"), EVENT_CASES)
+def test_update_rejects_and_changes_nothing(y, s, w, exc, words):
+    acc = _fed()
+    before = _snapshot(acc)
+    with pytest.raises(exc) as info:
+        acc.update(y, s, w)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+    assert _snapshot(acc) == before
+    acc.update(1, 0.5)  # still usable
+    assert acc.get().n == before[0] + before[1] + before[2] + before[3] + 1
+
+
+def test_infinite_scores_are_accepted_and_land_in_the_end_bins():
+    acc = se.BinaryAccumulator(bins=se.Bins.uniform(0, 1, 10))
+    acc.update_many([1, 0, 1], [np.inf, -np.inf, 0.5])
+    acc.update(0, float("inf"))
+    r = acc.get()
+    assert r.keys.tolist() == [0, 6, 11]
+    assert r.tp == 2 and r.fp == 1
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "words"),
+    [
+        ({"threshold": float("nan")}, ValueError, ["threshold", "nan"]),
+        ({"threshold": "0.5"}, TypeError, ["threshold", "'0.5'"]),
+        ({"bins": [0.1, 0.2]}, TypeError, ["bins"]),
+        ({"pos_label": "spam"}, ValueError, ["neg_label", "'spam'"]),
+        ({"pos_label": 1, "neg_label": 1}, ValueError, ["pos_label", "neg_label", "1"]),
+        ({"pos_label": [1]}, TypeError, ["pos_label"]),
+    ],
+)
+def test_constructor_errors_name_the_argument(kwargs, exc, words):
+    with pytest.raises(exc) as info:
+        se.BinaryAccumulator(**kwargs)
+    for word in words:
+        assert word in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("call", "exc", "words"),
+    [
+        (lambda: se.Bins.uniform(1.0, 0.0, 10), ValueError, ["lo", "hi"]),
+        (lambda: se.Bins.uniform(0.0, 1.0, 0), ValueError, ["n", "0"]),
+        (lambda: se.Bins.uniform(0.0, float("inf"), 3), ValueError, ["hi", "inf"]),
+        (lambda: se.Bins.uniform(0.0, 1.0, 2.5), TypeError, ["n", "2.5"]),
+        (lambda: se.Bins.from_edges([0.0, 0.5, 0.5]), ValueError, ["edges", "strictly increasing", "index 2"]),
+        (lambda: se.Bins.from_edges([0.0, np.nan]), ValueError, ["edges", "finite", "index 1"]),
+        (lambda: se.Bins.from_edges([]), ValueError, ["edges", "non-empty"]),
+        (lambda: se.Bins.from_edges(["a"]), TypeError, ["edges"]),
+        (lambda: se.Bins.range_free(0), ValueError, ["mantissa_bits", "0"]),
+    ],
+)
+def test_bins_errors_name_the_argument(call, exc, words):
+    with pytest.raises(exc) as info:
+        call()
+    for word in words:
+        assert word in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("other", "word"),
+    [
+        (se.BinaryAccumulator(bins=se.Bins.uniform(0, 1, 10)), "bins"),
+        (se.BinaryAccumulator(threshold=0.4), "threshold"),
+        (se.BinaryAccumulator(pos_label=0), "pos_label"),
+        (se.BinaryAccumulator(pos_label=True), "pos_label"),
+    ],
+)
+def test_merge_refuses_different_configurations(other, word):
+    acc = se.BinaryAccumulator()
+    with pytest.raises(ValueError, match=word):
+        acc.merge(other)
+    with pytest.raises(TypeError, match="BinaryAccumulator"):
+        acc.merge(3)
+
+
+def test_report_queries_validate_their_arguments():
+    acc = _fed()
+    r = acc.get()
+    with pytest.raises(ValueError, match="metric"):
+        r.best_threshold("auc")
+    with pytest.raises(ValueError, match="beta"):
+        r.fbeta(0)
+    with pytest.raises(TypeError, match="threshold"):
+        r.at("x")
+    with pytest.raises(ValueError, match="cost_fp"):
+        r.cost_error(1.0, -1.0)
+
+
+def test_labels_other_than_zero_and_one():
+    acc = se.BinaryAccumulator(pos_label="spam", neg_label="ham")
+    acc.update_many(["spam", "ham", "spam"], [0.9, 0.1, 0.4])
+    acc.update("ham", 0.7)
+    r = acc.get()
+    assert (r.tp, r.fp, r.tn, r.fn) == (1, 1, 1, 1)
+    with pytest.raises(ValueError, match="'eggs'"):
+        acc.update_many(["spam", "eggs"], [0.1, 0.2])
+    bools = se.BinaryAccumulator(pos_label=True)
+    bools.update_many(np.array([True, False]), [0.8, 0.2])
+    bools.update(1, 0.9)  # 1 == True
+    assert bools.get().tp == 2

@@ -1,0 +1,111 @@
+"""Merging is a sum of counts: associative, commutative, with the empty accumulator as identity."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import streameval as se
+
+BINS = [se.Bins.range_free(), se.Bins.uniform(-1.0, 2.0, 13), se.Bins.from_edges([-5.0, 0.0, 0.25, 0.5, 0.9, 1.0])]
+THRESHOLDS = [0.5, 0.1234, 0.0, -3.0, 0.95]
+
+scores = st.floats(allow_nan=False, allow_infinity=True, width=64)
+events = st.lists(st.tuples(st.booleans(), scores), max_size=60)
+weighted_events = st.lists(
+    st.tuples(st.booleans(), scores, st.floats(min_value=0.0, max_value=1e3, allow_nan=False)), max_size=60
+)
+config = st.tuples(st.sampled_from(range(len(BINS))), st.sampled_from(THRESHOLDS))
+settings.register_profile("ci", deadline=None, max_examples=60)
+settings.load_profile("ci")
+
+
+def _acc(cfg, evs, per_event=False):
+    acc = se.BinaryAccumulator(bins=BINS[cfg[0]], threshold=cfg[1])
+    if per_event:
+        for e in evs:
+            acc.update(*e)
+    elif evs:
+        cols = list(zip(*evs, strict=False))
+        acc.update_many(*cols)
+    return acc
+
+
+def _assert_close(a: se.BinaryAccumulator, b: se.BinaryAccumulator) -> None:
+    ra, rb = a.get(), b.get()
+    np.testing.assert_array_equal(ra.keys, rb.keys)
+    np.testing.assert_allclose(ra.neg, rb.neg, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(ra.pos, rb.pos, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose([ra.tp, ra.fp, ra.tn, ra.fn], [rb.tp, rb.fp, rb.tn, rb.fn], rtol=1e-12, atol=1e-9)
+
+
+@given(config, events, events, events)
+def test_merge_is_associative_and_commutative_exactly(cfg, e1, e2, e3):
+    a, b, c = _acc(cfg, e1), _acc(cfg, e2), _acc(cfg, e3)
+    assert (a + b) + c == a + (b + c)
+    assert a + b == b + a
+    assert a + _acc(cfg, []) == a
+    assert sum([a, b, c]) == a.merge(b).merge(c)
+    assert (a + b).get().n == len(e1) + len(e2)
+
+
+@given(config, weighted_events, weighted_events, weighted_events)
+def test_weighted_merge_is_associative_and_commutative(cfg, e1, e2, e3):
+    a, b, c = _acc(cfg, e1), _acc(cfg, e2), _acc(cfg, e3)
+    assert a + b == b + a  # elementwise float addition commutes exactly
+    _assert_close((a + b) + c, a + (b + c))
+
+
+@given(config, events)
+def test_per_event_updates_equal_one_batch_update(cfg, evs):
+    assert _acc(cfg, evs, per_event=True) == _acc(cfg, evs)
+
+
+@given(config, weighted_events)
+def test_weighted_per_event_updates_equal_one_batch_update(cfg, evs):
+    _assert_close(_acc(cfg, evs, per_event=True), _acc(cfg, evs))
+
+
+@given(config, events, st.lists(st.integers(min_value=0, max_value=60), max_size=6))
+def test_shards_merged_equal_one_stream_bit_for_bit(cfg, evs, cuts):
+    bounds = sorted({0, len(evs), *(min(c, len(evs)) for c in cuts)})
+    shards = [_acc(cfg, evs[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
+    whole = _acc(cfg, evs)
+    merged = sum(shards) if shards else _acc(cfg, [])
+    assert merged == whole
+    rm, rw = merged.get(), whole.get()
+    assert (rm.tp, rm.fp, rm.tn, rm.fn) == (rw.tp, rw.fp, rw.tn, rw.fn)
+    assert type(rm.tp) is int
+    assert np.array_equal(rm.neg, rw.neg) and np.array_equal(rm.pos, rw.pos)
+
+
+@given(config, events)
+def test_threshold_counts_equal_a_direct_count(cfg, evs):
+    r = _acc(cfg, evs, per_event=True).get()
+    y = np.array([e[0] for e in evs], dtype=bool)
+    s = np.array([e[1] for e in evs], dtype=float)
+    pred = s >= cfg[1]
+    assert (r.tp, r.fp, r.tn, r.fn) == (
+        int(np.sum(pred & y)),
+        int(np.sum(pred & ~y)),
+        int(np.sum(~pred & ~y)),
+        int(np.sum(~pred & y)),
+    )
+
+
+@given(st.sampled_from(range(len(BINS))), st.lists(scores, min_size=1, max_size=200))
+def test_bin_keys_are_ordered_and_edges_hold_their_scores(bi, values):
+    bins = BINS[bi]
+    x = np.sort(np.array(values, dtype=float))
+    k = bins.keys(x)
+    assert np.all(np.diff(k) >= 0)
+    assert k.min() >= bins.key_min and k.max() <= bins.key_max
+    lo = bins.lower_edges(k)
+    assert np.all(lo <= x)
+    nxt = k + 1
+    inside = nxt <= bins.key_max
+    assert np.all(x[inside] < bins.lower_edges(nxt[inside]))
+    assert np.array_equal(bins.keys(lo), k)
