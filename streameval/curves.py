@@ -247,18 +247,37 @@ def eer_rocch(edges: Array, neg: Array, pos: Array) -> Crossing:
         return Crossing(math.nan, math.nan)
     far = pts.fp / pts.negatives
     frr = 1.0 - pts.tp / pts.positives
+    idx = _lower_hull(far, frr)
+    return _segment_crossing(pts.thresholds[idx], far[idx], frr[idx])
+
+
+def _lower_hull(x: Array, y: Array) -> npt.NDArray[np.intp]:
+    """Indices of the lower convex hull of points with ``x`` non-decreasing.
+
+    A point on or above the chord between its two neighbours is never a hull
+    vertex, so every such point is dropped at once, pass after pass; a long
+    run of passes falls back to the sequential monotone chain.
+    """
+    idx = np.arange(x.size)
+    for _ in range(64):
+        if idx.size < 3:
+            return idx
+        a, b, c = idx[:-2], idx[1:-1], idx[2:]
+        cross = (x[b] - x[a]) * (y[c] - y[a]) - (y[b] - y[a]) * (x[c] - x[a])
+        keep = cross > 0
+        if keep.all():
+            return idx
+        idx = np.concatenate([idx[:1], b[keep], idx[-1:]])
     hull: list[int] = []
-    for i in range(far.size):  # far rises, frr falls: monotone chain, lower hull
+    for i in idx.tolist():
         while len(hull) >= 2:
-            a, b = hull[-2], hull[-1]
-            cross = (far[b] - far[a]) * (frr[i] - frr[a]) - (frr[b] - frr[a]) * (far[i] - far[a])
-            if cross <= 0:
+            a0, b0 = hull[-2], hull[-1]
+            if (x[b0] - x[a0]) * (y[i] - y[a0]) - (y[b0] - y[a0]) * (x[i] - x[a0]) <= 0:
                 hull.pop()
             else:
                 break
         hull.append(i)
-    idx = np.array(hull)
-    return _segment_crossing(pts.thresholds[idx], far[idx], frr[idx])
+    return np.array(hull, dtype=np.intp)
 
 
 def det_curve(edges: Array, neg: Array, pos: Array) -> tuple[Array, Array, Array]:
