@@ -19,8 +19,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import streameval as se  # noqa: E402
 from families import FAMILIES, make_family  # noqa: E402
+
+import streameval as se  # noqa: E402
 
 
 def median_time(fn: Callable[[], object], repeat: int = 7) -> float:
@@ -98,7 +99,9 @@ def bench_get(rows: list[str]) -> None:
     acc.update_many(y, s)
     t = median_time(acc.get, repeat=50)
     full = median_time(lambda: acc.get().to_dict(), repeat=20)
-    rows.append(f"| range-free (default), {acc.get().keys.size} non-empty bins | {t * 1e6:.0f} us | {full * 1e3:.2f} ms |")
+    rows.append(
+        f"| range-free (default), {acc.get().keys.size} non-empty bins | {t * 1e6:.0f} us | {full * 1e3:.2f} ms |"
+    )
     for n_bins in (10**2, 10**3, 10**4, 10**5):
         acc = se.BinaryAccumulator(bins=se.Bins.uniform(0.0, 1.0, n_bins))
         acc.update_many(y, s)
