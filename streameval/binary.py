@@ -420,8 +420,9 @@ class BinaryAccumulator:
         self.threshold = t
         self.pos_label = pos_label
         self.neg_label = neg_label
-        self._counts = LabelledCounts(bins.n_bins)
+        self._counts = LabelledCounts(2 * bins.n_codes)
         self._t_key = bins.key(t)
+        self._t_codes = bins.labelled_codes([t, t], [False, True])
         self._t_is_edge = bins.is_lower_edge(t)
         # events of the threshold's bin that score >= threshold: [negatives, positives]
         self._above = np.zeros(2, dtype=np.int64)
@@ -553,16 +554,17 @@ class BinaryAccumulator:
         ws = Workspace(min(BLOCK, n))
         tally = None
         hits = []
+        t_neg, t_pos = int(self._t_codes[0]), int(self._t_codes[1])
         for start in range(0, n, BLOCK):
             stop = min(start + BLOCK, n)
-            keys = self.bins._keys_block(x[start:stop], ws)
             labels = is_pos if single_label else is_pos[start:stop]
+            codes = self.bins._labelled_codes(x[start:stop], labels, ws)
             if not self._t_is_edge:
-                hit = np.flatnonzero(keys == self._t_key)
+                hit = np.flatnonzero((codes == t_neg) | (codes == t_pos))
                 if hit.size:
                     hits.append(hit + start)
             # gives storage to new pages (a logical no-op); counts are not touched yet
-            flat = self._counts.flat_index(keys, labels, ws)
+            flat = self._counts.flat_index(codes, ws)
             tally = self._counts.tally(flat, None if weights is None else weights[start:stop], tally)
         above = None
         if hits:
@@ -578,6 +580,23 @@ class BinaryAccumulator:
         if above is not None:
             self._above += np.array(above, dtype=self._above.dtype)
 
+    def _histogram(self) -> tuple[npt.NDArray[np.int64], np.ndarray, np.ndarray]:
+        """Keys (ascending) of non-empty bins with their negatives and positives."""
+        codes, counts = self._counts.nonzero()
+        keys, is_pos = self.bins.decode(codes)
+        # decoded keys come in a few ascending or descending runs: a stable sort is fast
+        order = np.argsort(keys, kind="stable")
+        keys, counts, is_pos = keys[order], counts[order], is_pos[order]
+        first = np.ones(keys.size, dtype=np.bool_)
+        np.not_equal(keys[1:], keys[:-1], out=first[1:])
+        group = np.cumsum(first) - 1
+        uniq = keys[first]
+        neg = np.zeros(uniq.size, dtype=counts.dtype)
+        pos = np.zeros(uniq.size, dtype=counts.dtype)
+        neg[group[~is_pos]] = counts[~is_pos]  # one code per (bin, label): no collisions
+        pos[group[is_pos]] = counts[is_pos]
+        return uniq, neg, pos
+
     # -- reading ------------------------------------------------------------
     def get(self) -> BinaryReport:
         """A frozen report of every metric; the accumulated counts do not change.
@@ -591,14 +610,15 @@ class BinaryAccumulator:
         1.0
         """
         self._flush()
-        keys, neg, pos = self._counts.nonempty()
+        keys, neg, pos = self._histogram()
         weighted = self._counts.is_weighted
         cast = float if weighted else int
         start = int(np.searchsorted(keys, self._t_key, side="right"))
         tp = pos[start:].sum()
         fp = neg[start:].sum()
         if self._t_is_edge:
-            t_neg, t_pos = self._counts.count_at(self._t_key)
+            t_neg = self._counts.count_at(int(self._t_codes[0]))
+            t_pos = self._counts.count_at(int(self._t_codes[1]))
         else:
             t_neg, t_pos = self._above[0], self._above[1]
         tp, fp = cast(tp + t_pos), cast(fp + t_neg)
@@ -632,8 +652,8 @@ class BinaryAccumulator:
         1
         """
         self._flush()
-        neg, pos = self._counts.totals()
-        return neg + pos
+        total = self._counts.nonzero()[1].sum()
+        return float(total) if self._counts.is_weighted else int(total)
 
     @property
     def nbytes(self) -> int:
@@ -656,7 +676,7 @@ class BinaryAccumulator:
         new = BinaryAccumulator.__new__(BinaryAccumulator)
         new.bins, new.threshold = self.bins, self.threshold
         new.pos_label, new.neg_label = self.pos_label, self.neg_label
-        new._t_key, new._t_is_edge = self._t_key, self._t_is_edge
+        new._t_key, new._t_is_edge, new._t_codes = self._t_key, self._t_is_edge, self._t_codes
         new._counts = self._counts.copy()
         new._above = self._above.copy()
         new._reset_buffers()

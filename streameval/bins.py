@@ -35,20 +35,22 @@ _MAGNITUDE = np.int64(0x7FFF_FFFF_FFFF_FFFF)
 _SIGN = np.int64(-0x8000_0000_0000_0000)
 # Scores are turned into keys in blocks of this many values so that the
 # intermediate arrays stay in the processor's cache.
-BLOCK = 1 << 15
+BLOCK = 1 << 16
 
 
 class Workspace:
     """Scratch arrays for one block of work, reused from block to block."""
 
-    __slots__ = ("b", "f", "i", "j", "k")
+    __slots__ = ("b", "f", "i", "i32", "j", "k", "u8")
 
     def __init__(self, n: int) -> None:
         self.f = np.empty(n, dtype=np.float64)
         self.i = np.empty(n, dtype=np.int64)
         self.j = np.empty(n, dtype=np.int64)
         self.k = np.empty(n, dtype=np.int64)
+        self.i32 = np.empty(n, dtype=np.int32)
         self.b = np.empty(n, dtype=np.bool_)
+        self.u8 = np.empty(n, dtype=np.uint8)
 
 
 class Bins:
@@ -156,6 +158,42 @@ class Bins:
         k = np.asarray(keys, dtype=np.int64)
         return self._lower_edges(k)
 
+    # -- storage codes --------------------------------------------------------
+    # Counting uses *labelled codes*: integers in [0, 2 * n_codes) that identify
+    # a (bin, label) pair one-to-one. They need not be ordered like scores,
+    # which lets a scheme compute them with fewer operations than keys;
+    # ``decode`` turns them back into (key, is positive).
+    @property
+    def n_codes(self) -> int:
+        """Number of codes per label."""
+        return self.n_bins
+
+    def _labelled_codes(self, x: FloatArray, is_pos: npt.NDArray[np.bool_] | bool, ws: Workspace) -> KeyArray:
+        """Labelled codes of one block (no NaN); a view into ``ws``."""
+        keys = self._keys_block(x, ws)
+        n = x.size
+        codes = ws.k[:n]
+        codes[...] = keys
+        if isinstance(is_pos, (bool, np.bool_)):
+            if is_pos:
+                codes += self.n_codes
+        else:
+            codes += np.multiply(is_pos, self.n_codes, out=ws.j[:n])
+        return codes
+
+    def labelled_codes(self, scores: npt.ArrayLike, is_pos: npt.ArrayLike) -> KeyArray:
+        """Labelled codes of scores (no NaN) with their labels (True = positive)."""
+        x = np.ascontiguousarray(scores, dtype=np.float64).reshape(-1)
+        lab = np.ascontiguousarray(np.broadcast_to(np.asarray(is_pos, dtype=np.bool_), x.shape))
+        ws = Workspace(x.size)
+        return self._labelled_codes(x, lab, ws).copy()
+
+    def decode(self, codes: npt.ArrayLike) -> tuple[KeyArray, npt.NDArray[np.bool_]]:
+        """Keys and labels (True = positive) of labelled codes."""
+        c = np.asarray(codes, dtype=np.int64)
+        is_pos = c >= self.n_codes
+        return c - is_pos * self.n_codes, is_pos
+
     def is_lower_edge(self, score: float) -> bool:
         """Whether ``score`` is the smallest value of its bin."""
         k = self.key(score)
@@ -225,6 +263,9 @@ class RangeFreeBins(Bins):
         self._k_upper = 2 * (1022 << m)
         self.key_min = 0
         self.key_max = self._k_zero + self._k_upper + (2047 << m)
+        self._u_shift = np.uint64(self._shift)
+        self._tag_shift = 12 + m
+        self._pos_code = np.uint64(1 << (13 + m))
 
     def _keys_block(self, x: FloatArray, ws: Workspace) -> KeyArray:
         n = x.size
@@ -240,6 +281,58 @@ class RangeFreeBins(Bins):
         ordered += offset
         ordered += self._k_zero
         return ordered
+
+    @property
+    def n_codes(self) -> int:
+        """Codes per label: a region bit above the sign, exponent and top mantissa bits."""
+        return 1 << (13 + self.mantissa_bits)
+
+    def _labelled_codes(self, x: FloatArray, is_pos: npt.NDArray[np.bool_] | bool, ws: Workspace) -> KeyArray:
+        # The code of s is the region (s >= 0.5), then the top 12 + m bits of t (the
+        # same t as for keys) taken as unsigned after subtracting 1 from negative t:
+        # a one-to-one image of the key that needs no sign handling (see decode).
+        n = x.size
+        upper = np.greater_equal(x, 0.5, out=ws.b[:n])
+        t = np.subtract(x, upper, out=ws.f[:n])
+        raw = t.view(np.int64)
+        v = np.right_shift(raw, 63, out=ws.i[:n])
+        v += raw  # raw - 1 when t is negative
+        codes = np.right_shift(v.view(np.uint64), self._u_shift, out=ws.k[:n].view(np.uint64))
+        high = ws.j[:n]
+        if is_pos is True or is_pos is False or isinstance(is_pos, np.bool_):
+            high[...] = upper
+            if is_pos:
+                codes += self._pos_code
+        else:
+            tag = np.left_shift(is_pos.view(np.uint8), 1, out=ws.u8[:n])
+            tag |= upper.view(np.uint8)
+            high[...] = tag
+        high <<= self._tag_shift
+        out = codes.view(np.int64)
+        out += high
+        return out
+
+    def decode(self, codes: npt.ArrayLike) -> tuple[KeyArray, npt.NDArray[np.bool_]]:
+        """Keys and labels of labelled codes.
+
+        Examples
+        --------
+        >>> import numpy as np, streameval as se
+        >>> bins = se.Bins.range_free()
+        >>> x = np.array([-3.0, -0.0, 0.2, 0.7, 5.0])
+        >>> keys, pos = bins.decode(bins.labelled_codes(x, [True, False, True, False, True]))
+        >>> bool(np.array_equal(keys, bins.keys(x))), pos.tolist()
+        (True, [True, False, True, False, True])
+        """
+        m = self.mantissa_bits
+        c = np.asarray(codes, dtype=np.int64)
+        is_pos = ((c >> (13 + m)) & 1).astype(np.bool_)
+        upper = (c >> (12 + m)) & 1
+        u = c & ((1 << (12 + m)) - 1)
+        top = (1 << (11 + m)) - 1
+        ordered = np.where(u > top, top - u, u)  # negative t: -1 - (u - 2**(11+m))
+        ordered[(upper == 0) & (u == top)] = 0  # -0.0: the only code there once NaN is excluded
+        return ordered + self._k_zero + upper * self._k_upper, is_pos
 
     def _lower_edges(self, k: KeyArray) -> FloatArray:
         k = k.astype(np.int64, copy=True) - self._k_zero

@@ -1,10 +1,10 @@
 """Mergeable count states.
 
-:class:`LabelledCounts` holds, for every bin key, the count (or total weight)
-of negatives and of positives. Keys are grouped in pages of ``PAGE`` keys and
-only the pages that ever received an event are stored, so a range-free scheme
-with hundreds of thousands of possible keys costs memory only for the part of
-the score range a stream actually reaches.
+:class:`LabelledCounts` holds a count (or total weight) for every *labelled
+code*: an integer that a binning scheme gives to each (bin, label) pair. Codes
+are grouped in pages of ``PAGE`` and only the pages that ever received an event
+are stored, so a range-free scheme with millions of possible codes costs memory
+only for the part of the score range a stream actually reaches.
 
 Counts are ``int64`` as long as every event had weight 1; the first event of
 another weight turns them into ``float64`` for good (merging an integer and a
@@ -22,35 +22,34 @@ __all__ = ["PAGE", "LabelledCounts"]
 
 PAGE_BITS = 7
 PAGE = 1 << PAGE_BITS
-_ROW = 2 * PAGE  # one stored page: PAGE negatives, then PAGE positives
-_UNSET = np.int32(-(1 << 30))  # base offset of a page that has no storage yet
+_UNSET = np.int32(-(1 << 30))  # offset of a page that has no storage yet
 
 
 class LabelledCounts:
-    """Counts of negatives and positives per bin key, stored by page.
+    """Counts per labelled code, stored by page.
 
     Parameters
     ----------
-    n_keys : int
-        Keys run from 0 to ``n_keys - 1``.
+    n_codes : int
+        Codes run from 0 to ``n_codes - 1``.
 
     Examples
     --------
     >>> import numpy as np
     >>> from streameval.state import LabelledCounts
     >>> c = LabelledCounts(1000)
-    >>> c.add(np.array([3, 3, 900]), np.array([True, False, True]))
-    >>> keys, neg, pos = c.nonempty()
-    >>> keys.tolist(), neg.tolist(), pos.tolist()
-    ([3, 900], [1, 0], [1, 1])
+    >>> c.add(np.array([3, 3, 900]))
+    >>> codes, counts = c.nonzero()
+    >>> codes.tolist(), counts.tolist()
+    ([3, 900], [2, 1])
     """
 
-    __slots__ = ("_base", "_counts", "_n_stored", "_page_of_row", "n_keys")
+    __slots__ = ("_base", "_counts", "_n_stored", "_page_of_row", "n_codes")
 
-    def __init__(self, n_keys: int) -> None:
-        self.n_keys = int(n_keys)
-        n_pages = ((self.n_keys - 1) >> PAGE_BITS) + 1
-        # flat offset of each page's negatives in _counts, or _UNSET
+    def __init__(self, n_codes: int) -> None:
+        self.n_codes = int(n_codes)
+        n_pages = ((self.n_codes - 1) >> PAGE_BITS) + 1
+        # offset in _counts of each page's first code, or _UNSET
         self._base = np.full(n_pages, _UNSET, dtype=np.int32)
         self._page_of_row = np.empty(0, dtype=np.int64)
         self._counts = np.zeros(0, dtype=np.int64)
@@ -69,7 +68,7 @@ class LabelledCounts:
 
     @property
     def n_pages_stored(self) -> int:
-        """How many pages of ``PAGE`` keys have storage."""
+        """How many pages of ``PAGE`` codes have storage."""
         return self._n_stored
 
     # -- updating -----------------------------------------------------------
@@ -80,58 +79,47 @@ class LabelledCounts:
             return
         need = self._n_stored + n_new
         if need > self._page_of_row.size:
-            # pages arrive rarely (at most a few thousand over a stream's life), so
+            # pages arrive rarely (a few hundred over a stream's life at most), so
             # grow by a small step and keep memory close to what is used
             capacity = need + min(16, max(4, need // 4))
             rows = np.empty(capacity, dtype=np.int64)
             rows[: self._n_stored] = self._page_of_row[: self._n_stored]
-            counts = np.zeros(capacity * _ROW, dtype=self._counts.dtype)
-            counts[: self._n_stored * _ROW] = self._counts[: self._n_stored * _ROW]
+            counts = np.zeros(capacity * PAGE, dtype=self._counts.dtype)
+            counts[: self._n_stored * PAGE] = self._counts[: self._n_stored * PAGE]
             self._page_of_row, self._counts = rows, counts
-        new_rows = np.arange(self._n_stored, need, dtype=np.int64)
         self._page_of_row[self._n_stored : need] = pages
-        self._base[pages] = new_rows * _ROW
+        self._base[pages] = np.arange(self._n_stored, need, dtype=np.int32) * PAGE
         self._n_stored = need
 
     def _to_float(self) -> None:
         if not self.is_weighted:
             self._counts = self._counts.astype(np.float64)
 
-    def flat_index(
-        self, keys: npt.NDArray[np.int64], is_pos: npt.NDArray[np.bool_] | bool, ws: Workspace | None = None
-    ) -> npt.NDArray[np.int64]:
-        """Positions in the flat count array of events with these keys and labels.
+    def flat_index(self, codes: npt.NDArray[np.int64], ws: Workspace | None = None) -> npt.NDArray[np.int64]:
+        """Positions in the flat count array of events with these codes.
 
         Gives storage to pages not seen before; the counts themselves are not
         touched, so a caller can compute every addition before applying any.
-        With a workspace the result is a view into it.
+        ``codes`` may be overwritten; the result may be a view into ``ws``.
         """
-        n = keys.size
+        n = codes.size
         if ws is None:
             ws = Workspace(n)
-        page = np.right_shift(keys, PAGE_BITS, out=ws.j[:n])
-        flat = self._base.take(page).astype(np.int64)  # faster than take(out=...) here
-        if n and flat.min() < 0:
-            self._reserve(np.unique(page[flat < 0]))
-            flat = self._base.take(page).astype(np.int64)
-        low = np.bitwise_and(keys, PAGE - 1, out=ws.j[:n])
-        flat += low
-        if isinstance(is_pos, (bool, np.bool_)):
-            if is_pos:
-                flat += PAGE
-        else:
-            flat += np.multiply(is_pos, PAGE, out=ws.j[:n])
+        page = np.right_shift(codes, PAGE_BITS, out=ws.j[:n])
+        base = np.take(self._base, page, out=ws.i32[:n], mode="wrap")  # pages are always in range
+        if n and base.min() < 0:
+            self._reserve(np.unique(page[base < 0]))
+            np.take(self._base, page, out=base, mode="wrap")
+        flat = np.bitwise_and(codes, PAGE - 1, out=codes)
+        flat += base
         return flat
 
     def tally(
         self, flat: npt.NDArray[np.int64], weights: npt.NDArray[np.float64] | None, into: np.ndarray | None
     ) -> np.ndarray:
         """Add events at positions ``flat`` to a pending tally (not to the state)."""
-        size = self._n_stored * _ROW
-        if weights is None:
-            part = np.bincount(flat, minlength=size)
-        else:
-            part = np.bincount(flat, weights=weights, minlength=size)
+        size = self._n_stored * PAGE
+        part = np.bincount(flat, weights=weights, minlength=size)
         if into is None:
             return part
         if into.size < size or into.dtype != part.dtype:
@@ -147,14 +135,9 @@ class LabelledCounts:
             self._to_float()
         self._counts[: tally.size] += tally
 
-    def add(
-        self,
-        keys: npt.NDArray[np.int64],
-        is_pos: npt.NDArray[np.bool_] | bool,
-        weights: npt.NDArray[np.float64] | None = None,
-    ) -> None:
-        """Count events with the given keys, labels and optional weights."""
-        flat = self.flat_index(keys, is_pos)
+    def add(self, codes: npt.NDArray[np.int64], weights: npt.NDArray[np.float64] | None = None) -> None:
+        """Count events with the given codes and optional weights."""
+        flat = self.flat_index(np.array(codes, dtype=np.int64))
         if flat.size:
             self.apply(self.tally(flat, weights, None), weights is not None)
 
@@ -162,64 +145,47 @@ class LabelledCounts:
     def copy(self) -> LabelledCounts:
         """An independent copy."""
         new = LabelledCounts.__new__(LabelledCounts)
-        new.n_keys = self.n_keys
+        new.n_codes = self.n_codes
         new._base = self._base.copy()
         new._page_of_row = self._page_of_row[: self._n_stored].copy()
-        new._counts = self._counts[: self._n_stored * _ROW].copy()
+        new._counts = self._counts[: self._n_stored * PAGE].copy()
         new._n_stored = self._n_stored
         return new
 
     def merge_in(self, other: LabelledCounts) -> None:
-        """Add the counts of ``other`` (same number of keys) into this state."""
-        n = other._n_stored
-        if n == 0:
-            if other.is_weighted:
-                self._to_float()
-            return
-        pages = other._page_of_row[:n]
-        missing = pages[self._base[pages] < 0]
-        self._reserve(missing)
+        """Add the counts of ``other`` (same number of codes) into this state."""
         if other.is_weighted:
             self._to_float()
-        dest = (self._base[pages] // _ROW)[:, None] * _ROW + np.arange(_ROW)
-        src = other._counts[: n * _ROW]
+        n = other._n_stored
+        if n == 0:
+            return
+        pages = other._page_of_row[:n]
+        self._reserve(pages[self._base[pages] < 0])
+        dest = self._base[pages].astype(np.int64)[:, None] + np.arange(PAGE)
+        src = other._counts[: n * PAGE]
         self._counts[dest.reshape(-1)] += src.astype(self._counts.dtype, copy=False)
 
     # -- reading ------------------------------------------------------------
-    def nonempty(self) -> tuple[npt.NDArray[np.int64], np.ndarray, np.ndarray]:
-        """Keys (ascending) of bins holding any count, with their negatives and positives."""
+    def nonzero(self) -> tuple[npt.NDArray[np.int64], np.ndarray]:
+        """Codes (ascending) holding a non-zero count, and those counts."""
         n = self._n_stored
         if n == 0:
-            empty = np.zeros(0, dtype=self._counts.dtype)
-            return np.zeros(0, dtype=np.int64), empty, empty.copy()
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=self._counts.dtype)
         order = np.argsort(self._page_of_row[:n], kind="stable")
-        table = self._counts[: n * _ROW].reshape(n, 2, PAGE)[order]
-        keys = (self._page_of_row[:n][order] << PAGE_BITS)[:, None] + np.arange(PAGE)
-        neg, pos = table[:, 0, :], table[:, 1, :]
-        mask = (neg != 0) | (pos != 0)
-        return keys[mask], neg[mask], pos[mask]
+        table = self._counts[: n * PAGE].reshape(n, PAGE)[order]
+        codes = (self._page_of_row[:n][order] << PAGE_BITS)[:, None] + np.arange(PAGE)
+        mask = table != 0
+        return codes[mask], table[mask]
 
-    def totals(self) -> tuple[int | float, int | float]:
-        """Total negatives and positives."""
-        n = self._n_stored
-        table = self._counts[: n * _ROW].reshape(n, 2, PAGE)
-        neg, pos = table[:, 0, :].sum(), table[:, 1, :].sum()
-        if self.is_weighted:
-            return float(neg), float(pos)
-        return int(neg), int(pos)
-
-    def count_at(self, key: int) -> tuple[int | float, int | float]:
-        """Negatives and positives in one bin."""
-        base = self._base[key >> PAGE_BITS]
+    def count_at(self, code: int) -> int | float:
+        """The count at one code."""
+        base = int(self._base[code >> PAGE_BITS])
         if base < 0:
-            return (0.0, 0.0) if self.is_weighted else (0, 0)
-        off = int(base) + (key & (PAGE - 1))
-        neg, pos = self._counts[off], self._counts[off + PAGE]
-        if self.is_weighted:
-            return float(neg), float(pos)
-        return int(neg), int(pos)
+            return 0.0 if self.is_weighted else 0
+        value = self._counts[base + (code & (PAGE - 1))]
+        return float(value) if self.is_weighted else int(value)
 
     def same_counts(self, other: LabelledCounts) -> bool:
-        """Whether both states hold exactly the same counts in the same bins."""
-        a, b = self.nonempty(), other.nonempty()
-        return all(np.array_equal(x, y) for x, y in zip(a, b, strict=False)) and self.is_weighted == other.is_weighted
+        """Whether both states hold exactly the same counts at the same codes."""
+        a, b = self.nonzero(), other.nonzero()
+        return self.is_weighted == other.is_weighted and np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
