@@ -161,9 +161,21 @@ class LabelledCounts:
             return
         pages = other._page_of_row[:n]
         self._reserve(pages[self._base[pages] < 0])
-        dest = self._base[pages].astype(np.int64)[:, None] + np.arange(PAGE)
-        src = other._counts[: n * PAGE]
-        self._counts[dest.reshape(-1)] += src.astype(self._counts.dtype, copy=False)
+        rows = self._base[pages] // PAGE
+        table = self._counts[: self._n_stored * PAGE].reshape(-1, PAGE)
+        table[rows] += other._counts[: n * PAGE].reshape(n, PAGE)  # rows are distinct
+
+    @classmethod
+    def summed(cls, states: list[LabelledCounts]) -> LabelledCounts:
+        """A new state holding the sum of ``states`` (all with the same number of codes).
+
+        Adds every state into one copy in place, which saves the copy that a
+        chain of two-way merges makes at every step.
+        """
+        out = states[0].copy()
+        for state in states[1:]:
+            out.merge_in(state)
+        return out
 
     # -- reading ------------------------------------------------------------
     def nonzero(self) -> tuple[npt.NDArray[np.int64], np.ndarray]:

@@ -109,3 +109,18 @@ def test_bin_keys_are_ordered_and_edges_hold_their_scores(bi, values):
     inside = nxt <= bins.key_max
     assert np.all(x[inside] < bins.lower_edges(nxt[inside]))
     assert np.array_equal(bins.keys(lo), k)
+
+
+@given(
+    st.sampled_from([*range(len(BINS)), "m3", "m12"]),
+    st.lists(st.tuples(scores, st.booleans()), min_size=1, max_size=200),
+)
+def test_labelled_codes_decode_to_keys_and_labels(bi, items):
+    bins = {"m3": se.Bins.range_free(3), "m12": se.Bins.range_free(12)}.get(bi) or BINS[bi]
+    x = np.array([v for v, _ in items], dtype=float)
+    lab = np.array([p for _, p in items], dtype=bool)
+    codes = bins.labelled_codes(x, lab)
+    assert codes.min() >= 0 and codes.max() < 2 * bins.n_codes
+    keys, is_pos = bins.decode(codes)
+    assert np.array_equal(keys, bins.keys(x))
+    assert np.array_equal(is_pos, lab)

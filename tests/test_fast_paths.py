@@ -1,0 +1,108 @@
+"""Every fast path gives exactly what the plain path gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import streameval as se
+from streameval.binary import _FLUSH_EVERY
+from streameval.bins import BLOCK
+
+BINS = {
+    "range_free": se.Bins.range_free(),
+    "uniform": se.Bins.uniform(-2.0, 3.0, 500),
+    "edges": se.Bins.from_edges(np.linspace(-1, 2, 77)),
+}
+
+
+def _stream(n, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.random(n) < 0.4
+    s = np.where(rng.random(n) < 0.5, rng.normal(y * 1.0, 2.0), rng.random(n))
+    s[rng.random(n) < 0.01] = np.inf
+    s[rng.random(n) < 0.01] = -0.0
+    return y, s
+
+
+def _plain_histogram(bins, y, s, w=None):
+    """The histogram from ordered keys with numpy's unique: no codes, no pages, no blocks."""
+    w = np.ones(y.size) if w is None else w
+    keys = bins.keys(s)
+    uniq, inv = np.unique(keys, return_inverse=True)
+    neg = np.bincount(inv, weights=w * ~y, minlength=uniq.size)
+    pos = np.bincount(inv, weights=w * y, minlength=uniq.size)
+    keep = (neg != 0) | (pos != 0)
+    return uniq[keep], neg[keep], pos[keep]
+
+
+@pytest.mark.parametrize("name", list(BINS))
+@pytest.mark.parametrize("threshold", [0.5, 0.377])
+def test_batch_over_many_blocks_equals_the_plain_histogram(name, threshold):
+    y, s = _stream(2 * BLOCK + 123)
+    acc = se.BinaryAccumulator(bins=BINS[name], threshold=threshold)
+    acc.update_many(y, s)
+    r = acc.get()
+    keys, neg, pos = _plain_histogram(BINS[name], y, s)
+    np.testing.assert_array_equal(r.keys, keys)
+    np.testing.assert_array_equal(r.neg, neg)
+    np.testing.assert_array_equal(r.pos, pos)
+    pred = s >= threshold
+    assert (r.tp, r.fp) == (int(np.sum(pred & y)), int(np.sum(pred & ~y)))
+
+
+@pytest.mark.parametrize("name", list(BINS))
+def test_per_event_across_flush_boundaries_with_reads_in_between(name):
+    n = 3 * _FLUSH_EVERY + 77
+    y, s = _stream(n, seed=1)
+    rng = np.random.default_rng(2)
+    reads = set(rng.integers(0, n, 12).tolist()) | {_FLUSH_EVERY - 1, _FLUSH_EVERY, 2 * _FLUSH_EVERY + 1}
+    per_event = se.BinaryAccumulator(bins=BINS[name], threshold=0.377)
+    for i in range(n):
+        per_event.update(bool(y[i]), float(s[i]))
+        if i in reads:
+            partial = se.BinaryAccumulator(bins=BINS[name], threshold=0.377)
+            partial.update_many(y[: i + 1], s[: i + 1])
+            assert per_event == partial
+            assert per_event.get().n == i + 1
+    batch = se.BinaryAccumulator(bins=BINS[name], threshold=0.377)
+    batch.update_many(y, s)
+    assert per_event == batch
+
+
+def test_mixed_weighted_and_unit_events_per_event_equal_batch():
+    y, s = _stream(2 * _FLUSH_EVERY + 5, seed=3)
+    w = np.where(np.arange(y.size) % 3 == 0, 2.5, 1.0)
+    per_event = se.BinaryAccumulator()
+    for yi, si, wi in zip(y, s, w, strict=True):
+        per_event.update(bool(yi), float(si), float(wi))
+    batch = se.BinaryAccumulator()
+    batch.update_many(y, s, w)
+    r1, r2 = per_event.get(), batch.get()
+    np.testing.assert_array_equal(r1.keys, r2.keys)
+    np.testing.assert_allclose(r1.neg, r2.neg, rtol=1e-12)
+    np.testing.assert_allclose(r1.pos, r2.pos, rtol=1e-12)
+    keys, neg, pos = _plain_histogram(se.Bins.range_free(), y, s, w)
+    np.testing.assert_array_equal(r2.keys, keys)
+    np.testing.assert_allclose(r2.neg, neg, rtol=1e-12)
+    np.testing.assert_allclose(r2.pos, pos, rtol=1e-12)
+
+
+def test_merge_all_equals_pairwise_merging_and_one_stream():
+    y, s = _stream(50_000, seed=4)
+    cuts = np.sort(np.random.default_rng(5).integers(0, y.size, 40))
+    shards = []
+    for part_y, part_s in zip(np.split(y, cuts), np.split(s, cuts), strict=True):
+        acc = se.BinaryAccumulator(threshold=0.377)
+        acc.update_many(part_y, part_s)
+        shards.append(acc)
+    whole = se.BinaryAccumulator(threshold=0.377)
+    whole.update_many(y, s)
+    merged = se.BinaryAccumulator.merge_all(shards)
+    assert merged == whole
+    assert merged == sum(shards)
+    assert shards[0].get().n < whole.get().n  # inputs untouched
+    with pytest.raises(ValueError, match="threshold"):
+        se.BinaryAccumulator.merge_all([shards[0], se.BinaryAccumulator()])
+    with pytest.raises(ValueError, match="at least one"):
+        se.BinaryAccumulator.merge_all([])
