@@ -7,6 +7,7 @@ repeated runs; absolute times vary between machines, the ratios hold better.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
 import sys
@@ -67,21 +68,24 @@ def bench_per_event(n: int, rows: list[str]) -> dict[str, float]:
     return out
 
 
-def bench_batch(sizes: list[int], rows: list[str]) -> dict[str, float]:
+def bench_batch(sizes: list[int], rows: list[str], river_n: int) -> dict[str, float]:
     out: dict[str, float] = {}
     bins = se.Bins.range_free()
     for n in sizes:
         y, s = make_family("calibrated", n, seed=1)
         keys = bins.keys(s)
-        t_bc = median_time(lambda keys=keys: np.bincount(keys, minlength=bins.n_bins), repeat=5)
+        t_bc = median_time(lambda keys=keys: np.bincount(keys, minlength=bins.n_bins), repeat=7)
 
         def run(y=y, s=s) -> None:
             se.BinaryAccumulator().update_many(y, s)
 
-        t_se = median_time(run, repeat=5)
+        t_se = median_time(run, repeat=7)
         rows.append(
-            f"| {n:.0e} | {t_bc * 1e3:.1f} ms | {t_se * 1e3:.1f} ms | {t_bc / t_se:.2f} | "
-            f"{n / t_se / 1e6:.0f} M events/s |"
+            f"| {n:.0e} | streameval `update_many` | {t_se * 1e3:.1f} ms | **{t_bc / t_se:.2f}** | "
+            f"{n / t_se / 1e6:.0f} M/s |"
+        )
+        rows.append(
+            f"| {n:.0e} | numpy `bincount` (the limit) | {t_bc * 1e3:.1f} ms | 1.00 | {n / t_bc / 1e6:.0f} M/s |"
         )
         out[f"ratio_{n}"] = t_bc / t_se
         try:
@@ -89,8 +93,51 @@ def bench_batch(sizes: list[int], rows: list[str]) -> dict[str, float]:
         except ImportError:
             continue
         t_sk = median_time(lambda y=y, s=s: roc_auc_score(y, s), repeat=3)
-        rows.append(f"| {n:.0e} | (scikit-learn exact `roc_auc_score`) | {t_sk * 1e3:.1f} ms | {t_bc / t_sk:.3f} | |")
+        rows.append(
+            f"| {n:.0e} | scikit-learn exact `roc_auc_score` | {t_sk * 1e3:.0f} ms | {t_bc / t_sk:.3f} | "
+            f"{n / t_sk / 1e6:.1f} M/s |"
+        )
+        if n <= river_n:
+            try:
+                from river import metrics
+            except ImportError:
+                continue
+            pairs = list(zip(y.tolist(), s.tolist(), strict=True))
+
+            def river_loop(pairs=pairs) -> None:
+                m = metrics.ROCAUC()
+                for a, b in pairs:
+                    m.update(a, b)
+
+            t_rv = median_time(river_loop, repeat=1)
+            rows.append(
+                f"| {n:.0e} | river `ROCAUC()` in a Python loop | {t_rv * 1e3:.0f} ms | {t_bc / t_rv:.4f} | "
+                f"{n / t_rv / 1e6:.2f} M/s |"
+            )
     return out
+
+
+def bench_scaling(rows: list[str]) -> None:
+    y, s = make_family("calibrated", 10**7, seed=3)
+    for n in (10**4, 10**5, 10**6, 10**7):
+
+        def run(n=n) -> None:
+            se.BinaryAccumulator().update_many(y[:n], s[:n])
+
+        t = median_time(run, repeat=5)
+        rows.append(f"| {n:.0e} | {t * 1e3:.2f} ms | {t / n * 1e9:.1f} ns |")
+
+
+def bench_memory(rows: list[str]) -> None:
+    acc = se.BinaryAccumulator()
+    done = 0
+    for target in (10**3, 10**5, 10**7):
+        while done < target:
+            step = min(target - done, 10**6)
+            y, s = make_family("calibrated", step, seed=done)
+            acc.update_many(y, s)
+            done += step
+        rows.append(f"| {target:.0e} | {acc.nbytes:,} |")
 
 
 def bench_get(rows: list[str]) -> None:
@@ -118,8 +165,43 @@ def bench_merge(rows: list[str]) -> None:
         acc = se.BinaryAccumulator()
         acc.update_many(y, s)
         shards.append(acc)
-    t = median_time(lambda: sum(shards), repeat=3)
-    rows.append(f"| `sum()` of 1,000 shard accumulators (1,000 events each) | {t * 1e3:.0f} ms |")
+    t_all = median_time(lambda: se.BinaryAccumulator.merge_all(shards), repeat=5)
+    t_sum = median_time(lambda: sum(shards), repeat=5)
+    rows.append(f"| `BinaryAccumulator.merge_all` of 1,000 shards (1,000 events each) | {t_all * 1e3:.1f} ms |")
+    rows.append(f"| `sum()` of the same 1,000 shards | {t_sum * 1e3:.1f} ms |")
+
+
+def bench_river_accuracy(n: int, rows: list[str]) -> None:
+    """|AUC - exact| of streameval and of river's ROCAUC on the same events."""
+    from river import metrics
+    from sklearn.metrics import roc_auc_score
+
+    streams = {name: make_family(name, n, seed=21) for name in FAMILIES}
+    streams["phishing (river LR)"] = _phishing_scores()
+    for name, (y, s) in streams.items():
+        exact = roc_auc_score(y, s)
+        acc = se.BinaryAccumulator()
+        acc.update_many(y, s)
+        cells = [f"{abs(acc.get().auc - exact):.1e}"]
+        pairs = list(zip(np.asarray(y).tolist(), np.asarray(s).tolist(), strict=True))
+        for thresholds in (10, 100, 1000):
+            m = metrics.ROCAUC(n_thresholds=thresholds)
+            for a, b in pairs:
+                m.update(a, b)
+            cells.append(f"{abs(m.get() - exact):.1e}")
+        rows.append(f"| {name} | {len(pairs):,} | " + " | ".join(cells) + " |")
+
+
+def _phishing_scores() -> tuple[np.ndarray, np.ndarray]:
+    from river import compose, datasets, linear_model, preprocessing
+
+    model = compose.Pipeline(preprocessing.StandardScaler(), linear_model.LogisticRegression())
+    ys, ss = [], []
+    for x, y in datasets.Phishing():
+        ss.append(model.predict_proba_one(x).get(True, 0.5))
+        ys.append(y)
+        model.learn_one(x, y)
+    return np.array(ys), np.array(ss)
 
 
 def bench_accuracy(n: int, rows: list[str]) -> None:
@@ -154,16 +236,18 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     parser.add_argument("--out", default=str(HERE.parent / "docs" / "benchmarks.md"))
     args = parser.parse_args()
-    per_event_n = 20_000 if args.quick else 200_000
-    batch_sizes = [10**5] if args.quick else [10**6, 10**7]
-    accuracy_n = 10**5 if args.quick else 10**6
+    quick = args.quick
+    per_event_n = 20_000 if quick else 200_000
+    batch_sizes = [10**5] if quick else [10**6, 10**7]
+    accuracy_n = 10**5 if quick else 10**6
+    river_accuracy_n = 2_000 if quick else 20_000
 
     lines = [
         "# Benchmarks",
         "",
-        f"Measured by `make bench` (`benchmarks/run.py`) on {platform.machine()}, Python "
-        f"{platform.python_version()}, numpy {np.__version__}. Times are medians of repeated runs "
-        "in one process; ratios compare runs made side by side.",
+        f"Measured by `make bench` (`benchmarks/run.py`) on {platform.machine()} with {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, numpy {np.__version__}. Times are medians of repeated runs in one "
+        "process; ratios compare runs made side by side, and hold better across machines than times do.",
         "",
         f"## Per-event update ({per_event_n:,} events, a Python loop over (y, score) pairs)",
         "",
@@ -173,16 +257,25 @@ def main() -> None:
     per_event = bench_per_event(per_event_n, lines)
     lines += [
         "",
-        "## Batch update against the limit (`numpy.bincount` over precomputed bin keys)",
+        "## Batch update against the limit",
         "",
-        "| events | bincount | streameval `update_many` | throughput vs bincount | rate |",
+        "The limit is `numpy.bincount` over bin keys computed beforehand; the ratio is its time over the other's "
+        "(higher is better, 1 would match it).",
+        "",
+        "| events | what | time | throughput vs bincount | rate |",
         "|---|---|---|---|---|",
     ]
-    batch = bench_batch(batch_sizes, lines)
+    batch = bench_batch(batch_sizes, lines, river_n=10**5 if quick else 10**6)
+    if not quick:
+        lines += ["", "## How `update_many` grows with n", "", "| events | time | per event |", "|---|---|---|"]
+        bench_scaling(lines)
     lines += ["", "## Reading a report", "", "| bins | `get()` | `get()` + every scalar metric |", "|---|---|---|"]
     bench_get(lines)
     lines += ["", "## Merging", "", "| what | time |", "|---|---|"]
     bench_merge(lines)
+    if not quick:
+        lines += ["", "## Memory of one accumulator (calibrated scores)", "", "| events | bytes |", "|---|---|"]
+        bench_memory(lines)
     lines += [
         "",
         f"## Accuracy of the default bins ({accuracy_n:,} scores per family)",
@@ -191,6 +284,19 @@ def main() -> None:
         "|---|---|---|---|---|---|---|",
     ]
     bench_accuracy(accuracy_n, lines)
+    try:
+        import river  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        lines += [
+            "",
+            f"## Accuracy beside river (\\|AUC - exact\\| on the same events; {river_accuracy_n:,} per family)",
+            "",
+            "| stream | events | streameval default | river ROCAUC 10 thresholds | 100 | 1000 |",
+            "|---|---|---|---|---|---|",
+        ]
+        bench_river_accuracy(river_accuracy_n, lines)
     text = "\n".join(lines) + "\n"
     Path(args.out).write_text(text)
     print(text)
