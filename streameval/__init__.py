@@ -5,9 +5,22 @@ update per event or per batch, merge by adding counts, and report every
 metric without changing their state.
 """
 
+from .averaging import MacroReport, MetricSummary, macro, micro
 from .binary import BinaryAccumulator, BinaryReport
 from .bins import Bins
 from .confusion import ConfusionReport
+from .multiclass import MulticlassAccumulator, MulticlassReport
 
-__all__ = ["BinaryAccumulator", "BinaryReport", "Bins", "ConfusionReport"]
+__all__ = [
+    "BinaryAccumulator",
+    "BinaryReport",
+    "Bins",
+    "ConfusionReport",
+    "MacroReport",
+    "MetricSummary",
+    "MulticlassAccumulator",
+    "MulticlassReport",
+    "macro",
+    "micro",
+]
 __version__ = "0.1.0"

@@ -135,6 +135,15 @@ class LabelledCounts:
             self._to_float()
         self._counts[: tally.size] += tally
 
+    def add_at(self, code: int, amount: int | float) -> None:
+        """Add ``amount`` at one code; an integer amount keeps integer counts."""
+        page = np.array([code >> PAGE_BITS], dtype=np.int64)
+        if self._base[page[0]] < 0:
+            self._reserve(page)
+        if isinstance(amount, float) and not self.is_weighted:
+            self._to_float()
+        self._counts[int(self._base[page[0]]) + (code & (PAGE - 1))] += amount
+
     def add(self, codes: npt.NDArray[np.int64], weights: npt.NDArray[np.float64] | None = None) -> None:
         """Count events with the given codes and optional weights."""
         flat = self.flat_index(np.array(codes, dtype=np.int64))

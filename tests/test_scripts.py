@@ -31,3 +31,12 @@ def test_benchmark_suite_runs_quick(tmp_path):
     for heading in ("Per-event update", "Batch update", "Reading a report", "Merging", "Accuracy"):
         assert heading in text
     assert text.count("| True |") == 6  # the exact AUC inside the bounds for every family
+
+
+def test_kfold_example_prints_micro_and_macro():
+    out = _run("examples/kfold.py")
+    assert "10 folds, 569 held-out predictions (357 positive)" in out
+    auc_row = next(line for line in out.splitlines() if line.startswith("auc "))
+    micro, mean, std = (float(v) for v in auc_row.split()[1:4])
+    assert 0.95 < micro <= 1.0 and 0.95 < mean <= 1.0 and 0 < std < 0.05
+    assert "macro F1 from macro P and R" in out

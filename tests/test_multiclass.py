@@ -1,0 +1,159 @@
+"""MulticlassAccumulator against scikit-learn, merging with classes in any order, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn import metrics as skm
+from sklearn.preprocessing import label_binarize
+
+import streameval as se
+
+TOL = 1e-12
+
+
+def _data(n=600, k=4, seed=0, weighted=False):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    logits = rng.normal(size=(n, k)) + 1.2 * np.eye(k)[y]
+    scores = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    w = rng.uniform(0, 2, n) if weighted else None
+    return y, scores, w
+
+
+def _exact(y, scores, w=None, classes=None):
+    k = scores.shape[1]
+    acc = se.MulticlassAccumulator(classes=list(range(k)) if classes is None else classes,
+                                   bins=se.Bins.from_edges(np.unique(scores)))  # fmt: skip
+    acc.update_many(y, scores, w)
+    return acc
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_against_scikit_learn(weighted):
+    y, scores, w = _data(weighted=weighted)
+    k = scores.shape[1]
+    r = _exact(y, scores, w).get()
+    pred = scores.argmax(axis=1)
+    np.testing.assert_allclose(r.confusion_matrix, skm.confusion_matrix(y, pred, sample_weight=w), atol=1e-9)
+    assert r.accuracy == pytest.approx(skm.accuracy_score(y, pred, sample_weight=w), abs=TOL)
+    assert r.kappa == pytest.approx(skm.cohen_kappa_score(y, pred, sample_weight=w), abs=TOL)
+    for avg in ("macro", "micro", "weighted"):
+        p, rc, f, _ = skm.precision_recall_fscore_support(y, pred, average=avg, sample_weight=w, zero_division=np.nan)
+        assert getattr(r, f"{avg}_precision") == pytest.approx(p, abs=TOL)
+        assert getattr(r, f"{avg}_recall") == pytest.approx(rc, abs=TOL)
+        f_name = "mean_f1" if avg == "macro" else f"{avg}_f1"
+        assert getattr(r, f_name) == pytest.approx(f, abs=TOL)
+    assert r.macro_f1 == pytest.approx(2 * r.macro_precision * r.macro_recall / (r.macro_precision + r.macro_recall))
+    for avg in ("macro", "weighted"):
+        ref = skm.roc_auc_score(y, scores, multi_class="ovr", average=avg, sample_weight=w)
+        assert getattr(r, f"{avg}_auc") == pytest.approx(ref, abs=TOL)
+    onehot = label_binarize(y, classes=list(range(k)))
+    assert r.micro_auc == pytest.approx(skm.roc_auc_score(onehot, scores, average="micro", sample_weight=w), abs=TOL)
+    for avg in ("macro", "micro", "weighted"):
+        ref = skm.average_precision_score(onehot, scores, average=avg, sample_weight=w)
+        assert getattr(r, f"{avg}_average_precision") == pytest.approx(ref, abs=TOL)
+    for c in range(k):
+        one = r.report(c)
+        assert one.auc == pytest.approx(skm.roc_auc_score(y == c, scores[:, c], sample_weight=w), abs=TOL)
+        assert one.recall == pytest.approx(skm.recall_score(y == c, pred == c, sample_weight=w), abs=TOL)
+
+
+def test_per_event_mappings_sequences_and_batch_agree():
+    y, scores, _ = _data(n=300, k=3, seed=1)
+    labels = ["a", "b", "c"]
+    batch = se.MulticlassAccumulator(classes=labels)
+    batch.update_many([labels[i] for i in y], scores)
+    events = se.MulticlassAccumulator(classes=labels)
+    for i in range(len(y)):
+        row = scores[i]
+        if i % 2:
+            events.update(labels[y[i]], dict(zip(labels, row.tolist(), strict=True)))
+        else:
+            events.update(labels[y[i]], row.tolist())
+    assert events == batch
+    mapped = se.MulticlassAccumulator(classes=labels)
+    mapped.update_many([labels[i] for i in y], [dict(zip(labels, r.tolist(), strict=True)) for r in scores])
+    assert mapped == batch
+
+
+def test_hard_labels_only():
+    y = ["x", "y", "z", "x", "y"]
+    pred = ["x", "z", "z", "y", "y"]
+    acc = se.MulticlassAccumulator()
+    acc.update_many(y, pred)
+    r = acc.get()
+    np.testing.assert_array_equal(r.confusion_matrix, skm.confusion_matrix(y, pred, labels=["x", "y", "z"]))
+    assert r.mean_f1 == pytest.approx(skm.f1_score(y, pred, average="macro"))
+    assert np.isnan(r.macro_auc) and np.isnan(r.micro_auc)
+    with pytest.raises(ValueError, match="labels only"):
+        r.report("x")
+    with pytest.raises(ValueError, match="either class scores or predicted labels"):
+        acc.update("x", {"x": 1.0})
+
+
+def test_classes_learnt_mid_stream_keep_earlier_counts_right():
+    acc = se.MulticlassAccumulator()
+    acc.update("a", {"a": 0.9, "b": 0.1})
+    acc.update("b", {"a": 0.3, "b": 0.7})
+    acc.update("c", {"a": 0.2, "b": 0.2, "c": 0.6})  # c appears: earlier events score 0 for c
+    r = acc.get()
+    assert r.classes == ("a", "b", "c")
+    c = r.report("c")
+    assert (c.positives, c.negatives) == (1, 2)
+    assert c.auc == 1.0
+    explicit = se.MulticlassAccumulator(classes=["a", "b", "c"])
+    explicit.update_many(["a", "b", "c"], [[0.9, 0.1, 0.0], [0.3, 0.7, 0.0], [0.2, 0.2, 0.6]])
+    assert acc == explicit
+
+
+events_strategy = st.lists(
+    st.tuples(st.sampled_from("pqrs"), st.dictionaries(st.sampled_from("pqrs"), st.floats(0, 1), min_size=1)),
+    max_size=25,
+)
+
+
+@settings(deadline=None, max_examples=60)
+@given(events_strategy, st.integers(0, 25))
+def test_shards_with_classes_in_different_orders_merge_to_one_stream(evs, cut):
+    whole = se.MulticlassAccumulator()
+    for y, sc in evs:
+        whole.update(y, sc)
+    a, b = se.MulticlassAccumulator(), se.MulticlassAccumulator()
+    for y, sc in evs[:cut]:
+        a.update(y, sc)
+    for y, sc in evs[cut:]:
+        b.update(y, sc)
+    assert a + b == whole
+    assert b + a == whole
+    assert se.MulticlassAccumulator.merge_all([a, b, se.MulticlassAccumulator()]) == whole
+
+
+@pytest.mark.parametrize(
+    ("call", "exc", "words"),
+    [
+        (lambda a: a.update("z", [0.2, 0.3, 0.5]), ValueError, ["y", "'z'"]),
+        (lambda a: a.update("a", [0.2, 0.8]), ValueError, ["scores", "3", "2"]),
+        (lambda a: a.update("a", {"a": 0.2, "b": 0.8}), ValueError, ["missing", "'c'"]),
+        (lambda a: a.update("a", {"a": 0.2, "b": 0.7, "c": 0.1, "d": 0.0}), ValueError, ["'d'"]),
+        (lambda a: a.update("a", [0.2, float("nan"), 0.1]), ValueError, ["scores[1]", "nan"]),
+        (lambda a: a.update("a", [0.2, 0.7, 0.1], w=-1), ValueError, ["w", "-1"]),
+        (lambda a: a.update(["a"], [0.2, 0.7, 0.1]), TypeError, ["y", "['a']"]),
+        (lambda a: a.update_many(["a", "q"], [[0.2, 0.7, 0.1]] * 2), ValueError, ["y", "'q'", "index 1"]),
+        (lambda a: a.update_many(["a", "b"], [[0.2, 0.7]] * 2), ValueError, ["shape", "(2, 3)"]),
+        (lambda a: a.update_many(["a", "b"], [[0.2, 0.7, np.nan]] * 2), ValueError, ["scores", "nan"]),
+        (lambda a: a.update_many(["a"], [[0.2, 0.7, 0.1]] * 2), ValueError, ["scores", "1", "2"]),
+    ],
+)
+def test_bad_input_names_the_argument_and_changes_nothing(call, exc, words):
+    acc = se.MulticlassAccumulator(classes=["a", "b", "c"])
+    acc.update_many(["a", "b"], [[0.5, 0.3, 0.2], [0.1, 0.6, 0.3]])
+    before = acc.copy()
+    with pytest.raises(exc) as info:
+        call(acc)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+    assert acc == before
+    assert acc.get().n == 2
