@@ -10,6 +10,7 @@ from .binary import BinaryAccumulator, BinaryReport
 from .bins import Bins
 from .confusion import ConfusionReport
 from .multiclass import MulticlassAccumulator, MulticlassReport
+from .regression import RegressionAccumulator, RegressionReport
 
 __all__ = [
     "BinaryAccumulator",
@@ -20,6 +21,8 @@ __all__ = [
     "MetricSummary",
     "MulticlassAccumulator",
     "MulticlassReport",
+    "RegressionAccumulator",
+    "RegressionReport",
     "macro",
     "micro",
 ]

@@ -1,0 +1,132 @@
+"""RegressionAccumulator against scikit-learn and exact arithmetic."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn import metrics as skm
+
+import streameval as se
+
+
+def _data(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.normal(5.0, 3.0, n)
+    y_pred = y + rng.normal(0.3, 1.0, n)
+    return y, y_pred
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_against_scikit_learn(weighted):
+    y, p = _data()
+    w = np.random.default_rng(1).uniform(0, 2, y.size) if weighted else None
+    acc = se.RegressionAccumulator()
+    half = y.size // 2
+    acc.update_many(y[:half], p[:half], None if w is None else w[:half])
+    for i in range(half, y.size):
+        acc.update(y[i], p[i], 1.0 if w is None else w[i])
+    r = acc.get()
+    kw = {"sample_weight": w}
+    assert r.mse == pytest.approx(skm.mean_squared_error(y, p, **kw), rel=1e-12)
+    assert r.rmse == pytest.approx(math.sqrt(skm.mean_squared_error(y, p, **kw)), rel=1e-12)
+    assert r.mae == pytest.approx(skm.mean_absolute_error(y, p, **kw), rel=1e-12)
+    assert r.mape == pytest.approx(skm.mean_absolute_percentage_error(y, p, **kw), rel=1e-12)
+    assert r.r2 == pytest.approx(skm.r2_score(y, p, **kw), rel=1e-12)
+    assert r.explained_variance == pytest.approx(skm.explained_variance_score(y, p, **kw), rel=1e-12)
+    assert r.max_error == pytest.approx(skm.max_error(y, p), rel=1e-15)
+    e = p - y
+    assert r.bias == pytest.approx(np.average(e, weights=w), rel=1e-12)
+    assert r.error_variance == pytest.approx(np.average((e - np.average(e, weights=w)) ** 2, weights=w), rel=1e-12)
+    if w is None:
+        assert r.error_sample_std == pytest.approx(np.std(e, ddof=1), rel=1e-12)
+        exact_median = skm.median_absolute_error(y, p)
+        est = r.abs_error_quantile(0.5)
+        assert est.lower <= exact_median <= est.upper
+        assert abs(r.median_absolute_error - exact_median) <= exact_median * 2**-7
+        for q in (0.1, 0.9, 0.99):
+            exact = np.quantile(np.abs(e), q, method="inverted_cdf")
+            est = r.abs_error_quantile(q)
+            assert est.lower <= exact <= est.upper
+
+
+def test_large_targets_over_100_shards_match_exact_arithmetic():
+    rng = np.random.default_rng(7)
+    n = 100_000
+    y = 1e9 + rng.normal(0, 1.0, n)
+    p = y + rng.normal(0.01, 0.1, n)
+    shards = []
+    for part in np.array_split(np.arange(n), 100):
+        acc = se.RegressionAccumulator()
+        acc.update_many(y[part], p[part])
+        shards.append(acc)
+    r = se.RegressionAccumulator.merge_all(shards).get()
+    # exact references with rational arithmetic on the same doubles
+    yq = [Fraction(v) for v in y]
+    eq = [Fraction(a) - Fraction(b) for a, b in zip(p, y, strict=True)]
+    sse = sum(v * v for v in eq)
+    mean_y = sum(yq) / n
+    sst = sum((v - mean_y) ** 2 for v in yq)
+    mse_exact = float(sse / n)
+    r2_exact = float(1 - sse / sst)
+    assert abs(r.mse - mse_exact) <= 1e-9 * mse_exact
+    assert abs(r.r2 - r2_exact) <= 1e-9 * abs(r2_exact)
+    # and a check against math.fsum on the float errors
+    assert r.mse == pytest.approx(math.fsum((p - y) ** 2) / n, rel=1e-9)
+
+
+values = st.floats(-1e6, 1e6, allow_nan=False)
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.lists(st.tuples(values, values), max_size=40), st.integers(0, 40))
+def test_shards_merged_equal_one_stream(pairs, cut):
+    whole, a, b = se.RegressionAccumulator(), se.RegressionAccumulator(), se.RegressionAccumulator()
+    for i, (y, p) in enumerate(pairs):
+        whole.update(y, p)
+        (a if i < cut else b).update(y, p)
+    rw, rm = whole.get(), (a + b).get()
+    assert rm.n == rw.n == len(pairs)
+    if pairs:
+        assert rm.max_error == rw.max_error
+    np.testing.assert_array_equal(rm.abs_error_keys, rw.abs_error_keys)
+    np.testing.assert_array_equal(rm.abs_error_counts, rw.abs_error_counts)
+    for name in ("mse", "mae", "bias", "error_variance"):
+        assert getattr(rm, name) == pytest.approx(getattr(rw, name), rel=1e-9, abs=1e-6, nan_ok=True)
+
+
+@pytest.mark.parametrize(
+    ("call", "exc", "words"),
+    [
+        (lambda a: a.update(float("nan"), 1.0), ValueError, ["y", "nan"]),
+        (lambda a: a.update(1.0, float("inf")), ValueError, ["y_pred", "inf"]),
+        (lambda a: a.update(1.0, "2"), TypeError, ["y_pred", "'2'"]),
+        (lambda a: a.update(1.0, 2.0, w=-1.0), ValueError, ["w", "-1.0"]),
+        (lambda a: a.update_many([1.0, 2.0], [1.0]), ValueError, ["y_pred", "2", "1"]),
+        (lambda a: a.update_many([1.0, np.nan], [1.0, 2.0]), ValueError, ["y", "nan", "index 1"]),
+        (lambda a: a.update_many([1.0, 2.0], [1.0, 2.0], [1.0, np.inf]), ValueError, ["w", "inf", "index 1"]),
+    ],
+)
+def test_bad_input_names_the_argument_and_changes_nothing(call, exc, words):
+    acc = se.RegressionAccumulator()
+    acc.update_many([1.0, 2.0, 3.0], [1.5, 2.5, 2.0])
+    before = acc.get().to_dict()
+    with pytest.raises(exc) as info:
+        call(acc)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+    assert acc.get().to_dict() == pytest.approx(before)
+
+
+def test_constant_target_and_empty_stream():
+    acc = se.RegressionAccumulator()
+    acc.update_many([2.0, 2.0], [2.0, 2.0])
+    assert math.isnan(acc.get().r2) and acc.get().mse == 0.0
+    acc.update(2.0, 3.0)
+    assert acc.get().r2 == -math.inf
+    empty = se.RegressionAccumulator().get()
+    assert empty.n == 0 and math.isnan(empty.mse) and math.isnan(empty.median_absolute_error)
