@@ -9,6 +9,7 @@ from .averaging import MacroReport, MetricSummary, macro, micro
 from .binary import BinaryAccumulator, BinaryReport
 from .bins import Bins
 from .confusion import ConfusionReport
+from .inference import PairedAccumulator, PairedReport, paired_t_test
 from .multiclass import MulticlassAccumulator, MulticlassReport
 from .regression import RegressionAccumulator, RegressionReport
 
@@ -21,9 +22,12 @@ __all__ = [
     "MetricSummary",
     "MulticlassAccumulator",
     "MulticlassReport",
+    "PairedAccumulator",
+    "PairedReport",
     "RegressionAccumulator",
     "RegressionReport",
     "macro",
     "micro",
+    "paired_t_test",
 ]
 __version__ = "0.1.0"

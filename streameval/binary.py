@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from . import curves
+from . import curves, inference
 from ._validation import as_labels, as_scores, as_weights, check_real, check_same_length
 from .bins import BLOCK, Bins, Workspace
 from .confusion import ConfusionReport
@@ -274,6 +274,111 @@ class BinaryReport(ConfusionReport):
         tp, fp = pts.tp[1:], pts.fp[1:]
         ok = tp / pts.positives >= r
         return float((tp[ok] / (tp[ok] + fp[ok])).max()) if ok.any() else math.nan
+
+    # -- cost-sensitive evaluation ----------------------------------------
+    def cost_curve(self) -> tuple[Array, Array]:
+        """Lower envelope of the cost curve as vertices ``(x, normalised cost)``.
+
+        ``x`` is the probability cost ``p cost_fn / (p cost_fn + (1 - p) cost_fp)``
+        (``p`` the prior of positives), which folds the prior and both costs
+        into one axis; every threshold's line is ``FNR x + FPR (1 - x)``.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator(bins=se.Bins.from_edges([0.1, 0.35, 0.4, 0.8]))
+        >>> acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+        >>> x, y = acc.get().cost_curve()
+        >>> x.tolist(), y.tolist()
+        ([0.0, 0.5, 1.0], [0.0, 0.25, 0.0])
+        """
+        return curves.cost_curve(self.edges, self.neg, self.pos)
+
+    def expected_cost(self) -> float:
+        """Area under the lower envelope of the cost curve."""
+        return curves.expected_cost(self.edges, self.neg, self.pos)
+
+    def min_cost(self, p: float, cost_fn: float = 1.0, cost_fp: float = 1.0) -> curves.CostPoint:
+        """Lowest normalised cost at prior ``p`` and the threshold reaching it.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator(bins=se.Bins.from_edges([0.1, 0.35, 0.4, 0.8]))
+        >>> acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+        >>> best = acc.get().min_cost(0.5, cost_fn=5.0, cost_fp=1.0)
+        >>> round(best.cost, 6), best.threshold
+        (0.083333, 0.35)
+        """
+        prior = check_real("p", p)
+        if not 0.0 <= prior <= 1.0:
+            raise ValueError(f"p must be between 0 and 1, got {p!r}")
+        c_fn = check_real("cost_fn", cost_fn, finite=True, nonnegative=True)
+        c_fp = check_real("cost_fp", cost_fp, finite=True, nonnegative=True)
+        if prior * c_fn + (1 - prior) * c_fp == 0:
+            raise ValueError(
+                f"p, cost_fn and cost_fp give no cost at all: p={p!r}, cost_fn={cost_fn!r}, cost_fp={cost_fp!r}"
+            )
+        return curves.min_cost(self.edges, self.neg, self.pos, curves.probability_cost(prior, c_fn, c_fp))
+
+    def min_dcf(self, p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -> curves.CostPoint:
+        """NIST minimum detection cost (normalised) and its threshold.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator(bins=se.Bins.from_edges([0.1, 0.35, 0.4, 0.8]))
+        >>> acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+        >>> acc.get().min_dcf(0.01)
+        CostPoint(cost=0.5, threshold=0.8)
+        """
+        p = check_real("p_target", p_target)
+        if not 0.0 < p < 1.0:
+            raise ValueError(f"p_target must be strictly between 0 and 1, got {p_target!r}")
+        cm = check_real("c_miss", c_miss, finite=True)
+        cf = check_real("c_fa", c_fa, finite=True)
+        if cm <= 0 or cf <= 0:
+            raise ValueError(f"c_miss and c_fa must be positive, got {c_miss!r} and {c_fa!r}")
+        return curves.min_dcf(self.edges, self.neg, self.pos, p, cm, cf)
+
+    # -- inference ----------------------------------------------------------
+    def auc_ci(self, level: float = 0.95, method: str = "delong") -> inference.Interval:
+        """Confidence interval of the AUC, by DeLong's or Hanley & McNeil's variance.
+
+        DeLong's variance is computed from the histogram (exact when every
+        bin holds one distinct score); weights count as frequencies.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator()
+        >>> acc.update_many([0, 0, 1, 0, 1, 1], [0.1, 0.3, 0.35, 0.4, 0.8, 0.9])
+        >>> ci = acc.get().auc_ci()
+        >>> round(ci.estimate, 4), round(ci.lower, 4), round(ci.upper, 4)
+        (0.8889, 0.5809, 1.0)
+        """
+        return inference.auc_interval(self.neg, self.pos, self.auc, level, method)
+
+    def wilson_ci(self, metric: str = "recall", level: float = 0.95) -> inference.Interval:
+        """Wilson interval of a proportion of the 2x2 table at the threshold.
+
+        ``metric`` is one of ``precision``, ``recall`` (``tpr``),
+        ``specificity`` (``tnr``), ``fpr``, ``fnr``, ``npv``, ``accuracy``.
+        """
+        pairs = {
+            "precision": (self.tp, self.tp + self.fp),
+            "recall": (self.tp, self.tp + self.fn),
+            "tpr": (self.tp, self.tp + self.fn),
+            "specificity": (self.tn, self.tn + self.fp),
+            "tnr": (self.tn, self.tn + self.fp),
+            "fpr": (self.fp, self.fp + self.tn),
+            "fnr": (self.fn, self.fn + self.tp),
+            "npv": (self.tn, self.tn + self.fn),
+            "accuracy": (self.tp + self.tn, self.n),
+        }
+        if metric not in pairs:
+            raise ValueError(f"metric must be one of {sorted(pairs)}, got {metric!r}")
+        return inference.wilson_interval(*pairs[metric], level=level)
 
     # -- output -------------------------------------------------------------
     def to_dict(self) -> dict[str, float]:

@@ -296,3 +296,80 @@ def det_curve(edges: Array, neg: Array, pos: Array) -> tuple[Array, Array, Array
     fpr = pts.fp[sl] / pts.negatives
     fnr = (pts.positives - pts.tp[sl]) / pts.positives
     return fpr[::-1].copy(), fnr[::-1].copy(), pts.thresholds[sl][::-1].copy()
+
+
+class CostPoint(NamedTuple):
+    """A minimal cost and the threshold that reaches it."""
+
+    cost: float
+    threshold: float
+
+
+def _rates(edges: Array, neg: Array, pos: Array) -> tuple[Array, Array, Array] | None:
+    """(FPR, FNR, thresholds) at every curve point, or None without both classes."""
+    pts = operating_points(edges, neg, pos)
+    if pts.positives == 0 or pts.negatives == 0:
+        return None
+    return pts.fp / pts.negatives, 1.0 - pts.tp / pts.positives, pts.thresholds
+
+
+def cost_curve(edges: Array, neg: Array, pos: Array) -> tuple[Array, Array]:
+    """Lower envelope of the cost lines, as vertices ``(x, normalised cost)``.
+
+    Every curve point gives the line ``y = FNR * x + FPR * (1 - x)`` over the
+    probability cost ``x`` in [0, 1]; the envelope of the lowest lines is made
+    of the points on the ROC convex hull, and is piecewise linear between the
+    returned vertices.
+    """
+    rates = _rates(edges, neg, pos)
+    if rates is None:
+        return np.array([0.0, 1.0]), np.array([np.nan, np.nan])
+    fpr, fnr, _ = rates
+    idx = _lower_hull(fpr, fnr)
+    f, m = fpr[idx], fnr[idx]
+    # consecutive hull lines cross at x = dFPR / (dFPR - dFNR)
+    d_f, d_m = np.diff(f), np.diff(m)
+    keep = d_f - d_m > 0
+    cross = d_f[keep] / (d_f[keep] - d_m[keep])
+    x = np.concatenate([[0.0], cross, [1.0]])
+    lines_f, lines_m = f[np.concatenate([[True], keep])], m[np.concatenate([[True], keep])]
+    # the value at every vertex: the line in force from that vertex on (the last one ends at x = 1)
+    y = np.empty(x.size)
+    y[:-1] = lines_m * x[:-1] + lines_f * (1.0 - x[:-1])
+    y[-1] = m[-1]
+    new = np.ones(x.size, dtype=np.bool_)  # drop repeated vertices (dominated lines meet at an end)
+    new[1:] = (np.diff(x) != 0) | (np.diff(y) != 0)
+    return x[new], y[new]
+
+
+def expected_cost(edges: Array, neg: Array, pos: Array) -> float:
+    """Area under the lower envelope of the cost curve (the expected total cost)."""
+    x, y = cost_curve(edges, neg, pos)
+    return float(np.sum((x[1:] - x[:-1]) * (y[1:] + y[:-1]) / 2.0))
+
+
+def probability_cost(p: float, cost_fn: float, cost_fp: float) -> float:
+    """``x = p cost_fn / (p cost_fn + (1 - p) cost_fp)``."""
+    return p * cost_fn / (p * cost_fn + (1.0 - p) * cost_fp)
+
+
+def min_cost(edges: Array, neg: Array, pos: Array, x: float) -> CostPoint:
+    """Lowest normalised cost ``FNR x + FPR (1 - x)`` over the curve thresholds."""
+    rates = _rates(edges, neg, pos)
+    if rates is None:
+        return CostPoint(math.nan, math.nan)
+    fpr, fnr, thresholds = rates
+    cost = fnr * x + fpr * (1.0 - x)
+    i = int(np.argmin(cost))
+    return CostPoint(float(cost[i]), float(thresholds[i]))
+
+
+def min_dcf(edges: Array, neg: Array, pos: Array, p_target: float, c_miss: float, c_fa: float) -> CostPoint:
+    """NIST minimum detection cost, normalised by ``min(c_miss p, c_fa (1 - p))``."""
+    rates = _rates(edges, neg, pos)
+    if rates is None:
+        return CostPoint(math.nan, math.nan)
+    fpr, fnr, thresholds = rates
+    dcf = c_miss * p_target * fnr + c_fa * (1.0 - p_target) * fpr
+    i = int(np.argmin(dcf))
+    return CostPoint(float(dcf[i] / min(c_miss * p_target, c_fa * (1.0 - p_target))), float(thresholds[i]))

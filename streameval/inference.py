@@ -1,0 +1,368 @@
+"""Confidence intervals and significance tests computed from counts.
+
+* DeLong and Hanley & McNeil variances of the ROC AUC, from the histogram;
+* Wilson intervals for proportions (precision, recall, accuracy, ...);
+* McNemar's test for two classifiers on the same stream (``PairedAccumulator``);
+* the paired t-test over k folds or shards.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from ._validation import as_labels, as_scores, as_weights, check_real, check_same_length
+from .confusion import ConfusionReport, ratio
+
+__all__ = [
+    "Interval",
+    "McNemarResult",
+    "PairedAccumulator",
+    "PairedReport",
+    "TTestResult",
+    "delong_variance",
+    "hanley_mcneil_variance",
+    "paired_t_test",
+    "wilson_interval",
+]
+
+
+class Interval(NamedTuple):
+    """An estimate with the two ends of a confidence interval."""
+
+    estimate: float
+    lower: float
+    upper: float
+
+
+def _z(level: float) -> float:
+    lv = check_real("level", level)
+    if not 0.0 < lv < 1.0:
+        raise ValueError(f"level must be between 0 and 1, got {level!r}")
+    return NormalDist().inv_cdf(0.5 + lv / 2.0)
+
+
+def delong_variance(neg: npt.ArrayLike, pos: npt.ArrayLike) -> float:
+    """DeLong's variance of the AUC from a histogram (bins in ascending score order).
+
+    A positive in bin b has placement ``(N_{<b} + n_b / 2) / N``, a negative
+    ``(P_{>b} + p_b / 2) / P``; the variance is ``S10 / P + S01 / N`` with
+    ``S10`` and ``S01`` the sample variances of the placements. Exact DeLong
+    when every bin holds one distinct score.
+
+    Examples
+    --------
+    >>> from streameval.inference import delong_variance
+    >>> round(delong_variance([1, 1, 0, 0], [0, 1, 0, 1]), 6)
+    0.03125
+    """
+    n_b = np.asarray(neg, dtype=np.float64)
+    p_b = np.asarray(pos, dtype=np.float64)
+    p_total, n_total = float(p_b.sum()), float(n_b.sum())
+    if p_total < 2 or n_total < 2:
+        return math.nan
+    n_below = np.cumsum(n_b) - n_b
+    p_above = p_total - np.cumsum(p_b)
+    auc = float(np.dot(p_b, n_below + n_b / 2.0)) / (p_total * n_total)
+    v10 = (n_below + n_b / 2.0) / n_total
+    v01 = (p_above + p_b / 2.0) / p_total
+    s10 = float(np.dot(p_b, (v10 - auc) ** 2)) / (p_total - 1.0)
+    s01 = float(np.dot(n_b, (v01 - auc) ** 2)) / (n_total - 1.0)
+    return s10 / p_total + s01 / n_total
+
+
+def hanley_mcneil_variance(auc: float, positives: float, negatives: float) -> float:
+    """Hanley & McNeil's variance of an AUC from the AUC and the class totals.
+
+    Examples
+    --------
+    >>> from streameval.inference import hanley_mcneil_variance
+    >>> round(hanley_mcneil_variance(0.8, 50, 50), 6)
+    0.00198
+    """
+    a, p, n = float(auc), float(positives), float(negatives)
+    if p == 0 or n == 0 or math.isnan(a):
+        return math.nan
+    q1 = a / (2.0 - a)
+    q2 = 2.0 * a * a / (1.0 + a)
+    return (a * (1.0 - a) + (p - 1.0) * (q1 - a * a) + (n - 1.0) * (q2 - a * a)) / (p * n)
+
+
+def auc_interval(neg: npt.ArrayLike, pos: npt.ArrayLike, auc: float, level: float, method: str) -> Interval:
+    """Normal-approximation interval for the AUC, clipped to [0, 1]."""
+    z = _z(level)
+    if method == "delong":
+        var = delong_variance(neg, pos)
+    elif method == "hanley-mcneil":
+        var = hanley_mcneil_variance(auc, float(np.sum(pos)), float(np.sum(neg)))
+    else:
+        raise ValueError(f"method must be 'delong' or 'hanley-mcneil', got {method!r}")
+    if math.isnan(var) or math.isnan(auc):
+        return Interval(auc, math.nan, math.nan)
+    half = z * math.sqrt(max(var, 0.0))
+    return Interval(auc, max(0.0, auc - half), min(1.0, auc + half))
+
+
+def wilson_interval(successes: float, trials: float, level: float = 0.95) -> Interval:
+    """Wilson score interval for a proportion ``successes / trials``.
+
+    Examples
+    --------
+    >>> from streameval.inference import wilson_interval
+    >>> [round(v, 4) for v in wilson_interval(15, 20)]
+    [0.75, 0.5313, 0.8881]
+    """
+    z = _z(level)
+    k, n = float(successes), float(trials)
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan)
+    p = k / n
+    den = 1.0 + z * z / n
+    centre = (p + z * z / (2.0 * n)) / den
+    half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / den
+    return Interval(p, max(0.0, centre - half), min(1.0, centre + half))
+
+
+# -- McNemar ------------------------------------------------------------------
+class McNemarResult(NamedTuple):
+    """McNemar's test: discordant counts, chi-square with continuity correction, p-values."""
+
+    b: float  # A right, B wrong
+    c: float  # A wrong, B right
+    statistic: float
+    p_value: float
+    p_exact: float
+
+
+def _binomial_two_sided(b: int, c: int) -> float:
+    n, k = b + c, min(b, c)
+    if n == 0:
+        return 1.0
+    log_half = n * math.log(0.5)
+    terms = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + log_half for i in range(k + 1)]
+    top = max(terms)
+    tail = math.exp(top) * math.fsum(math.exp(t - top) for t in terms)
+    return min(1.0, 2.0 * tail)
+
+
+def mcnemar(b: float, c: float) -> McNemarResult:
+    """McNemar's test on the discordant counts ``b`` and ``c``.
+
+    The statistic is ``(|b - c| - 1)**2 / (b + c)`` with one degree of
+    freedom; ``p_exact`` is the two-sided binomial test (integer counts only).
+
+    Examples
+    --------
+    >>> from streameval.inference import mcnemar
+    >>> r = mcnemar(10, 2)
+    >>> round(r.statistic, 4), round(r.p_value, 4), round(r.p_exact, 4)
+    (4.0833, 0.0433, 0.0386)
+    """
+    total = b + c
+    stat = ratio((abs(b - c) - 1.0) ** 2, total) if total else math.nan
+    p = math.erfc(math.sqrt(stat / 2.0)) if not math.isnan(stat) else math.nan
+    exact = _binomial_two_sided(int(b), int(c)) if float(b).is_integer() and float(c).is_integer() else math.nan
+    return McNemarResult(b, c, stat, p, exact)
+
+
+@dataclass(frozen=True)
+class PairedReport:
+    """Two classifiers on the same events: each one's 2x2 table and McNemar's test."""
+
+    a: ConfusionReport
+    b: ConfusionReport
+    counts: npt.NDArray[Any]  # [y positive][A predicts positive][B predicts positive]
+
+    @property
+    def mcnemar(self) -> McNemarResult:
+        """McNemar's test of the two error rates."""
+        c = self.counts
+        a_right_b_wrong = c[1, 1, 0] + c[0, 0, 1]
+        a_wrong_b_right = c[1, 0, 1] + c[0, 1, 0]
+        return mcnemar(_number(a_right_b_wrong), _number(a_wrong_b_right))
+
+
+def _number(v: Any) -> float:
+    return float(v) if isinstance(v, (float, np.floating)) else int(v)
+
+
+class PairedAccumulator:
+    """Two classifiers evaluated on the same stream, for McNemar's test.
+
+    Parameters
+    ----------
+    threshold : float, optional
+        Without it, predictions are labels (``pos_label`` / ``neg_label``);
+        with it, they are scores and predict positive at ``score >= threshold``.
+    pos_label, neg_label : labels of the two classes (default 1 and 0).
+
+    Examples
+    --------
+    >>> import streameval as se
+    >>> acc = se.PairedAccumulator(threshold=0.5)
+    >>> acc.update_many([1, 1, 0, 0, 1], [0.9, 0.8, 0.3, 0.6, 0.7], [0.4, 0.9, 0.2, 0.1, 0.3])
+    >>> r = acc.get()
+    >>> r.a.accuracy, r.b.accuracy, r.mcnemar.b, r.mcnemar.c
+    (0.8, 0.6, 2, 1)
+    """
+
+    def __init__(self, threshold: float | None = None, pos_label: Any = 1, neg_label: Any = 0) -> None:
+        self.threshold = None if threshold is None else check_real("threshold", threshold)
+        if pos_label == neg_label:
+            raise ValueError(f"pos_label and neg_label must differ, got {pos_label!r} for both")
+        self.pos_label, self.neg_label = pos_label, neg_label
+        self._counts = np.zeros((2, 2, 2), dtype=np.int64)
+
+    def _predictions(self, name: str, values: Any) -> npt.NDArray[np.bool_]:
+        if self.threshold is None:
+            return as_labels(name, values, self.pos_label, self.neg_label)
+        return as_scores(name, values) >= self.threshold
+
+    def update(self, y: Any, pred_a: Any, pred_b: Any, w: float = 1.0) -> None:
+        """Count one event seen by both classifiers."""
+        self.update_many([y], [pred_a], [pred_b], [check_real("w", w, finite=True, nonnegative=True)])
+
+    def update_many(self, y: Any, pred_a: Any, pred_b: Any, w: Any = None) -> None:
+        """Count many events; all of them or, on any bad input, none."""
+        truth = as_labels("y", y, self.pos_label, self.neg_label)
+        a = self._predictions("pred_a", pred_a)
+        b = self._predictions("pred_b", pred_b)
+        check_same_length(("y", truth), ("pred_a", a), ("pred_b", b))
+        weights = as_weights("w", w, truth.size)
+        idx = truth.astype(np.int64) * 4 + a.astype(np.int64) * 2 + b.astype(np.int64)
+        tally = np.bincount(idx, weights=weights, minlength=8).reshape(2, 2, 2)
+        if weights is not None and self._counts.dtype != np.float64:
+            self._counts = self._counts.astype(np.float64)
+        self._counts += tally.astype(self._counts.dtype, copy=False)
+
+    def get(self) -> PairedReport:
+        """Both 2x2 tables and McNemar's test."""
+        c = self._counts.copy()
+        t = math.nan if self.threshold is None else self.threshold
+
+        def table(axis_other: int) -> ConfusionReport:
+            m = c.sum(axis=axis_other)  # [y][prediction]
+            return ConfusionReport(
+                tp=_number(m[1, 1]), fp=_number(m[0, 1]), tn=_number(m[0, 0]), fn=_number(m[1, 0]), threshold=t
+            )
+
+        return PairedReport(a=table(2), b=table(1), counts=c)
+
+    def merge(self, other: PairedAccumulator) -> PairedAccumulator:
+        """A new accumulator holding both."""
+        if not isinstance(other, PairedAccumulator):
+            raise TypeError(f"can only merge a PairedAccumulator with another, got {type(other).__name__}")
+        for name in ("threshold", "pos_label", "neg_label"):
+            if getattr(self, name) != getattr(other, name):
+                raise ValueError(
+                    f"cannot merge accumulators whose {name} differ: {getattr(self, name)!r} and "
+                    f"{getattr(other, name)!r}"
+                )
+        new = PairedAccumulator(self.threshold, self.pos_label, self.neg_label)
+        new._counts = self._counts + other._counts
+        return new
+
+    def __add__(self, other: PairedAccumulator) -> PairedAccumulator:
+        return self.merge(other) if isinstance(other, PairedAccumulator) else NotImplemented
+
+
+# -- paired t-test ------------------------------------------------------------
+class TTestResult(NamedTuple):
+    """Paired t-test: mean difference (A - B), statistic, degrees of freedom, two-sided p-value."""
+
+    mean_difference: float
+    statistic: float
+    dof: int
+    p_value: float
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """Regularised incomplete beta I_x(a, b) by its continued fraction (modified Lentz)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    if x > (a + 1.0) / (a + b + 2.0):
+        return 1.0 - _betainc(b, a, 1.0 - x)
+    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    tiny = 1e-300
+    f, c, d = 1.0, 1.0, 0.0
+    for i in range(400):
+        m = i // 2
+        if i == 0:
+            num = 1.0
+        elif i % 2 == 0:
+            num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
+        else:
+            num = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
+        d = 1.0 + num * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + num / c
+        c = c if abs(c) > tiny else tiny
+        f *= c * d
+        if abs(1.0 - c * d) < 1e-15:
+            break
+    return math.exp(log_front) * (f - 1.0) / a
+
+
+def student_t_two_sided(t: float, dof: int) -> float:
+    """Two-sided p-value of Student's t with ``dof`` degrees of freedom.
+
+    Examples
+    --------
+    >>> from streameval.inference import student_t_two_sided
+    >>> round(student_t_two_sided(2.262157, 9), 4)
+    0.05
+    """
+    if math.isnan(t) or dof < 1:
+        return math.nan
+    if math.isinf(t):
+        return 0.0
+    return _betainc(dof / 2.0, 0.5, dof / (dof + t * t))
+
+
+def paired_t_test(reports_a: Sequence[Any], reports_b: Sequence[Any], metric: str = "auc") -> TTestResult:
+    """Paired t-test of ``metric`` over k folds or shards, model A against model B.
+
+    ``reports_a[i]`` and ``reports_b[i]`` are reports (or accumulators) of the
+    two models on fold ``i``; the test uses the k differences of the metric.
+
+    Examples
+    --------
+    >>> import streameval as se
+    >>> a = [se.ConfusionReport(tp=8 + i, fp=2, tn=9, fn=1, threshold=0.5) for i in range(5)]
+    >>> b = [se.ConfusionReport(tp=7 + i % 2, fp=3, tn=8, fn=2, threshold=0.5) for i in range(5)]
+    >>> r = se.paired_t_test(a, b, metric="accuracy")
+    >>> r.dof, round(r.statistic, 3), r.p_value < 0.01
+    (4, 20.705, True)
+    """
+    if len(reports_a) != len(reports_b):
+        raise ValueError(
+            f"reports_a and reports_b must pair up fold by fold, got {len(reports_a)} and {len(reports_b)}"
+        )
+    if len(reports_a) < 2:
+        raise ValueError(f"paired_t_test needs at least 2 folds, got {len(reports_a)}")
+
+    def value(r: Any, side: str, i: int) -> float:
+        rep = r.get() if hasattr(r, "merge") and callable(getattr(r, "get", None)) else r
+        if not hasattr(rep, metric):
+            raise ValueError(f"metric {metric!r} is not a metric of {type(rep).__name__} ({side}[{i}])")
+        return float(getattr(rep, metric))
+
+    diffs = np.array(
+        [
+            value(ra, "reports_a", i) - value(rb, "reports_b", i)
+            for i, (ra, rb) in enumerate(zip(reports_a, reports_b, strict=True))
+        ]
+    )
+    k = diffs.size
+    mean = float(diffs.mean())
+    sd = float(diffs.std(ddof=1))
+    stat = mean / (sd / math.sqrt(k)) if sd else ratio(mean, 0.0)  # identical folds: nan or +-inf
+    return TTestResult(mean, stat, k - 1, student_t_two_sided(stat, k - 1))

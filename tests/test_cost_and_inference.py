@@ -1,0 +1,172 @@
+"""Cost curves, minimum costs, AUC intervals and significance tests against brute force and scipy."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import exact_accumulator
+from scipy import stats
+from sklearn.metrics import roc_auc_score
+
+import streameval as se
+from streameval.inference import delong_variance, hanley_mcneil_variance
+
+
+def _random(seed, n=300, ties=False):
+    rng = np.random.default_rng(seed)
+    y = rng.random(n) < 0.35
+    s = rng.normal(y * 1.0, 1.0)
+    return y, (np.round(s, 1) if ties else s)
+
+
+def _rates(y, s):
+    ts = np.concatenate([[np.inf], np.unique(s)[::-1]])
+    p, n = y.sum(), (~y).sum()
+    fpr = np.array([np.sum((s >= t) & ~y) / n for t in ts])
+    fnr = np.array([np.sum((s < t) & y) / p for t in ts])
+    return ts, fpr, fnr
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("ties", [False, True])
+def test_cost_curve_is_the_lower_envelope_of_every_threshold(seed, ties):
+    y, s = _random(seed, ties=ties)
+    r = exact_accumulator(y, s).get()
+    _, fpr, fnr = _rates(y, s)
+    x, env = r.cost_curve()
+    assert x[0] == 0.0 and x[-1] == 1.0 and np.all(np.diff(x) >= 0)
+    brute_at_vertices = np.min(fnr[None, :] * x[:, None] + fpr[None, :] * (1 - x[:, None]), axis=1)
+    np.testing.assert_allclose(env, brute_at_vertices, atol=1e-12)
+    grid = np.linspace(0, 1, 20001)
+    brute = np.min(fnr[None, :] * grid[:, None] + fpr[None, :] * (1 - grid[:, None]), axis=1)
+    np.testing.assert_allclose(np.interp(grid, x, env), brute, atol=1e-12)  # piecewise linear between vertices
+    assert r.expected_cost() == pytest.approx(np.trapezoid(brute, grid), abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_min_cost_and_min_dcf_against_every_threshold(seed):
+    y, s = _random(seed, ties=True)
+    r = exact_accumulator(y, s).get()
+    ts, fpr, fnr = _rates(y, s)
+    for p, c_fn, c_fp in [(0.5, 1, 1), (0.1, 5, 1), (0.9, 1, 3), (0.3, 0, 1)]:
+        x = p * c_fn / (p * c_fn + (1 - p) * c_fp)
+        costs = fnr * x + fpr * (1 - x)
+        best = r.min_cost(p, c_fn, c_fp)
+        assert best.cost == pytest.approx(costs.min(), abs=1e-12)
+        assert costs[list(ts).index(best.threshold)] == pytest.approx(costs.min(), abs=1e-12)
+    for p_target, c_miss, c_fa in [(0.01, 1, 1), (0.5, 10, 1), (0.2, 1, 100)]:
+        dcf = (c_miss * p_target * fnr + c_fa * (1 - p_target) * fpr) / min(c_miss * p_target, c_fa * (1 - p_target))
+        best = r.min_dcf(p_target, c_miss, c_fa)
+        assert best.cost == pytest.approx(dcf.min(), abs=1e-12)
+        assert dcf[list(ts).index(best.threshold)] == pytest.approx(dcf.min(), abs=1e-12)
+
+
+def _delong_reference(y, s):
+    """DeLong's variance from raw scores: placements by direct pairwise comparison."""
+    pos, neg = s[y], s[~y]
+    psi = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
+    v10, v01 = psi.mean(axis=1), psi.mean(axis=0)
+    auc = psi.mean()
+    s10 = np.sum((v10 - auc) ** 2) / (pos.size - 1)
+    s01 = np.sum((v01 - auc) ** 2) / (neg.size - 1)
+    return s10 / pos.size + s01 / neg.size
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("ties", [False, True])
+def test_delong_variance_from_the_histogram_is_exact(seed, ties):
+    y, s = _random(seed, n=250, ties=ties)
+    r = exact_accumulator(y, s).get()
+    assert delong_variance(r.neg, r.pos) == pytest.approx(_delong_reference(y, s), abs=1e-12)
+    ci = r.auc_ci(0.9)
+    half = stats.norm.ppf(0.95) * math.sqrt(_delong_reference(y, s))
+    assert ci.lower == pytest.approx(roc_auc_score(y, s) - half, abs=1e-12)
+    hm = r.auc_ci(0.95, method="hanley-mcneil")
+    a, p, n = r.auc, r.positives, r.negatives
+    q1, q2 = a / (2 - a), 2 * a * a / (1 + a)
+    var = (a * (1 - a) + (p - 1) * (q1 - a * a) + (n - 1) * (q2 - a * a)) / (p * n)
+    assert hanley_mcneil_variance(a, p, n) == pytest.approx(var, rel=1e-14)
+    assert hm.upper == pytest.approx(min(1.0, a + 1.959963984540054 * math.sqrt(var)), abs=1e-12)
+
+
+def test_delong_interval_covers_the_true_auc_about_95_percent_of_the_time():
+    rng = np.random.default_rng(2024)
+    mu = 1.0
+    true_auc = stats.norm.cdf(mu / math.sqrt(2))
+    covered = 0
+    runs = 1000
+    for _ in range(runs):
+        y = np.repeat([True, False], 200)
+        s = rng.normal(y * mu, 1.0)
+        acc = se.BinaryAccumulator()
+        acc.update_many(y, s)
+        ci = acc.get().auc_ci(0.95)
+        covered += ci.lower <= true_auc <= ci.upper
+    assert 0.93 <= covered / runs <= 0.97, covered
+
+
+def test_wilson_intervals_match_scipy():
+    acc = se.BinaryAccumulator()
+    acc.update_many([1] * 30 + [0] * 50, [0.9] * 15 + [0.1] * 15 + [0.9] * 5 + [0.1] * 45)
+    r = acc.get()
+    for metric, (k, n) in {"precision": (15, 20), "recall": (15, 30), "accuracy": (60, 80)}.items():
+        ref = stats.binomtest(k, n).proportion_ci(0.95, method="wilson")
+        ci = r.wilson_ci(metric)
+        assert ci.estimate == k / n
+        assert (ci.lower, ci.upper) == pytest.approx((ref.low, ref.high), abs=1e-12)
+    with pytest.raises(ValueError, match="metric"):
+        r.wilson_ci("auc")
+    with pytest.raises(ValueError, match="level"):
+        r.wilson_ci("recall", level=1.5)
+
+
+def test_mcnemar_matches_scipy_and_paired_accumulator_counts():
+    rng = np.random.default_rng(9)
+    y = rng.random(500) < 0.5
+    sa = rng.normal(y * 1.2, 1.0)
+    sb = rng.normal(y * 0.8, 1.0)
+    acc = se.PairedAccumulator(threshold=0.5)
+    acc.update_many(y[:250], sa[:250], sb[:250])
+    other = se.PairedAccumulator(threshold=0.5)
+    for i in range(250, 500):
+        other.update(bool(y[i]), float(sa[i]), float(sb[i]))
+    r = (acc + other).get()
+    a_ok, b_ok = (sa >= 0.5) == y, (sb >= 0.5) == y
+    b, c = int(np.sum(a_ok & ~b_ok)), int(np.sum(~a_ok & b_ok))
+    m = r.mcnemar
+    assert (m.b, m.c) == (b, c)
+    assert m.statistic == pytest.approx((abs(b - c) - 1) ** 2 / (b + c), rel=1e-14)
+    assert m.p_value == pytest.approx(stats.chi2.sf(m.statistic, 1), rel=1e-10)
+    assert m.p_exact == pytest.approx(stats.binomtest(b, b + c, 0.5).pvalue, rel=1e-10)
+    assert r.a.accuracy == pytest.approx(a_ok.mean()) and r.b.accuracy == pytest.approx(b_ok.mean())
+    assert r.a.f1 == pytest.approx(2 * np.sum((sa >= 0.5) & y) / (np.sum(sa >= 0.5) + y.sum()))
+    labels = se.PairedAccumulator()
+    labels.update_many(y, sa >= 0.5, sb >= 0.5)
+    assert np.array_equal(labels.get().counts, r.counts)
+    with pytest.raises(ValueError, match="pred_b"):
+        labels.update_many([1, 0], [1, 0], [1, 2])
+    with pytest.raises(ValueError, match="threshold"):
+        acc.merge(labels)
+
+
+def test_paired_t_test_matches_scipy_over_folds():
+    rng = np.random.default_rng(4)
+    fold_a, fold_b = [], []
+    for _ in range(10):
+        y = rng.random(300) < 0.4
+        a, b = se.BinaryAccumulator(), se.BinaryAccumulator()
+        a.update_many(y, rng.normal(y * 1.2, 1.0))
+        b.update_many(y, rng.normal(y * 1.0, 1.0))
+        fold_a.append(a)
+        fold_b.append(b)
+    r = se.paired_t_test(fold_a, fold_b, metric="auc")
+    ref = stats.ttest_rel([f.get().auc for f in fold_a], [f.get().auc for f in fold_b])
+    assert r.statistic == pytest.approx(ref.statistic, rel=1e-10)
+    assert r.p_value == pytest.approx(ref.pvalue, rel=1e-8)
+    assert r.dof == 9
+    with pytest.raises(ValueError, match="pair up"):
+        se.paired_t_test(fold_a, fold_b[:3])
+    with pytest.raises(ValueError, match="not a metric"):
+        se.paired_t_test(fold_a, fold_b, metric="nope")
