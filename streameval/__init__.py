@@ -10,6 +10,7 @@ from .binary import BinaryAccumulator, BinaryReport
 from .bins import Bins
 from .confusion import ConfusionReport
 from .inference import PairedAccumulator, PairedReport, paired_t_test
+from .io import FormatError, from_bytes, from_dict, load, save, to_bytes, to_dict
 from .multiclass import MulticlassAccumulator, MulticlassReport
 from .regression import RegressionAccumulator, RegressionReport
 
@@ -18,6 +19,7 @@ __all__ = [
     "BinaryReport",
     "Bins",
     "ConfusionReport",
+    "FormatError",
     "MacroReport",
     "MetricSummary",
     "MulticlassAccumulator",
@@ -26,8 +28,14 @@ __all__ = [
     "PairedReport",
     "RegressionAccumulator",
     "RegressionReport",
+    "from_bytes",
+    "from_dict",
+    "load",
     "macro",
     "micro",
     "paired_t_test",
+    "save",
+    "to_bytes",
+    "to_dict",
 ]
 __version__ = "0.1.0"

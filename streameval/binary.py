@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import curves, inference
+from ._persist import Persistable
 from ._validation import as_labels, as_scores, as_weights, check_real, check_same_length
 from .bins import BLOCK, Bins, Workspace
 from .confusion import ConfusionReport
@@ -461,7 +462,7 @@ def _default_neg_label(pos_label: Any) -> Any:
     raise ValueError(f"neg_label must be given when pos_label is not 0, 1 or a bool, got pos_label={pos_label!r}")
 
 
-class BinaryAccumulator:
+class BinaryAccumulator(Persistable):
     """Streaming, mergeable evaluation of a binary classifier's scores.
 
     The state is a pair of counts per score bin (negatives, positives) and the

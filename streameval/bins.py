@@ -133,6 +133,36 @@ class Bins:
         """
         return EdgeBins(edges)
 
+    @staticmethod
+    def from_dict(spec: dict[str, Any]) -> Bins:
+        """The scheme described by ``spec`` (as ``to_dict`` writes it).
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> se.Bins.from_dict({"kind": "uniform", "lo": 0.0, "hi": 1.0, "n": 4}) == se.Bins.uniform(0, 1, 4)
+        True
+        """
+        if not isinstance(spec, dict):
+            raise TypeError(f"spec must be a dict, got {spec!r}")
+        kind = spec.get("kind")
+        fields = {k: v for k, v in spec.items() if k != "kind"}
+        expected = {"range_free": {"mantissa_bits"}, "uniform": {"lo", "hi", "n"}, "edges": {"edges"}}
+        if kind not in expected:
+            raise ValueError(f"spec['kind'] must be one of {sorted(expected)}, got {kind!r}")
+        if set(fields) != expected[kind]:
+            raise ValueError(f"a {kind} spec has the fields {sorted(expected[kind])}, got {sorted(fields)}")
+        if kind == "range_free":
+            return Bins.range_free(fields["mantissa_bits"])
+        if kind == "uniform":
+            return Bins.uniform(fields["lo"], fields["hi"], fields["n"])
+        edges = fields["edges"]
+        if not isinstance(edges, list) or not all(
+            isinstance(e, (int, float)) and not isinstance(e, bool) for e in edges
+        ):
+            raise TypeError(f"spec['edges'] must be a list of numbers, got {edges!r}"[:200])
+        return Bins.from_edges(edges)
+
     # -- interface ----------------------------------------------------------
     @property
     def n_bins(self) -> int:

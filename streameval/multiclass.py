@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from ._persist import Persistable
 from ._validation import as_scores, as_weights, check_real, check_same_length
 from .binary import BinaryAccumulator, BinaryReport
 from .bins import Bins
@@ -255,7 +256,7 @@ class MulticlassReport:
         )
 
 
-class MulticlassAccumulator:
+class MulticlassAccumulator(Persistable):
     """Streaming, mergeable evaluation of a K-class classifier.
 
     The state is the K x K confusion matrix (rows true, columns predicted) and,

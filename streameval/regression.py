@@ -11,6 +11,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from ._persist import Persistable
 from ._validation import as_scores, as_weights, check_real, check_same_length
 from .bins import Bins
 from .confusion import ratio
@@ -215,7 +216,7 @@ class RegressionReport:
         return {name: getattr(self, name) for name in self.SCALAR_METRICS}
 
 
-class RegressionAccumulator:
+class RegressionAccumulator(Persistable):
     """Streaming, mergeable evaluation of a regressor.
 
     The state is the total weight, the Chan-merged moments of the target and

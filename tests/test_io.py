@@ -1,0 +1,246 @@
+"""The state format: round trips, strict validation, fuzzing, atomic files."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import streameval as se
+from streameval.io import FormatError
+
+
+def _binary(weighted=False, threshold=0.5, bins=None, n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    acc = se.BinaryAccumulator(bins=bins, threshold=threshold)
+    y = rng.random(n) < 0.3
+    s = rng.normal(y * 1.0, 1.0)
+    acc.update_many(y, s, rng.uniform(0, 2, n) if weighted else None)
+    for i in range(7):
+        acc.update(i % 2, 0.1 * i)  # a few buffered events too
+    return acc
+
+
+def _multiclass(weighted=False):
+    rng = np.random.default_rng(1)
+    acc = se.MulticlassAccumulator()
+    for i in range(300):
+        y = ["a", "b", "c"][i % 3]
+        acc.update(y, {c: float(v) for c, v in zip("abc", rng.random(3), strict=True)}, 1.5 if weighted else 1.0)
+    return acc
+
+
+def _regression():
+    rng = np.random.default_rng(2)
+    acc = se.RegressionAccumulator()
+    y = rng.normal(10, 3, 1000)
+    acc.update_many(y, y + rng.normal(0, 1, 1000))
+    return acc
+
+
+ACCS = {
+    "binary": lambda: _binary(),
+    "binary-weighted": lambda: _binary(weighted=True),
+    "binary-inside-bin-threshold": lambda: _binary(threshold=0.37, bins=se.Bins.uniform(-3, 3, 20)),
+    "binary-bool-labels": lambda: se.BinaryAccumulator(pos_label=True),
+    "binary-string-labels": lambda: _strings(),
+    "multiclass": _multiclass,
+    "multiclass-weighted": lambda: _multiclass(weighted=True),
+    "multiclass-labels": lambda: _hard(),
+    "regression": _regression,
+}
+
+
+def _strings():
+    acc = se.BinaryAccumulator(pos_label="spam", neg_label="ham", bins=se.Bins.from_edges([0.0, 0.5, 1.0]))
+    acc.update_many(["spam", "ham", "ham"], [0.9, 0.2, 0.6])
+    return acc
+
+
+def _hard():
+    acc = se.MulticlassAccumulator(classes=[1, 2, 3])
+    acc.update_many([1, 2, 3, 3], [1, 3, 3, 2])
+    return acc
+
+
+def _same(a, b):
+    if isinstance(a, se.RegressionAccumulator):
+        return a.get().to_dict() == b.get().to_dict()
+    return a == b and a.get().to_dict() == pytest.approx(b.get().to_dict(), nan_ok=True)
+
+
+@pytest.mark.parametrize("name", list(ACCS))
+def test_round_trips_through_json_bytes_and_files(name, tmp_path):
+    acc = ACCS[name]()
+    via_json = se.from_dict(json.loads(json.dumps(acc.to_dict(), allow_nan=False)))
+    assert type(via_json) is type(acc) and _same(via_json, acc)
+    via_bytes = type(acc).from_bytes(acc.to_bytes())
+    assert _same(via_bytes, acc)
+    path = tmp_path / "state.sevl"
+    acc.save(path)
+    assert _same(type(acc).load(path), acc)
+    assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
+    assert via_bytes.to_bytes() == acc.to_bytes()  # loading then saving changes nothing
+
+
+def test_bytes_are_compact():
+    acc = se.BinaryAccumulator()
+    rng = np.random.default_rng(0)
+    y = rng.random(10**6) < 0.3
+    acc.update_many(y, 1 / (1 + np.exp(-rng.normal(y * 2.0 - 1.0, 1.5))))
+    bins = acc.get().keys.size
+    size = len(acc.to_bytes())
+    assert size / bins < 8, (size, bins)
+
+
+def test_wrong_kind_version_and_truncation_raise_format_error():
+    acc = _binary()
+    d = acc.to_dict()
+    for mutate, words in [
+        (lambda x: x.update(kind="tree"), "kind"),
+        (lambda x: x.update(version=2), "version"),
+        (lambda x: x.update(format="other"), "format"),
+        (lambda x: x.pop("state"), "fields"),
+    ]:
+        bad = copy.deepcopy(d)
+        mutate(bad)
+        with pytest.raises(FormatError, match=words):
+            se.from_dict(bad)
+    blob = acc.to_bytes()
+    for cut in (0, 5, 9, len(blob) // 2, len(blob) - 1):
+        with pytest.raises(FormatError):
+            se.from_bytes(blob[:cut])
+    with pytest.raises(FormatError, match="not a streameval state"):
+        se.from_bytes(b"PK\x03\x04" + blob[4:])
+    with pytest.raises(FormatError, match="not a RegressionAccumulator"):
+        se.RegressionAccumulator.from_bytes(blob)
+    assert isinstance(FormatError("x"), ValueError)
+
+
+def _tamper(d, path, value):
+    bad = copy.deepcopy(d)
+    node = bad
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value(node[path[-1]]) if callable(value) else value
+    return bad
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "words"),
+    [
+        (("state", "histogram", "neg", 0), -1, "negative"),
+        (("state", "histogram", "pos", 0), 1.5, "integers"),
+        (("state", "histogram", "neg", 0), True, "integers"),
+        (("state", "histogram", "neg", 0), lambda v: v + 1, "totals"),
+        (("state", "totals", "pos"), lambda v: v + 1, "totals"),
+        (("state", "histogram", "keys", 1), lambda v: v - 10**6, "increasing"),
+        (("state", "histogram", "keys"), lambda v: v[:-1], "one entry per bin"),
+        (("state", "histogram", "keys", -1), 10**9, "lie in"),
+        (("state", "bins", "mantissa_bits"), 0, "bins"),
+        (("state", "bins"), {"kind": "uniform", "lo": 0.0, "hi": 1.0}, "bins"),
+        (("state", "threshold"), "nan", "threshold"),
+        (("state", "pos_label"), {"tuple": [1]}, "pos_label"),
+        (("state", "above"), [5, 5], "above"),
+        (("state", "weighted"), "yes", "weighted"),
+    ],
+)
+def test_tampered_states_are_refused(path, value, words):
+    d = _binary().to_dict()
+    with pytest.raises(FormatError, match=words):
+        se.from_dict(_tamper(d, path, value))
+
+
+def test_tampered_multiclass_and_regression_states_are_refused():
+    d = _multiclass().to_dict()
+    with pytest.raises(FormatError, match="confusion"):
+        se.from_dict(_tamper(d, ("state", "confusion", 0), lambda r: r[:-1]))
+    with pytest.raises(FormatError, match="n is"):
+        se.from_dict(_tamper(d, ("state", "n"), lambda v: v + 1))
+    moved = _tamper(d, ("state", "confusion", 0, 0), lambda v: v - 1)  # one event moved from row 0 to row 1
+    with pytest.raises(FormatError, match="positives"):
+        se.from_dict(_tamper(moved, ("state", "confusion", 1, 0), lambda v: v + 1))
+    with pytest.raises(FormatError, match="distinct"):
+        se.from_dict(_tamper(d, ("state", "classes", 1), {"str": "a"}))
+    r = _regression().to_dict()
+    with pytest.raises(FormatError, match="m2"):
+        se.from_dict(_tamper(r, ("state", "y", 2), -1.0))
+    with pytest.raises(FormatError, match="total weight"):
+        se.from_dict(_tamper(r, ("state", "n"), lambda v: v + 1))
+
+
+def test_a_key_no_score_reaches_is_refused():
+    d = se.BinaryAccumulator().to_dict()
+    bins = se.Bins.range_free()
+    # keys between the codes of the largest double below 1 and of 1.0 are never produced
+    unreachable = bins.key(np.nextafter(1.0, 0.0)) + 5
+    d["state"]["histogram"] = {"keys": [unreachable], "neg": [1], "pos": [0]}
+    d["state"]["totals"] = {"neg": 1, "pos": 0}
+    with pytest.raises(FormatError, match="no score reaches"):
+        se.from_dict(d)
+
+
+VALID = [_binary(n=300).to_bytes(), _multiclass().to_bytes(), _regression().to_bytes(), _hard().to_bytes()]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=400))
+def test_random_bytes_give_a_state_or_format_error(blob):
+    with contextlib.suppress(FormatError):
+        se.from_bytes(blob)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(range(len(VALID))), st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=6))
+def test_mutated_bytes_give_a_state_or_format_error(which, edits):
+    blob = bytearray(VALID[which])
+    for pos, value in edits:
+        blob[pos % len(blob)] = value
+    with contextlib.suppress(FormatError):
+        se.from_bytes(bytes(blob))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(range(3)), st.data())
+def test_mutated_json_gives_a_state_or_format_error(which, data):
+    d = json.loads(json.dumps([_binary(n=50), _multiclass(), _hard()][which].to_dict()))
+    paths = []
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, (*path, k))
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, (*path, i))
+        paths.append(path)
+
+    walk(d, ())
+    path = data.draw(st.sampled_from(paths[:-1]))
+    junk = data.draw(st.one_of(st.integers(-5, 10**12), st.floats(), st.text(max_size=3), st.none(), st.booleans()))
+    with contextlib.suppress(FormatError):
+        se.from_dict(_tamper(d, path, junk))
+
+
+def test_an_interrupted_save_leaves_the_old_file(tmp_path, monkeypatch):
+    path = tmp_path / "state.sevl"
+    old = _binary(n=100)
+    old.save(path)
+    before = path.read_bytes()
+
+    def crash(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError, match="disk full"):
+        _binary(n=500, seed=3).save(path)
+    assert path.read_bytes() == before
+    assert [p.name for p in Path(tmp_path).iterdir()] == ["state.sevl"]
+    assert se.load(path) == old
