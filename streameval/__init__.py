@@ -13,21 +13,26 @@ from .inference import PairedAccumulator, PairedReport, paired_t_test
 from .io import FormatError, from_bytes, from_dict, load, save, to_bytes, to_dict
 from .multiclass import MulticlassAccumulator, MulticlassReport
 from .regression import RegressionAccumulator, RegressionReport
+from .windows import Decayed, Monitor, Sliding, TimeWindow
 
 __all__ = [
     "BinaryAccumulator",
     "BinaryReport",
     "Bins",
     "ConfusionReport",
+    "Decayed",
     "FormatError",
     "MacroReport",
     "MetricSummary",
+    "Monitor",
     "MulticlassAccumulator",
     "MulticlassReport",
     "PairedAccumulator",
     "PairedReport",
     "RegressionAccumulator",
     "RegressionReport",
+    "Sliding",
+    "TimeWindow",
     "from_bytes",
     "from_dict",
     "load",

@@ -324,6 +324,7 @@ class RangeFreeBins(Bins):
         n = x.size
         upper = np.greater_equal(x, 0.5, out=ws.b[:n])
         t = np.subtract(x, upper, out=ws.f[:n])
+        t += 0.0  # -0.0 becomes 0.0: one code for one bin
         raw = t.view(np.int64)
         v = np.right_shift(raw, 63, out=ws.i[:n])
         v += raw  # raw - 1 when t is negative
@@ -361,7 +362,6 @@ class RangeFreeBins(Bins):
         u = c & ((1 << (12 + m)) - 1)
         top = (1 << (11 + m)) - 1
         ordered = np.where(u > top, top - u, u)  # negative t: -1 - (u - 2**(11+m))
-        ordered[(upper == 0) & (u == top)] = 0  # -0.0: the only code there once NaN is excluded
         return ordered + self._k_zero + upper * self._k_upper, is_pos
 
     def _lower_edges(self, k: KeyArray) -> FloatArray:

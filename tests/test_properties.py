@@ -124,3 +124,13 @@ def test_labelled_codes_decode_to_keys_and_labels(bi, items):
     keys, is_pos = bins.decode(codes)
     assert np.array_equal(keys, bins.keys(x))
     assert np.array_equal(is_pos, lab)
+
+
+def test_negative_zero_and_zero_share_one_code():
+    for bins in [*BINS, se.Bins.range_free(3)]:
+        codes = bins.labelled_codes([-0.0, 0.0, -0.0, 0.0], [False, False, True, True])
+        assert codes[0] == codes[1] and codes[2] == codes[3]
+        acc = se.BinaryAccumulator(bins=bins)
+        acc.update_many([0, 0, 1], [-0.0, 0.0, -0.0])
+        r = acc.get()
+        assert r.n == 3 and r.neg.sum() == 2 and r.pos.sum() == 1

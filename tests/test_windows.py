@@ -1,0 +1,189 @@
+"""Windows equal a fresh accumulator fed exactly the window's events."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import streameval as se
+
+
+def _stream(n, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.random(n) < 0.4
+    s = np.round(rng.normal(y * 1.0, 1.0), 2)
+    return y, s
+
+
+@pytest.mark.parametrize("threshold", [0.5, 0.137])
+@pytest.mark.parametrize("size", [1, 7, 100])
+def test_sliding_equals_the_last_n_events(threshold, size):
+    y, s = _stream(700, seed=size)
+    win = se.Sliding(lambda: se.BinaryAccumulator(threshold=threshold), size=size)
+    rng = np.random.default_rng(1)
+    i = 0
+    while i < y.size:
+        step = int(rng.choice([1, 1, 3, 17, 250]))
+        if step == 1:
+            win.update(bool(y[i]), float(s[i]))
+        else:
+            win.update_many(y[i : i + step], s[i : i + step])
+        i = min(i + step, y.size)
+        fresh = se.BinaryAccumulator(threshold=threshold)
+        fresh.update_many(y[max(0, i - size) : i], s[max(0, i - size) : i])
+        assert win._acc == fresh
+        assert win.n == min(i, size)
+
+
+def test_weighted_sliding_leaves_no_residue():
+    y, s = _stream(400, seed=3)
+    w = np.random.default_rng(2).uniform(0.1, 3.0, y.size)
+    win = se.Sliding(se.BinaryAccumulator, size=50)
+    for lo in range(0, 400, 30):
+        win.update_many(y[lo : lo + 30], s[lo : lo + 30], w[lo : lo + 30])
+    fresh = se.BinaryAccumulator()
+    fresh.update_many(y[-50:], s[-50:], w[-50:])
+    r1, r2 = win.get(), fresh.get()
+    np.testing.assert_array_equal(r1.keys, r2.keys)  # emptied bins are exactly empty
+    np.testing.assert_allclose(r1.neg, r2.neg, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(r1.pos, r2.pos, rtol=1e-9, atol=1e-12)
+    with pytest.raises(TypeError, match="cannot be merged"):
+        win.merge(win)
+    with pytest.raises(TypeError, match="BinaryAccumulator"):
+        se.Sliding(se.RegressionAccumulator, size=3)
+    with pytest.raises(ValueError, match="size"):
+        se.Sliding(se.BinaryAccumulator, size=0)
+
+
+def _in_window(times, width, panes):
+    pane = np.floor(times / (width / panes)).astype(int)
+    return pane >= pane.max() - panes + 1
+
+
+@pytest.mark.parametrize("kind", ["binary", "multiclass", "regression"])
+def test_time_window_equals_its_events_and_merges_by_pane(kind):
+    rng = np.random.default_rng(4)
+    n = 600
+    t = np.sort(rng.uniform(0, 100, n))
+    y, s = _stream(n, seed=5)
+    if kind == "binary":
+        factory, args = se.BinaryAccumulator, (y, s)
+    elif kind == "multiclass":
+        labels = np.array(["a", "b", "c"])[rng.integers(0, 3, n)]
+        scores = rng.random((n, 3))
+        factory, args = (lambda: se.MulticlassAccumulator(classes=["a", "b", "c"])), (labels, scores)
+    else:
+        factory, args = se.RegressionAccumulator, (s, s + rng.normal(0, 1, n))
+    win = se.TimeWindow(factory, width=20.0, panes=8)
+    a, b = se.TimeWindow(factory, width=20.0, panes=8), se.TimeWindow(factory, width=20.0, panes=8)
+    shard = rng.random(n) < 0.5
+    for lo in range(0, n, 75):
+        sl = slice(lo, lo + 75)
+        win.update_many(*(x[sl] for x in args), t=t[sl])
+        for acc, mask in ((a, shard[sl]), (b, ~shard[sl])):
+            if mask.any():
+                acc.update_many(*(x[sl][mask] for x in args), t=t[sl][mask])
+    keep = _in_window(t, 20.0, 8)
+    fresh = factory()
+    fresh.update_many(*(x[keep] for x in args))
+    assert win.get().to_dict() == pytest.approx(fresh.get().to_dict(), nan_ok=True)
+    assert (a + b).get().to_dict() == pytest.approx(fresh.get().to_dict(), nan_ok=True)
+    assert win.n_late == 0
+
+
+def test_time_window_counts_late_events_and_checks_input():
+    win = se.TimeWindow(se.BinaryAccumulator, width=10.0, panes=5)
+    win.update(1, 0.9, t=100.0)
+    win.update(0, 0.2, t=50.0)  # far behind the window
+    assert win.get().n == 1 and win.n_late == 1
+    before = win.get().n
+    with pytest.raises(ValueError, match="y"):
+        win.update_many([1, 5], [0.1, 0.2], t=[101.0, 102.0])
+    with pytest.raises(ValueError, match="t must"):
+        win.update_many([1, 0], [0.1, 0.2], t=[101.0, np.nan])
+    with pytest.raises(ValueError, match="one time per event"):
+        win.update_many([1, 0], [0.1, 0.2], t=[101.0])
+    assert win.get().n == before
+    with pytest.raises(ValueError, match="pane grids"):
+        win.merge(se.TimeWindow(se.BinaryAccumulator, width=10.0, panes=4))
+
+
+@pytest.mark.parametrize("by", ["events", "time"])
+def test_decayed_equals_explicit_weights(by):
+    y, s = _stream(500, seed=6)
+    t = np.cumsum(np.random.default_rng(7).exponential(1.0, y.size)) if by == "time" else np.arange(y.size, dtype=float)
+    dec = se.Decayed(se.BinaryAccumulator, half_life=40.0, by=by)
+    for lo in range(0, 500, 60):
+        sl = slice(lo, lo + 60)
+        if by == "time":
+            dec.update_many(y[sl], s[sl], t=t[sl])
+        else:
+            dec.update_many(y[sl], s[sl])
+    ref = se.BinaryAccumulator()
+    ref.update_many(y, s, np.exp2((t - t.max()) / 40.0))
+    r1, r2 = dec.get(), ref.get()
+    np.testing.assert_array_equal(r1.keys, r2.keys)
+    np.testing.assert_allclose(r1.neg, r2.neg, rtol=1e-12)
+    np.testing.assert_allclose(r1.pos, r2.pos, rtol=1e-12)
+    assert r1.auc == pytest.approx(r2.auc, abs=1e-12)
+
+
+def test_decay_stays_accurate_over_a_billion_time_units():
+    # 10^4 batches, each standing for 10^5 events at one time, times up to 10^9: the state is
+    # rescaled many times (2**500 at most) and the decayed total must match the geometric series
+    half_life = 10**5
+    dec = se.Decayed(se.RegressionAccumulator, half_life=half_life, by="time")
+    step = 10**5
+    for k in range(10**4):
+        dec.update_many([1.0], [1.5], t=[k * step], w=[1e5])
+    total = dec.get().y.weight
+    expected = 1e5 * (1 - 0.5**10**4) / (1 - 0.5)
+    assert total == pytest.approx(expected, rel=1e-12)
+    assert dec.get().mae == pytest.approx(0.5, rel=1e-12)
+    assert math.isfinite(dec._acc._y.weight)
+
+
+def test_decayed_merge_and_multiclass():
+    y, s = _stream(300, seed=8)
+    whole = se.Decayed(se.BinaryAccumulator, half_life=30.0, by="time")
+    a = se.Decayed(se.BinaryAccumulator, half_life=30.0, by="time")
+    b = se.Decayed(se.BinaryAccumulator, half_life=30.0, by="time")
+    t = np.arange(300.0)
+    whole.update_many(y, s, t=t)
+    a.update_many(y[::2], s[::2], t=t[::2])
+    b.update_many(y[1::2], s[1::2], t=t[1::2])
+    np.testing.assert_allclose((a + b).get().neg, whole.get().neg, rtol=1e-12)
+    mc = se.Decayed(lambda: se.MulticlassAccumulator(classes=[0, 1]), half_life=1)
+    mc.update(0, [0.8, 0.2])
+    mc.update(1, [0.3, 0.7])
+    assert mc.get().confusion_matrix.tolist() == [[0.5, 0.0], [0.0, 1.0]]
+    with pytest.raises(ValueError, match="t is required"):
+        se.Decayed(se.BinaryAccumulator, half_life=1, by="time").update(1, 0.5)
+
+
+def test_monitor_records_by_events_and_by_time():
+    y, s = _stream(1000, seed=9)
+    mon = se.Monitor(se.BinaryAccumulator(), every=250)
+    for i in range(1000):
+        mon.update(bool(y[i]), float(s[i]))
+    rows = mon.to_records()
+    assert [r["time"] for r in rows] == [250, 500, 750, 1000]
+    fresh = se.BinaryAccumulator()
+    fresh.update_many(y[:500], s[:500])
+    assert rows[1]["auc"] == fresh.get().auc and rows[1]["n"] == 500
+    timed = se.Monitor(se.TimeWindow(se.BinaryAccumulator, width=100.0, panes=4), every=50.0, by="time")
+    for lo in range(0, 1000, 100):
+        timed.update_many(y[lo : lo + 100], s[lo : lo + 100], t=np.arange(lo, lo + 100, dtype=float))
+    assert [r["time"] for r in timed.to_records()] == [50.0 * k for k in range(1, 20, 2)]
+    assert timed.to_records()[-1]["n"] == 100
+    with pytest.raises(ValueError, match="t is required"):
+        timed.update(1, 0.5)
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="pandas"):
+            mon.to_pandas()
+    else:
+        assert list(mon.to_pandas()["time"]) == [250, 500, 750, 1000]
