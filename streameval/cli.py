@@ -1,0 +1,462 @@
+"""The ``streameval`` command: evaluate CSV or JSON Lines files, merge and report saved states.
+
+    streameval eval FILE... [-] [--label COL] [--score COL] [--weight COL] [--time COL]
+                    [--threshold T] [--bins SPEC] [--by COL] [--window N] [--json]
+                    [--save STATE] [--skip-bad]
+    streameval merge STATE... -o OUT
+    streameval report STATE [--json]
+
+Files are read as a stream, a chunk of rows at a time, so memory stays flat
+whatever their length; ``.gz`` files (or gzip data on standard input) are
+decompressed on the fly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import io
+import json
+import math
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from . import io as state_io
+from .averaging import macro
+from .binary import BinaryAccumulator
+from .bins import Bins
+from .windows import Sliding
+
+CHUNK = 65536
+EXIT_BAD_INPUT = 2
+
+
+class BadRowError(Exception):
+    """A row that cannot be evaluated: where it is and what is wrong."""
+
+    def __init__(self, source: str, line: int, message: str) -> None:
+        super().__init__(f"{source}:{line}: {message}")
+        self.source, self.line, self.message = source, line, message
+
+
+# -- reading --------------------------------------------------------------------
+def _open(path: str) -> tuple[str, TextIO]:
+    if path == "-":
+        raw = sys.stdin.buffer
+        head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+        stream = gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw
+        return "<stdin>", io.TextIOWrapper(stream, encoding="utf-8", newline="")
+    p = Path(path)
+    with p.open("rb") as fh:
+        magic = fh.read(2)
+    if magic == b"\x1f\x8b":
+        return path, io.TextIOWrapper(gzip.open(p, "rb"), encoding="utf-8", newline="")
+    return path, p.open("r", encoding="utf-8", newline="")
+
+
+def _is_jsonl(name: str, forced: str | None) -> bool:
+    if forced:
+        return forced == "jsonl"
+    base = name[:-3] if name.endswith(".gz") else name
+    return base.endswith((".jsonl", ".ndjson", ".json"))
+
+
+def _label_text(v: Any) -> str:
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v).strip()
+
+
+@dataclass
+class Rows:
+    """One chunk of rows: the raw text of each needed column, and line numbers."""
+
+    source: str
+    lines: list[int] = field(default_factory=list)
+    cols: dict[str, list[Any]] = field(default_factory=dict)
+
+
+def _chunks(path: str, columns: list[str], fmt: str | None) -> Iterator[Rows]:
+    name, fh = _open(path)
+    with fh:
+        if _is_jsonl(name, fmt):
+            yield from _jsonl_chunks(name, fh, columns)
+        else:
+            yield from _csv_chunks(name, fh, columns)
+
+
+def _csv_chunks(name: str, fh: TextIO, columns: list[str]) -> Iterator[Rows]:
+    reader = csv.reader(fh)
+    try:
+        header = next(reader)
+    except StopIteration:
+        return
+    header = [h.strip() for h in header]
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise BadRowError(name, 1, f"missing column {missing[0]!r} (the header has {header})")
+    idx = [header.index(c) for c in columns]
+    width = len(header)
+    rows = Rows(name, cols={c: [] for c in columns})
+    out = [rows.cols[c] for c in columns]
+    line = 1
+    for record in reader:
+        line += 1
+        if not record:
+            continue
+        if len(record) != width:
+            raise BadRowError(name, line, f"expected {width} fields, got {len(record)}")
+        rows.lines.append(line)
+        for target, i in zip(out, idx, strict=True):
+            target.append(record[i])
+        if len(rows.lines) >= CHUNK:
+            yield rows
+            rows = Rows(name, cols={c: [] for c in columns})
+            out = [rows.cols[c] for c in columns]
+    if rows.lines:
+        yield rows
+
+
+def _jsonl_chunks(name: str, fh: TextIO, columns: list[str]) -> Iterator[Rows]:
+    rows = Rows(name, cols={c: [] for c in columns})
+    for line, text in enumerate(fh, start=1):
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+        except ValueError as exc:
+            raise BadRowError(name, line, f"not JSON: {exc}") from None
+        if not isinstance(obj, dict):
+            raise BadRowError(name, line, "a line must hold a JSON object")
+        for c in columns:
+            if c not in obj:
+                raise BadRowError(name, line, f"missing field {c!r}")
+            rows.cols[c].append(obj[c])
+        rows.lines.append(line)
+        if len(rows.lines) >= CHUNK:
+            yield rows
+            rows = Rows(name, cols={c: [] for c in columns})
+    if rows.lines:
+        yield rows
+
+
+def _numbers(rows: Rows, column: str, what: str, finite: bool, bad: np.ndarray) -> np.ndarray:
+    """Column values as floats; sets ``bad`` where a value is not a usable number."""
+    values = rows.cols[column]
+    try:
+        out = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        out = np.empty(len(values))
+        for i, v in enumerate(values):
+            try:
+                out[i] = float(v) if not isinstance(v, bool) else math.nan
+            except (TypeError, ValueError):
+                out[i] = math.nan
+    ok = np.isfinite(out) if finite else ~np.isnan(out)
+    bad |= ~ok
+    return out
+
+
+@dataclass
+class Problem:
+    """The first bad row of each kind, and how many there were."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    first: dict[str, str] = field(default_factory=dict)
+
+    def add(self, kind: str, where: str) -> None:
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        self.first.setdefault(kind, where)
+
+
+def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> tuple[np.ndarray, ...]:
+    """(is_pos, scores, weights, times, segments, keep) of a chunk, or BadRowError on the first bad row."""
+    n = len(rows.lines)
+    bad_score = np.zeros(n, dtype=np.bool_)
+    scores = _numbers(rows, args.score, "score", finite=False, bad=bad_score)
+    labels = np.array([_label_text(v) for v in rows.cols[args.label]])
+    is_pos = labels == args.pos_label
+    bad_label = ~(is_pos | (labels == args.neg_label))
+    bad_weight = np.zeros(n, dtype=np.bool_)
+    weights = None
+    if args.weight:
+        weights = _numbers(rows, args.weight, "weight", finite=True, bad=bad_weight)
+        bad_weight |= weights < 0
+    bad_time = np.zeros(n, dtype=np.bool_)
+    times = _numbers(rows, args.time, "time", finite=True, bad=bad_time) if args.time else None
+    segments = np.array([_label_text(v) for v in rows.cols[args.by]]) if args.by else None
+    checks = [
+        ("label", bad_label, lambda i: f"label {rows.cols[args.label][i]!r} is neither {args.pos_label!r} nor "
+                                       f"{args.neg_label!r}"),
+        ("score", bad_score, lambda i: f"score {rows.cols[args.score][i]!r} is not a number"),
+        ("weight", bad_weight, lambda i: f"weight {rows.cols[args.weight][i]!r} is not a finite number >= 0"),
+        ("time", bad_time, lambda i: f"time {rows.cols[args.time][i]!r} is not a finite number"),
+    ]  # fmt: skip
+    keep = np.ones(n, dtype=np.bool_)
+    if skip is None:
+        any_bad = bad_label | bad_score | bad_weight | bad_time
+        if any_bad.any():
+            i = int(np.argmax(any_bad))  # the first bad row, with the first problem it has
+            describe = next(d for _, mask, d in checks if mask[i])
+            raise BadRowError(rows.source, rows.lines[i], describe(i))
+        return is_pos, scores, weights, times, segments, keep
+    for kind, mask, describe in checks:
+        if not mask.any():
+            continue
+        for i in np.flatnonzero(mask).tolist():
+            if keep[i]:
+                skip.add(kind, f"{rows.source}:{rows.lines[i]}: {describe(i)}")
+        keep &= ~mask
+    return is_pos, scores, weights, times, segments, keep
+
+
+# -- evaluating -----------------------------------------------------------------
+def _parse_bins(spec: str) -> Bins:
+    parts = spec.split(":")
+    try:
+        if parts[0] == "range_free" and len(parts) <= 2:
+            return Bins.range_free(int(parts[1])) if len(parts) == 2 else Bins.range_free()
+        if parts[0] == "uniform" and len(parts) == 4:
+            return Bins.uniform(float(parts[1]), float(parts[2]), int(parts[3]))
+        if parts[0] == "edges" and len(parts) == 2:
+            return Bins.from_edges([float(v) for v in parts[1].split(",")])
+    except (TypeError, ValueError) as exc:
+        raise SystemExit(f"streameval: --bins {spec!r}: {exc}") from None
+    raise SystemExit(f"streameval: --bins must be range_free[:M], uniform:LO:HI:N or edges:E1,E2,..., got {spec!r}")
+
+
+class Progress:
+    """Rows and rate on standard error, only when it is a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self.start = time.perf_counter()
+        self.rows = 0
+        self.last = 0.0
+
+    def add(self, n: int, source: str) -> None:
+        self.rows += n
+        now = time.perf_counter()
+        if self.enabled and now - self.last > 0.2:
+            rate = self.rows / max(now - self.start, 1e-9)
+            sys.stderr.write(f"\r{source}: {self.rows:,} rows, {rate:,.0f} rows/s ")
+            sys.stderr.flush()
+            self.last = now
+
+    def done(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+
+
+def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
+    bins = _parse_bins(args.bins)
+
+    def make() -> BinaryAccumulator:
+        return BinaryAccumulator(bins=bins, threshold=args.threshold, pos_label=True, neg_label=False)
+
+    overall = make()
+    segments: dict[str, BinaryAccumulator] = {}
+    window = Sliding(make, size=args.window) if args.window else None
+    skip = Problem() if args.skip_bad else None
+    columns = [c for c in (args.label, args.score, args.weight, args.time, args.by) if c]
+    progress = Progress(not args.no_progress)
+    rows_read = 0
+    for path in args.files:
+        for rows in _chunks(path, columns, args.format):
+            is_pos, scores, weights, times, segs, keep = _check_chunk(rows, args, skip)
+            rows_read += len(rows.lines)
+            if not keep.all():
+                is_pos, scores = is_pos[keep], scores[keep]
+                weights = None if weights is None else weights[keep]
+                times = None if times is None else times[keep]
+                segs = None if segs is None else segs[keep]
+            if times is not None and scores.size:  # events in time order within a chunk
+                order = np.argsort(times, kind="stable")
+                is_pos, scores = is_pos[order], scores[order]
+                weights = None if weights is None else weights[order]
+                segs = None if segs is None else segs[order]
+            overall.update_many(is_pos, scores, weights)
+            if window is not None:
+                window.update_many(is_pos, scores, weights)
+            if segs is not None:
+                for name in np.unique(segs).tolist():
+                    sel = segs == name
+                    acc = segments.setdefault(name, make())
+                    acc.update_many(is_pos[sel], scores[sel], None if weights is None else weights[sel])
+            progress.add(len(rows.lines), rows.source)
+    progress.done()
+    result: dict[str, Any] = {"rows": rows_read, "overall": _metrics(overall.get())}
+    if skip is not None:
+        result["skipped"] = {"total": sum(skip.counts.values()), "by_reason": skip.counts, "first": skip.first}
+    if window is not None:
+        result["window"] = {"size": args.window, **_metrics(window.get())}
+    if segments:
+        result["segments"] = {name: _metrics(acc.get()) for name, acc in sorted(segments.items())}
+        result["micro"] = _metrics(BinaryAccumulator.merge_all(list(segments.values())).get())
+        summary = macro(list(segments.values()))
+        result["macro"] = {name: {"mean": s.mean, "std": s.std} for name, s in summary._summaries.items()}
+    if args.save:
+        overall.save(args.save)
+        result["saved"] = args.save
+    return result
+
+
+def _clean(v: Any) -> Any:
+    if isinstance(v, (np.floating, float)):
+        f = float(v)
+        return f if math.isfinite(f) else str(f)
+    if isinstance(v, np.integer):
+        return int(v)
+    return v
+
+
+def _metrics(report: Any) -> dict[str, Any]:
+    return {k: _clean(v) for k, v in report.to_dict().items()}
+
+
+MAIN = ["n", "positives", "negatives", "accuracy", "precision", "recall", "f1", "mcc", "auc", "auc_lower",
+        "auc_upper", "average_precision", "pr_auc", "eer", "bep"]  # fmt: skip
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def _table(result: dict[str, Any]) -> str:
+    out = [f"rows read: {result['rows']:,}"]
+    if "skipped" in result:
+        sk = result["skipped"]
+        out.append(f"rows skipped: {sk['total']:,} {sk['by_reason']}")
+        for first in sk["first"].values():
+            out.append(f"  first: {first}")
+    blocks = [("overall", result["overall"])]
+    if "window" in result:
+        blocks.append((f"last {result['window']['size']:,} events", result["window"]))
+    for name, m in result.get("segments", {}).items():
+        blocks.append((f"segment {name}", m))
+    if "micro" in result:
+        blocks.append(("micro (all segments)", result["micro"]))
+    width = max(len(k) for k in MAIN)
+    for title, m in blocks:
+        out.append("")
+        out.append(title)
+        out.extend(f"  {k:<{width}}  {_fmt(m[k])}" for k in MAIN if k in m)
+    if "macro" in result:
+        out.append("")
+        out.append("macro (mean and std over segments)")
+        for k in MAIN:
+            if k in result["macro"]:
+                s = result["macro"][k]
+                out.append(f"  {k:<{width}}  {_fmt(s['mean'])}  (std {_fmt(s['std'])})")
+    if "saved" in result:
+        out.append("")
+        out.append(f"state saved to {result['saved']}")
+    return "\n".join(out)
+
+
+# -- commands --------------------------------------------------------------------
+def _cmd_eval(args: argparse.Namespace) -> int:
+    try:
+        result = _evaluate(args)
+    except BadRowError as bad:
+        print(f"streameval: bad row at {bad}", file=sys.stderr)
+        print("streameval: fix the row, or pass --skip-bad to count and skip bad rows", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
+        print(f"streameval: cannot read input: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(json.dumps(result, indent=2) if args.json else _table(result))
+    return 0
+
+
+def _load(path: str) -> Any:
+    try:
+        return state_io.load(path)
+    except state_io.FormatError as exc:
+        raise SystemExit(f"streameval: {path}: {exc}") from None
+    except OSError as exc:
+        raise SystemExit(f"streameval: {path}: {exc}") from None
+
+
+def _cmd_merge(args: argparse.Namespace) -> int:
+    states = [_load(p) for p in args.states]
+    kinds = {type(s).__name__ for s in states}
+    if len(kinds) != 1:
+        raise SystemExit(f"streameval: cannot merge different kinds of state: {sorted(kinds)}")
+    try:
+        merged = type(states[0]).merge_all(states)
+    except (TypeError, ValueError) as exc:
+        raise SystemExit(f"streameval: cannot merge: {exc}") from None
+    merged.save(args.output)
+    print(f"merged {len(states)} states into {args.output}")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    acc = _load(args.state)
+    report = acc.get()
+    metrics = _metrics(report)
+    if args.json:
+        print(json.dumps({"kind": type(acc).__name__, **metrics}, indent=2))
+    elif isinstance(acc, BinaryAccumulator):
+        print(report.summary())
+    else:
+        width = max(len(k) for k in metrics)
+        print("\n".join(f"{k:<{width}}  {_fmt(v)}" for k, v in metrics.items()))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``streameval`` command."""
+    parser = argparse.ArgumentParser(prog="streameval", description="Streaming, mergeable evaluation metrics.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    ev = sub.add_parser("eval", help="evaluate labels and scores from CSV or JSON Lines files")
+    ev.add_argument("files", nargs="+", metavar="FILE", help="CSV or JSON Lines files (.gz too); - for stdin")
+    ev.add_argument("--label", default="label", help="label column (default: label)")
+    ev.add_argument("--score", default="score", help="score column (default: score)")
+    ev.add_argument("--weight", help="weight column")
+    ev.add_argument("--time", help="event time column (events are taken in time order within a chunk)")
+    ev.add_argument("--threshold", type=float, default=0.5, help="decision threshold (default: 0.5)")
+    ev.add_argument("--bins", default="range_free", help="range_free[:M], uniform:LO:HI:N or edges:E1,E2,...")
+    ev.add_argument("--pos-label", default="1", help="text of the positive label (default: 1; true counts as 1)")
+    ev.add_argument("--neg-label", default="0", help="text of the negative label (default: 0; false counts as 0)")
+    ev.add_argument("--by", help="a column whose values split the rows into segments")
+    ev.add_argument("--window", type=int, help="also report the last N events")
+    ev.add_argument("--format", choices=["csv", "jsonl"], help="force the input format (default: by extension)")
+    ev.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    ev.add_argument("--save", metavar="STATE", help="write the accumulated state to this file")
+    ev.add_argument("--skip-bad", action="store_true", help="count and skip bad rows instead of stopping")
+    ev.add_argument("--no-progress", action="store_true", help="no progress line on standard error")
+    ev.set_defaults(run=_cmd_eval)
+    mg = sub.add_parser("merge", help="merge saved states into one")
+    mg.add_argument("states", nargs="+", metavar="STATE")
+    mg.add_argument("-o", "--output", required=True, metavar="OUT")
+    mg.set_defaults(run=_cmd_merge)
+    rp = sub.add_parser("report", help="print the report of a saved state")
+    rp.add_argument("state", metavar="STATE")
+    rp.add_argument("--json", action="store_true")
+    rp.set_defaults(run=_cmd_report)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    if getattr(args, "window", None) is not None and args.window < 1:
+        raise SystemExit(f"streameval: --window must be at least 1, got {args.window}")
+    return int(args.run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""The streameval command, driven as a user drives it."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+import streameval as se
+
+
+def _cli(*args: str, stdin: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "streameval.cli", *args],
+        input=stdin.decode() if stdin is not None else None,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def _data(n, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.random(n) < 0.3
+    s = np.round(1 / (1 + np.exp(-rng.normal(y * 2 - 1, 1.5))), 6)
+    region = np.where(rng.random(n) < 0.5, "eu", "us")
+    w = np.round(rng.uniform(0.5, 2.0, n), 3)
+    return y, s, region, w
+
+
+def _write_csv(path, y, s, region, w):
+    with open(path, "w") as fh:
+        fh.write("label,score,region,weight\n")
+        rows = zip(y.tolist(), s.tolist(), region.tolist(), w.tolist(), strict=True)
+        fh.writelines(f"{int(a)},{b!r},{c},{d!r}\n" for a, b, c, d in rows)
+
+
+def test_eval_csv_table_and_json_match_the_library(tmp_path):
+    y, s, region, w = _data(3000)
+    path = tmp_path / "scores.csv"
+    _write_csv(path, y, s, region, w)
+    out = json.loads(_cli("eval", str(path), "--json", "--weight", "weight").stdout)
+    acc = se.BinaryAccumulator(pos_label=True, neg_label=False)
+    acc.update_many(y, s, w)
+    r = acc.get()
+    assert out["rows"] == 3000
+    assert out["overall"]["auc"] == pytest.approx(r.auc, abs=1e-15)
+    assert out["overall"]["tp"] == pytest.approx(r.tp)
+    table = _cli("eval", str(path)).stdout
+    assert "rows read: 3,000" in table and f"{acc.get().n if False else 3000}" in table
+    plain = se.BinaryAccumulator()
+    plain.update_many(y, s)
+    assert f"{plain.get().auc:.6g}" in table
+
+
+def test_segments_micro_macro_and_window(tmp_path):
+    y, s, region, w = _data(4000, seed=1)
+    path = tmp_path / "scores.csv"
+    _write_csv(path, y, s, region, w)
+    out = json.loads(_cli("eval", str(path), "--by", "region", "--window", "500", "--json").stdout)
+    accs = {}
+    for name in ("eu", "us"):
+        acc = se.BinaryAccumulator()
+        acc.update_many(y[region == name], s[region == name])
+        accs[name] = acc
+        assert out["segments"][name]["auc"] == pytest.approx(acc.get().auc, abs=1e-15)
+    assert out["micro"]["auc"] == pytest.approx(se.micro(list(accs.values())).auc, abs=1e-15)
+    m = se.macro(list(accs.values()))
+    assert out["macro"]["f1"]["mean"] == pytest.approx(m.f1.mean) and out["macro"]["f1"]["std"] == pytest.approx(
+        m.f1.std
+    )
+    last = se.BinaryAccumulator()
+    last.update_many(y[-500:], s[-500:])
+    assert out["window"]["auc"] == pytest.approx(last.get().auc, abs=1e-15) and out["window"]["n"] == 500
+
+
+def test_jsonl_gzip_and_stdin(tmp_path):
+    y, s, _, _ = _data(1000, seed=2)
+    path = tmp_path / "scores.jsonl.gz"
+    with gzip.open(path, "wt") as fh:
+        for a, b in zip(y, s, strict=True):
+            fh.write(json.dumps({"is_fraud": bool(a), "p": float(b)}) + "\n")
+    out = json.loads(_cli("eval", str(path), "--label", "is_fraud", "--score", "p", "--json").stdout)
+    acc = se.BinaryAccumulator()
+    acc.update_many(y, s)
+    assert out["overall"]["auc"] == pytest.approx(acc.get().auc, abs=1e-15)
+    csv_text = "label,score\n" + "".join(f"{int(a)},{b!r}\n" for a, b in zip(y.tolist(), s.tolist(), strict=True))
+    piped = json.loads(_cli("eval", "-", "--json", stdin=csv_text.encode()).stdout)
+    assert piped["overall"] == out["overall"]
+
+
+def test_bad_rows_stop_with_file_line_and_value_or_are_counted(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("label,score\n1,0.9\n0,abc\n2,0.3\n1,nan\n0,0.1\n")
+    done = _cli("eval", str(path), check=False)
+    assert done.returncode == 2
+    assert f"{path}:3: score 'abc' is not a number" in done.stderr
+    skipped = json.loads(_cli("eval", str(path), "--skip-bad", "--json").stdout)
+    assert skipped["skipped"]["total"] == 3
+    assert skipped["skipped"]["by_reason"] == {"label": 1, "score": 2}
+    assert skipped["overall"]["n"] == 2
+    missing = _cli("eval", str(path), "--score", "prob", check=False)
+    assert missing.returncode == 2 and "missing column 'prob'" in missing.stderr
+
+
+def test_three_shards_saved_merged_and_reported_equal_one_pass(tmp_path):
+    y, s, region, w = _data(6000, seed=3)
+    whole = tmp_path / "all.csv"
+    _write_csv(whole, y, s, region, w)
+    states = []
+    for k, part in enumerate(np.array_split(np.arange(6000), 3)):
+        shard = tmp_path / f"shard{k}.csv"
+        _write_csv(shard, y[part], s[part], region[part], w[part])
+        states.append(str(tmp_path / f"shard{k}.sevl"))
+        _cli("eval", str(shard), "--save", states[-1])
+    merged = str(tmp_path / "merged.sevl")
+    _cli("merge", *states, "-o", merged)
+    report = json.loads(_cli("report", merged, "--json").stdout)
+    one = json.loads(_cli("eval", str(whole), "--json").stdout)["overall"]
+    assert report["kind"] == "BinaryAccumulator"
+    for key, value in one.items():
+        assert report[key] == value, key
+    assert "ROC AUC" in _cli("report", merged).stdout
+    (tmp_path / "junk.sevl").write_bytes(b"not a state")
+    bad = _cli("report", str(tmp_path / "junk.sevl"), check=False)
+    assert bad.returncode != 0 and "not a streameval state" in bad.stderr
+
+
+def test_ten_million_rows_in_constant_memory(tmp_path):
+    rng = np.random.default_rng(4)
+    y = rng.random(10**6) < 0.3
+    s = rng.random(10**6)
+    block = "".join(f"{int(a)},{b:.6f}\n" for a, b in zip(y.tolist(), s.tolist(), strict=True)).encode()
+    small, big = tmp_path / "small.csv", tmp_path / "big.csv"
+    small.write_bytes(b"label,score\n" + block)
+    with open(big, "wb") as fh:
+        fh.write(b"label,score\n")
+        for _ in range(10):
+            fh.write(block)
+    probe = (
+        "import sys, resource; from streameval.cli import main; "
+        "main(['eval', sys.argv[1], '--json', '--no-progress']); "
+        "print('peak', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)"
+    )
+    peaks = {}
+    for name, path in (("small", small), ("big", big)):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, str(path)],
+            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=600,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        peaks[name] = int(done.stderr.split("peak")[1])  # KiB on Linux
+        rows = json.loads(done.stdout)["rows"]
+        assert rows == (10**6 if name == "small" else 10**7)
+    assert peaks["big"] - peaks["small"] < 16 * 1024, peaks  # ten times the rows, < 16 MiB more
