@@ -651,8 +651,11 @@ class BinaryAccumulator(Persistable):
         weights = as_weights("w", w, x.size)
         self._ingest(x, is_pos, weights)
 
-    def _ingest(self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, weights: Array | None) -> None:
-        """Count validated events: everything is computed before anything is applied."""
+    def _ingest(self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, weights: Array | None, sign: int = 1) -> None:
+        """Count validated events (``sign=-1`` takes them back out).
+
+        Everything is computed before anything is applied.
+        """
         n = x.size
         if n == 0:
             return
@@ -680,11 +683,11 @@ class BinaryAccumulator(Persistable):
             wt = np.ones(hit.size) if weights is None else weights[hit]
             above = (wt[ge & ~lab].sum(), wt[ge & lab].sum())
         assert tally is not None
-        self._counts.apply(tally, weights is not None)
+        self._counts.apply(tally if sign > 0 else -tally, weights is not None)
         if self._counts.is_weighted and self._above.dtype != np.float64:
             self._above = self._above.astype(np.float64)
         if above is not None:
-            self._above += np.array(above, dtype=self._above.dtype)
+            self._above += sign * np.array(above, dtype=self._above.dtype)
 
     def _histogram(self) -> tuple[npt.NDArray[np.int64], np.ndarray, np.ndarray]:
         """Keys (ascending) of non-empty bins with their negatives and positives."""

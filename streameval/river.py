@@ -1,0 +1,313 @@
+"""streameval metrics inside river: progressive validation, ``metrics.Metrics``, ``utils.Rolling``.
+
+Every class here is a river metric: ``update`` / ``revert`` / ``get``,
+``bigger_is_better``, ``works_with``, ``requires_labels``, and cloning. They
+take every ``y_pred`` river passes: a bool label, a float score, or the dict
+of ``predict_proba_one``. Binary metrics score with streameval's range-free
+histogram, so ROC AUC and friends are accurate to about 1e-5 whatever the
+number of events, with one update costing a small constant.
+
+Examples
+--------
+>>> from river import datasets, evaluate, linear_model, preprocessing
+>>> from streameval import river as se_river
+>>> model = preprocessing.StandardScaler() | linear_model.LogisticRegression()
+>>> metric = se_river.ROCAUC()
+>>> evaluate.progressive_val_score(datasets.Phishing(), model, metric)
+ROCAUC: 95.34%
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from river import base as river_base
+from river import metrics as river_metrics
+
+from .binary import BinaryAccumulator
+from .multiclass import MulticlassAccumulator
+
+__all__ = [
+    "BEP",
+    "EER",
+    "F1",
+    "PRAUC",
+    "ROCAUC",
+    "Adapter",
+    "AveragePrecision",
+    "FBeta",
+    "MacroF1",
+    "MicroF1",
+    "Precision",
+    "Recall",
+]
+
+
+class _Binary(river_metrics.base.BinaryMetric):
+    """A river binary metric backed by a streameval BinaryAccumulator."""
+
+    _name = "auc"
+    _bigger = True
+    _labels = False
+
+    def __init__(self, pos_val: Any = True, threshold: float = 0.5) -> None:
+        self.pos_val = pos_val
+        self.threshold = threshold
+        self.cm = None  # river's shared confusion matrix is not used
+        self._requires_labels = self._labels
+        self._acc = BinaryAccumulator(threshold=threshold, pos_label=True, neg_label=False)
+
+    @property
+    def requires_labels(self) -> bool:
+        """Whether river should pass labels (``predict_one``) rather than probabilities."""
+        return self._labels
+
+    @property
+    def bigger_is_better(self) -> bool:
+        """Whether a higher value is better (False for error rates such as the EER)."""
+        return self._bigger
+
+    def _score(self, y_pred: Any) -> float:
+        if isinstance(y_pred, dict):
+            return float(y_pred.get(self.pos_val, 0.0))
+        if isinstance(y_pred, (bool, np.bool_)) or not isinstance(y_pred, (int, float, np.number)):
+            return 1.0 if y_pred == self.pos_val else 0.0  # a label: positive scores 1
+        return float(y_pred)
+
+    def update(self, y_true: Any, y_pred: Any, w: float = 1.0) -> None:
+        """Count one event."""
+        self._acc.update(y_true == self.pos_val, self._score(y_pred), w)
+
+    def revert(self, y_true: Any, y_pred: Any, w: float = 1.0) -> None:
+        """Take back an event counted before (``utils.Rolling`` uses this)."""
+        acc = self._acc
+        acc._flush()
+        weights = None if w == 1.0 else np.array([float(w)])
+        acc._ingest(np.array([self._score(y_pred)]), np.array([y_true == self.pos_val]), weights, sign=-1)
+
+    def get(self) -> float:
+        """The current value of the metric."""
+        value = getattr(self._acc.get(), self._name)
+        return float(value() if callable(value) else value)
+
+    def works_with(self, model: Any) -> bool:
+        """Classifiers."""
+        return isinstance(model, river_base.Classifier)
+
+    @property
+    def accumulator(self) -> BinaryAccumulator:
+        """The streameval accumulator behind the metric (every other metric is there too)."""
+        return self._acc
+
+
+class ROCAUC(_Binary):
+    """ROC AUC from a range-free score histogram.
+
+    Examples
+    --------
+    >>> from streameval import river as se_river
+    >>> metric = se_river.ROCAUC()
+    >>> for yt, yp in zip([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]):
+    ...     metric.update(yt, yp)
+    >>> metric.get()
+    0.75
+    """
+
+    _name = "auc"
+
+
+class AveragePrecision(_Binary):
+    """Average precision (scikit-learn's step-wise sum)."""
+
+    _name = "average_precision"
+
+
+class PRAUC(_Binary):
+    """Area under the PR curve with Davis & Goadrich interpolation."""
+
+    _name = "pr_auc"
+
+
+class EER(_Binary):
+    """Equal error rate (smaller is better)."""
+
+    _name = "eer"
+    _bigger = False
+
+
+class BEP(_Binary):
+    """Break-even point of precision and recall."""
+
+    _name = "bep"
+
+
+class Precision(_Binary):
+    """Precision at the threshold (labels or scores: a label True scores 1)."""
+
+    _name = "precision"
+    _labels = True
+
+
+class Recall(_Binary):
+    """Recall at the threshold."""
+
+    _name = "recall"
+    _labels = True
+
+
+class F1(_Binary):
+    """F1 at the threshold."""
+
+    _name = "f1"
+    _labels = True
+
+
+class FBeta(_Binary):
+    """F-beta at the threshold; ``beta > 1`` favours recall."""
+
+    _labels = True
+
+    def __init__(self, beta: float = 1.0, pos_val: Any = True, threshold: float = 0.5) -> None:
+        super().__init__(pos_val=pos_val, threshold=threshold)
+        self.beta = beta
+
+    def get(self) -> float:
+        """F-beta."""
+        return float(self._acc.get().fbeta(self.beta))
+
+
+class _Multiclass(river_metrics.base.MultiClassMetric):
+    """A river multiclass metric backed by a streameval MulticlassAccumulator (predicted labels)."""
+
+    _name = "mean_f1"
+
+    def __init__(self) -> None:
+        self.cm = None
+        self._acc = MulticlassAccumulator()
+
+    @property
+    def requires_labels(self) -> bool:
+        """Labels: the predicted class."""
+        return True
+
+    def _label(self, y_pred: Any) -> Any:
+        return max(y_pred, key=y_pred.get) if isinstance(y_pred, dict) else y_pred
+
+    def update(self, y_true: Any, y_pred: Any, w: float = 1.0) -> None:
+        """Count one event."""
+        self._acc.update(y_true, self._label(y_pred), w)
+
+    def revert(self, y_true: Any, y_pred: Any, w: float = 1.0) -> None:
+        """Take back an event counted before."""
+        acc = self._acc
+        acc._flush()
+        i, j = acc._index[y_true], acc._index[self._label(y_pred)]
+        acc._cm[i, j] -= w if acc._cm.dtype == np.float64 else int(w)
+        acc._n = acc._n - w if isinstance(acc._n, float) else acc._n - int(w)
+
+    def get(self) -> float:
+        """The current value of the metric (``nan`` before any event)."""
+        if not self._acc.classes:
+            return math.nan
+        return float(getattr(self._acc.get(), self._name))
+
+    @property
+    def bigger_is_better(self) -> bool:
+        """True."""
+        return True
+
+
+class MacroF1(_Multiclass):
+    """Mean over classes of F1 (river's and scikit-learn's macro F1)."""
+
+    _name = "mean_f1"
+
+
+class MicroF1(_Multiclass):
+    """F1 of the summed per-class counts."""
+
+    _name = "micro_f1"
+
+
+class Adapter(river_metrics.base.Metric):
+    """Any streameval accumulator and metric name as a river metric.
+
+    Parameters
+    ----------
+    metric : str
+        A scalar metric of the accumulator's report (``"auc"``, ``"mcc"``,
+        ``"kappa"``, ``"mse"``, ...).
+    kind : "binary", "multiclass" or "regression"
+    bigger_is_better : bool, default True
+    **kwargs
+        Passed to the accumulator (bins, threshold, classes, ...).
+
+    Examples
+    --------
+    >>> from streameval import river as se_river
+    >>> mcc = se_river.Adapter("mcc")
+    >>> for yt, yp in [(True, 0.9), (False, 0.2), (True, 0.7), (False, 0.6)]:
+    ...     mcc.update(yt, yp)
+    >>> round(mcc.get(), 4)
+    0.5774
+    """
+
+    _fmt = ",.6f"
+
+    def __init__(self, metric: str = "auc", kind: str = "binary", bigger_is_better: bool = True, **kwargs: Any) -> None:
+        from .regression import RegressionAccumulator
+
+        makers = {"binary": BinaryAccumulator, "multiclass": MulticlassAccumulator, "regression": RegressionAccumulator}
+        if kind not in makers:
+            raise ValueError(f"kind must be one of {sorted(makers)}, got {kind!r}")
+        self.metric = metric
+        self.kind = kind
+        self._bigger = bigger_is_better
+        self.kwargs = kwargs
+        if kind == "binary":
+            kwargs = {"pos_label": True, "neg_label": False, **kwargs}
+        self._acc = makers[kind](**kwargs)
+        if not hasattr(type(self._acc.get()), metric):
+            raise ValueError(f"metric {metric!r} is not a metric of {kind} reports")
+
+    @property
+    def bigger_is_better(self) -> bool:
+        """As given."""
+        return self._bigger
+
+    @property
+    def requires_labels(self) -> bool:
+        """Binary and multiclass adapters take probabilities when river has them."""
+        return False
+
+    def _args(self, y_true: Any, y_pred: Any) -> tuple[Any, Any]:
+        if self.kind == "binary":
+            score = y_pred.get(True, 0.0) if isinstance(y_pred, dict) else float(y_pred)
+            return bool(y_true), score
+        return y_true, y_pred
+
+    def update(self, y_true: Any, y_pred: Any, w: float = 1.0) -> None:
+        """Count one event."""
+        self._acc.update(*self._args(y_true, y_pred), w=w)
+
+    def revert(self, y_true: Any, y_pred: Any, w: float = 1.0) -> None:
+        """Reverting is supported for binary adapters."""
+        if self.kind != "binary":
+            raise NotImplementedError(f"revert is not supported for {self.kind} adapters; use streameval windows")
+        yt, score = self._args(y_true, y_pred)
+        self._acc._flush()
+        self._acc._ingest(np.array([score]), np.array([yt]), None if w == 1.0 else np.array([float(w)]), sign=-1)
+
+    def get(self) -> float:
+        """The current value of the metric."""
+        return float(getattr(self._acc.get(), self.metric))
+
+    def works_with(self, model: Any) -> bool:
+        """Classifiers for binary and multiclass, regressors for regression."""
+        wanted = river_base.Regressor if self.kind == "regression" else river_base.Classifier
+        return isinstance(model, wanted)
+
+    def _get_params(self) -> dict[str, Any]:
+        return {"metric": self.metric, "kind": self.kind, "bigger_is_better": self._bigger, **self.kwargs}
