@@ -879,6 +879,18 @@ class BinaryAccumulator(Persistable):
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle the counts, not the per-event buffers (which are counted first)."""
+        self._flush()
+        state = dict(self.__dict__)
+        for name in ("_buf_pos", "_buf_neg", "_route", "_wbuf_score", "_wbuf_weight", "_wbuf_pos", "_room"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._reset_buffers()
+
     def __repr__(self) -> str:
         return (
             f"BinaryAccumulator(bins={self.bins!r}, threshold={self.threshold!r}, "

@@ -1,0 +1,137 @@
+"""Evaluate data that outgrows one machine: one accumulator per partition, merged as a tree.
+
+Only accumulators (a few hundred KiB at most) travel between workers and to
+the client; rows never leave the workers that hold them. The same call runs
+on a laptop's threads, a ``distributed.LocalCluster`` or a multi-machine
+cluster: connect a ``distributed.Client`` to the cluster's scheduler first
+(``Client("tcp://scheduler:8786")``) and call ``evaluate`` as usual.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .binary import BinaryAccumulator
+
+__all__ = ["evaluate"]
+
+
+def _factory(accumulator: Any) -> Callable[[], Any]:
+    if accumulator is None:
+        return BinaryAccumulator
+    if isinstance(accumulator, type) or (callable(accumulator) and not hasattr(accumulator, "merge")):
+        return accumulator
+    if hasattr(accumulator, "merge") and hasattr(accumulator, "get"):
+        prototype = copy.deepcopy(accumulator)
+        return lambda: copy.deepcopy(prototype)
+    raise TypeError(f"accumulator must be an accumulator, its class or a factory, got {accumulator!r}")
+
+
+def _frame_partition(
+    part: Any, make: Callable[[], Any], label: str, score: Any, weight: str | None, by: str | None
+) -> Any:
+    scores = part[score].to_numpy() if isinstance(score, str) else part[list(score)].to_numpy()
+    weights = None if weight is None else part[weight].to_numpy(dtype=np.float64)
+    labels = part[label].to_numpy()
+    if by is None:
+        acc = make()
+        acc.update_many(labels, scores, weights)
+        return acc
+    out = {}
+    keys = part[by].to_numpy()
+    for key in np.unique(keys):
+        sel = keys == key
+        acc = make()
+        acc.update_many(labels[sel], scores[sel], None if weights is None else weights[sel])
+        out[key.item() if isinstance(key, np.generic) else key] = acc
+    return out
+
+
+def _bag_partition(items: Any, make: Callable[[], Any]) -> Any:
+    rows = list(items)
+    acc = make()
+    if rows:
+        cols = list(zip(*rows, strict=True))
+        acc.update_many(*cols)
+    return acc
+
+
+def _combine(parts: list[Any]) -> Any:
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    if isinstance(parts[0], dict):
+        merged: dict[Any, list[Any]] = {}
+        for d in parts:
+            for key, acc in d.items():
+                merged.setdefault(key, []).append(acc)
+        return {key: type(accs[0]).merge_all(accs) for key, accs in merged.items()}
+    return type(parts[0]).merge_all(parts)
+
+
+def evaluate(
+    data: Any,
+    label: str | None = None,
+    score: Any = None,
+    weight: str | None = None,
+    by: str | None = None,
+    accumulator: Any = None,
+    split_every: int = 8,
+) -> Any:
+    """The merged accumulator of a Dask DataFrame (or a Dask Bag of ``(y, score[, w])`` tuples).
+
+    Parameters
+    ----------
+    data : dask.dataframe.DataFrame or dask.bag.Bag
+    label, score : str
+        Column names (DataFrame only). ``score`` may be a list of columns
+        for a ``MulticlassAccumulator`` (one column per class).
+    weight : str, optional
+        Weight column.
+    by : str, optional
+        Segment column: the result is a dict segment -> accumulator.
+    accumulator : accumulator, class or factory, optional
+        What to evaluate with (default ``BinaryAccumulator``); an accumulator
+        given here is used as an empty prototype of its configuration.
+    split_every : int, default 8
+        Fan-in of the merge tree.
+
+    Examples
+    --------
+    >>> import dask, pandas as pd, dask.dataframe as dd
+    >>> import streameval as se, streameval.dask as sed
+    >>> frame = dd.from_pandas(pd.DataFrame({"y": [1, 0, 1, 0], "p": [0.9, 0.2, 0.4, 0.6]}), npartitions=2)
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     acc = sed.evaluate(frame, label="y", score="p")
+    >>> acc.get().auc
+    0.75
+    """
+    import dask
+    import dask.bag as db
+
+    make = _factory(accumulator)
+    if isinstance(data, db.Bag):
+        if label is not None or score is not None or by is not None:
+            raise ValueError("a Bag holds (y, score[, w]) tuples: label, score and by are for DataFrames")
+        parts = [dask.delayed(_bag_partition)(p, make) for p in data.to_delayed()]
+    else:
+        if label is None or score is None:
+            raise ValueError("label= and score= name the DataFrame's columns")
+        columns = set(data.columns)
+        wanted = [label, weight, by] + ([score] if isinstance(score, str) else list(score))
+        missing = [c for c in wanted if c is not None and c not in columns]
+        if missing:
+            raise ValueError(f"column {missing[0]!r} is not in the frame (columns: {sorted(map(str, columns))})")
+        parts = [dask.delayed(_frame_partition)(p, make, label, score, weight, by) for p in data.to_delayed()]
+    if split_every < 2:
+        raise ValueError(f"split_every must be at least 2, got {split_every!r}")
+    while len(parts) > 1:  # a tree of merges: nothing but accumulators moves
+        parts = [dask.delayed(_combine)(parts[i : i + split_every]) for i in range(0, len(parts), split_every)]
+    if not parts:
+        return make()
+    (result,) = dask.compute(parts[0])
+    return make() if result is None else result

@@ -1,0 +1,85 @@
+"""streameval.dask on a real distributed.LocalCluster with 2 worker processes over Parquet files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+pd = pytest.importorskip("pandas")
+pytest.importorskip("pyarrow")
+
+import dask.bag as db  # noqa: E402
+
+import streameval as se  # noqa: E402
+import streameval.dask as sed  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def parquet(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    n = 1_200_000
+    y = rng.random(n) < 0.3
+    p = 1 / (1 + np.exp(-rng.normal(y * 2.0 - 1.0, 1.5)))
+    frame = pd.DataFrame({
+        "label": y.astype(np.int64),
+        "score": p,
+        "weight": rng.uniform(0.5, 2.0, n),
+        "region": np.where(rng.random(n) < 0.4, "eu", "us"),
+        "c0": rng.random(n), "c1": rng.random(n), "c2": rng.random(n),
+        "cls": rng.integers(0, 3, n),
+    })  # fmt: skip
+    path = tmp_path_factory.mktemp("parquet")
+    for i, part in enumerate(np.array_split(np.arange(n), 8)):
+        frame.iloc[part].to_parquet(path / f"part-{i}.parquet")
+    return path, frame
+
+
+def test_dask_dataframe_on_a_local_cluster_equals_one_process(client, parquet):
+    path, frame = parquet
+    ddf = dd.read_parquet(str(path))
+    assert ddf.npartitions == 8
+    acc = sed.evaluate(ddf, label="label", score="score")
+    one = se.BinaryAccumulator()
+    one.update_many(frame["label"].to_numpy(), frame["score"].to_numpy())
+    assert acc == one  # bit for bit
+    assert acc.get().n == 1_200_000
+    weighted = sed.evaluate(ddf, label="label", score="score", weight="weight")
+    ref = se.BinaryAccumulator()
+    ref.update_many(frame["label"].to_numpy(), frame["score"].to_numpy(), frame["weight"].to_numpy())
+    np.testing.assert_allclose(weighted.get().neg, ref.get().neg, rtol=1e-12)
+    assert weighted.get().auc == pytest.approx(ref.get().auc, abs=1e-12)
+
+
+def test_segments_bag_and_other_kinds(client, parquet):
+    path, frame = parquet
+    ddf = dd.read_parquet(str(path))
+    by_region = sed.evaluate(ddf, label="label", score="score", by="region")
+    for name in ("eu", "us"):
+        sub = frame[frame["region"] == name]
+        ref = se.BinaryAccumulator()
+        ref.update_many(sub["label"].to_numpy(), sub["score"].to_numpy())
+        assert by_region[name] == ref
+    multi = sed.evaluate(
+        ddf, label="cls", score=["c0", "c1", "c2"], accumulator=se.MulticlassAccumulator(classes=[0, 1, 2])
+    )
+    ref = se.MulticlassAccumulator(classes=[0, 1, 2])
+    ref.update_many(frame["cls"].to_numpy(), frame[["c0", "c1", "c2"]].to_numpy())
+    assert multi == ref
+    small = frame.iloc[:20_000]
+    bag = db.from_sequence(list(zip(small["label"].tolist(), small["score"].tolist(), strict=True)), npartitions=5)
+    from_bag = sed.evaluate(bag, accumulator=lambda: se.BinaryAccumulator(threshold=0.3))
+    ref = se.BinaryAccumulator(threshold=0.3)
+    ref.update_many(small["label"].to_numpy(), small["score"].to_numpy())
+    assert from_bag == ref
+    with pytest.raises(ValueError, match="'nope'"):
+        sed.evaluate(ddf, label="label", score="nope")
