@@ -1,0 +1,142 @@
+"""Figures of the curves with matplotlib (the optional ``plot`` extra).
+
+Every function draws on a given ``ax`` (or a new one), takes one report or a
+list of them (compared on one axes) with optional names, and returns the axes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+__all__ = ["plot_cost", "plot_det", "plot_metric", "plot_pr", "plot_roc"]
+
+
+def _axes(ax: Any) -> Any:
+    if ax is not None:
+        return ax
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("streameval.plot needs matplotlib: pip install 'streameval[plot]'") from None
+    return plt.figure().add_subplot()
+
+
+def _many(reports: Any, names: Sequence[str] | None) -> list[tuple[Any, str | None]]:
+    items = list(reports) if isinstance(reports, (list, tuple)) else [reports]
+    if names is not None and len(names) != len(items):
+        raise ValueError(f"names must give one name per report ({len(items)}), got {len(names)}")
+    return list(zip(items, names if names is not None else [None] * len(items), strict=True))
+
+
+def plot_roc(reports: Any, names: Sequence[str] | None = None, ax: Any = None) -> Any:
+    """ROC curves, with the AUC and its bounds in the legend.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import streameval as se
+    >>> from streameval.plot import plot_roc
+    >>> acc = se.BinaryAccumulator()
+    >>> acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+    >>> ax = plot_roc(acc.get(), names=["model"])
+    >>> ax.get_legend().get_texts()[0].get_text()
+    'model: AUC 0.7500 [0.7500, 0.7500]'
+    """
+    ax = _axes(ax)
+    for report, name in _many(reports, names):
+        fpr, tpr, _ = report.roc_curve()
+        text = f"AUC {report.auc:.4f} [{report.auc_lower:.4f}, {report.auc_upper:.4f}]"
+        ax.plot(fpr, tpr, label=f"{name}: {text}" if name else text)
+    ax.plot([0, 1], [0, 1], linestyle=":", color="grey", linewidth=0.8)
+    ax.set(xlabel="false positive rate", ylabel="true positive rate", xlim=(0, 1), ylim=(0, 1.01), title="ROC")
+    ax.legend(loc="lower right")
+    return ax
+
+
+def plot_pr(reports: Any, names: Sequence[str] | None = None, ax: Any = None) -> Any:
+    """Precision-recall curves (steps), with the average precision in the legend."""
+    ax = _axes(ax)
+    for report, name in _many(reports, names):
+        precision, recall, _ = report.pr_curve()
+        text = f"AP {report.average_precision:.4f}"
+        ax.step(recall, precision, where="post", label=f"{name}: {text}" if name else text)
+    ax.set(xlabel="recall", ylabel="precision", xlim=(0, 1), ylim=(0, 1.01), title="Precision-recall")
+    ax.legend(loc="lower left")
+    return ax
+
+
+_TICKS = [0.001, 0.01, 0.05, 0.2, 0.5, 0.8, 0.95, 0.99]
+
+
+def _probit(p: np.ndarray) -> np.ndarray:
+    inv = NormalDist().inv_cdf
+    return np.array([inv(v) for v in np.clip(p, 1e-6, 1 - 1e-6)])
+
+
+def plot_det(reports: Any, names: Sequence[str] | None = None, ax: Any = None) -> Any:
+    """DET curves on normal-deviate axes, with the EER in the legend.
+
+    The plotted coordinates are the normal quantiles of FPR and FNR (rates
+    are clipped to [1e-6, 1 - 1e-6]); ticks show the rates themselves.
+    """
+    ax = _axes(ax)
+    for report, name in _many(reports, names):
+        fpr, fnr, _ = report.det_curve()
+        text = f"EER {report.eer:.4f}"
+        ax.plot(_probit(fpr), _probit(fnr), label=f"{name}: {text}" if name else text)
+    ticks = _probit(np.array(_TICKS))
+    labels = [f"{100 * t:g}%" for t in _TICKS]
+    ax.set_xticks(ticks, labels)
+    ax.set_yticks(ticks, labels)
+    ax.set(xlabel="false acceptance rate", ylabel="false rejection rate", title="DET")
+    lim = (ticks[0], ticks[-1])
+    ax.set_xlim(*lim)
+    ax.set_ylim(*lim)
+    ax.legend(loc="upper right")
+    return ax
+
+
+def plot_cost(report: Any, ax: Any = None, max_lines: int = 200) -> Any:
+    """Cost lines of the thresholds (at most ``max_lines`` of them) and their lower envelope."""
+    ax = _axes(ax)
+    fpr, tpr, _ = report.roc_curve()
+    fnr = 1.0 - tpr
+    step = max(1, len(fpr) // max_lines)
+    for f, m in zip(fpr[::step], fnr[::step], strict=True):
+        ax.plot([0, 1], [f, m], color="lightgrey", linewidth=0.6)
+    x, y = report.cost_curve()
+    ax.plot(x, y, color="C3", linewidth=2, label=f"lower envelope (area {report.expected_cost():.4f})")
+    ax.set(xlabel="probability cost PC(+)", ylabel="normalised expected cost", xlim=(0, 1), ylim=(0, 1),
+           title="Cost curve")  # fmt: skip
+    ax.legend(loc="upper right")
+    return ax
+
+
+def plot_metric(records: Any, metric: str = "auc", ax: Any = None, name: str | None = None) -> Any:
+    """A metric over time from a ``Monitor`` (or its records).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import streameval as se
+    >>> from streameval.plot import plot_metric
+    >>> mon = se.Monitor(se.BinaryAccumulator(), every=2)
+    >>> for y, s in [(1, 0.9), (0, 0.1), (1, 0.3), (0, 0.6)]:
+    ...     mon.update(y, s)
+    >>> plot_metric(mon, "auc").get_lines()[0].get_ydata().tolist()
+    [1.0, 0.75]
+    """
+    ax = _axes(ax)
+    rows = records.to_records() if hasattr(records, "to_records") else list(records)
+    if rows and metric not in rows[0]:
+        raise ValueError(f"metric {metric!r} is not recorded; recorded: {sorted(rows[0])}")
+    ax.plot([r["time"] for r in rows], [r[metric] for r in rows], marker=".", label=name or metric)
+    ax.set(xlabel="time", ylabel=metric, title=f"{metric} over time")
+    ax.legend(loc="best")
+    return ax
