@@ -1,39 +1,112 @@
-"""Progressive validation of a river model on the Phishing stream, evaluated by streameval.
+"""The main job end to end, on river's Phishing stream.
 
-Each event is first scored by the model, then counted by a BinaryAccumulator,
-then learnt. A short report is printed every 250 events and a full one at the
-end, beside scikit-learn's exact ROC AUC computed on the same scores.
+1. A river logistic regression learns the stream by progressive validation:
+   each event is scored, counted, then learnt.
+2. AUC, EER and F1 are tracked over the whole stream and over a sliding
+   window of the last 250 events, printed every 250 events.
+3. The full report is printed beside scikit-learn's exact AUC on the same
+   scores.
+4. The stream is split into 4 shards, evaluated apart and merged: the merge
+   equals the whole stream; micro and macro results are printed.
+5. The same evaluation runs through ``streameval.dask`` on a local cluster of
+   two worker processes.
+6. ROC, PR and DET pictures are written to ``demo-output/``.
 """
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
+import numpy as np
 from river import compose, datasets, linear_model, preprocessing
 from sklearn.metrics import roc_auc_score
 
 import streameval as se
 
+OUT = Path("demo-output")
+WINDOW = 250
 
-def main() -> None:
+
+def progressive_validation() -> tuple[se.BinaryAccumulator, np.ndarray, np.ndarray]:
     model = compose.Pipeline(preprocessing.StandardScaler(), linear_model.LogisticRegression())
-    acc = se.BinaryAccumulator()  # range-free bins, threshold 0.5, positive label True/1
+    overall = se.BinaryAccumulator()  # range-free bins, threshold 0.5
+    window = se.Sliding(se.BinaryAccumulator, size=WINDOW)
     labels: list[bool] = []
     scores: list[float] = []
-    start = time.perf_counter()
-    print(f"{'events':>7}  {'AUC':>8}  {'bounds':>19}  {'F1':>6}  {'EER':>6}")
+    print(f"{'events':>7}  {'AUC':>8}  {'bounds':>19}  {'EER':>6}  {'F1':>6}  |  last {WINDOW}: AUC, EER, F1")
     for i, (x, y) in enumerate(datasets.Phishing(), start=1):
         score = model.predict_proba_one(x).get(True, 0.5)
-        acc.update(y, score)
+        overall.update(y, score)
+        window.update(y, score)
         labels.append(y)
         scores.append(score)
         model.learn_one(x, y)
-        if i % 250 == 0:
-            r = acc.get()
-            print(f"{i:>7}  {r.auc:8.5f}  [{r.auc_lower:.5f}, {r.auc_upper:.5f}]  {r.f1:6.4f}  {r.eer:6.4f}")
-    elapsed = time.perf_counter() - start
+        if i % WINDOW == 0:
+            r, w = overall.get(), window.get()
+            print(
+                f"{i:>7}  {r.auc:8.5f}  [{r.auc_lower:.5f}, {r.auc_upper:.5f}]  {r.eer:6.4f}  {r.f1:6.4f}  |  "
+                f"{w.auc:.4f}, {w.eer:.4f}, {w.f1:.4f}"
+            )
+    return overall, np.array(labels), np.array(scores)
 
-    report = acc.get()
+
+def shards(overall: se.BinaryAccumulator, labels: np.ndarray, scores: np.ndarray) -> None:
+    parts = []
+    for part in np.array_split(np.arange(labels.size), 4):
+        acc = se.BinaryAccumulator()
+        acc.update_many(labels[part], scores[part])
+        parts.append(acc)
+    merged = se.BinaryAccumulator.merge_all(parts)
+    print(f"4 shards merged equal the whole stream: {merged == overall}")
+    micro, macro = se.micro(parts), se.macro(parts)
+    print(f"{'metric':<18} {'micro':>8} {'macro mean':>11} {'std':>8}   per shard")
+    for name in ("auc", "eer", "f1", "precision", "recall"):
+        s = getattr(macro, name)
+        per = " ".join(f"{v:.3f}" for v in s.values)
+        print(f"{name:<18} {getattr(micro, name):8.4f} {s.mean:11.4f} {s.std:8.4f}   {per}")
+    print(f"macro F1 = 2PR/(P+R) of macro P, R: {macro.macro_f1:.4f}; mean of shard F1: {macro.mean_f1:.4f}")
+
+
+def with_dask(overall: se.BinaryAccumulator, labels: np.ndarray, scores: np.ndarray) -> None:
+    import dask.dataframe as dd
+    import pandas as pd
+    from distributed import Client, LocalCluster
+
+    import streameval.dask as sed
+
+    frame = dd.from_pandas(pd.DataFrame({"label": labels, "score": scores}), npartitions=4)
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        Client(cluster),
+    ):
+        acc = sed.evaluate(frame, label="label", score="score")
+    print(f"streameval.dask on a local cluster (2 workers, 4 partitions): AUC {acc.get().auc:.6f}; "
+          f"equal to one process: {acc == overall}")  # fmt: skip
+
+
+def pictures(report: se.BinaryReport) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from streameval import plot
+
+    OUT.mkdir(exist_ok=True)
+    for name, draw in (("roc", plot.plot_roc), ("pr", plot.plot_pr), ("det", plot.plot_det)):
+        fig, ax = plt.subplots(figsize=(5, 4.5))
+        draw(report, names=["logistic regression"], ax=ax)
+        fig.tight_layout()
+        fig.savefig(OUT / f"{name}.png", dpi=90)
+        plt.close(fig)
+    print(f"pictures: {', '.join(str(OUT / f'{n}.png') for n in ('roc', 'pr', 'det'))}")
+
+
+def main() -> None:
+    start = time.perf_counter()
+    overall, labels, scores = progressive_validation()
+    report = overall.get()
     exact = roc_auc_score(labels, scores)
     print()
     print(report.summary())
@@ -44,7 +117,16 @@ def main() -> None:
     inside = report.auc_lower <= exact <= report.auc_upper
     print(f"exact AUC inside streameval's bounds:          {inside}")
     print(f"best F1 threshold: {report.best_threshold('f1'):.4f}; TPR at FPR <= 1%: {report.tpr_at_fpr(0.01):.4f}")
-    print(f"accumulator memory: {acc.nbytes} bytes; {report.n} events in {elapsed:.2f} s (model included)")
+    ci = report.auc_ci()
+    print(f"95% DeLong interval of the AUC: [{ci.lower:.4f}, {ci.upper:.4f}]")
+    print(f"accumulator memory: {overall.nbytes} bytes")
+    print()
+    shards(overall, labels, scores)
+    print()
+    with_dask(overall, labels, scores)
+    print()
+    pictures(report)
+    print(f"done in {time.perf_counter() - start:.1f} s")
 
 
 if __name__ == "__main__":

@@ -9,19 +9,25 @@ import sys
 from conftest import ROOT
 
 
-def _run(*args: str) -> str:
+def _run(*args: str, cwd=ROOT) -> str:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
-def test_demo_reports_auc_beside_scikit_learn():
-    out = _run("examples/phishing_demo.py")
+def test_demo_runs_the_main_job_end_to_end(tmp_path):
+    out = _run(str(ROOT / "examples" / "phishing_demo.py"), cwd=tmp_path)
     assert "exact AUC inside streameval's bounds:          True" in out
-    assert out.count("\n   ") >= 5  # a progress row every 250 of the 1,250 events
+    rows = [line for line in out.splitlines() if line.strip().split(" ")[0] in {"250", "500", "750", "1000", "1250"}]
+    assert len(rows) == 5  # a row every 250 of the 1,250 events, with the sliding window beside
     diff = float(out.split("|difference| = ")[1].split(")")[0])
     assert diff <= 1e-4
+    assert "4 shards merged equal the whole stream: True" in out
+    assert "equal to one process: True" in out
+    for name in ("roc", "pr", "det"):
+        assert (tmp_path / "demo-output" / f"{name}.png").stat().st_size > 10_000
+    assert float(out.rsplit("done in ", 1)[1].split(" s")[0]) < 60
 
 
 def test_benchmark_suite_runs_quick(tmp_path):
