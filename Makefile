@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP_CORE := $(VENV)/.core-installed
 STAMP_DEV := $(VENV)/.dev-installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench docs clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,13 +23,17 @@ demo: $(STAMP_DEV)
 	$(PY) examples/phishing_demo.py
 
 lint: $(STAMP_DEV)
-	$(VENV)/bin/ruff check streameval tests examples benchmarks
+	$(VENV)/bin/ruff check streameval tests examples benchmarks docs
 
 test: lint
 	$(PY) -m pytest
 
 bench: $(STAMP_DEV)
 	$(PY) benchmarks/run.py
+
+docs: $(STAMP_DEV)
+	$(PY) docs/make_figures.py
+	$(VENV)/bin/mkdocs build --strict
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

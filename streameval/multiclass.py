@@ -45,7 +45,9 @@ class MulticlassReport:
     """Every multiclass metric of an accumulator, frozen at the time of ``get()``.
 
     Per-class rates come from the confusion matrix (the prediction is the
-    class with the highest score, or the given label). Averages over classes
+    class with the highest score, or the given label; ties go to the class
+    first in a fixed order of labels, by type name then ``repr``, so that
+    every shard decides alike). Averages over classes
     skip classes whose value is undefined (``nan``), as scikit-learn does with
     ``zero_division=np.nan``; ``weighted_*`` averages weigh classes by support
     (their number of true events).
@@ -413,6 +415,9 @@ class MulticlassAccumulator(Persistable):
                 if missing:
                     raise ValueError(f"scores must give a score for every class, missing {missing!r}")
             row = [check_real(f"scores[{c!r}]", scores.get(c, 0.0)) for c in order]
+            if not scores:
+                raise ValueError("scores must give at least one class a score, got an empty mapping")
+            predicted = _best(scores.items())  # only the classes the mapping lists compete
         elif isinstance(scores, (list, tuple, np.ndarray)):
             mode = "scores"
             values = np.asarray(scores)
@@ -424,6 +429,7 @@ class MulticlassAccumulator(Persistable):
                     f"scores must hold one score per class ({k}: {self._classes + new!r}), got {values.size}"
                 )
             row = [check_real(f"scores[{i}]", v) for i, v in enumerate(values.tolist())]
+            predicted = _best(zip(self._classes + new, row, strict=True))
         else:
             mode = "labels"
             try:
@@ -435,6 +441,7 @@ class MulticlassAccumulator(Persistable):
                     raise self._unknown("scores", scores)
                 new.append(scores)
             row = []
+            predicted = scores
         if self._mode is not None and self._mode != mode:
             self._set_mode(mode)  # raises
         # everything checked: now change state
@@ -442,10 +449,9 @@ class MulticlassAccumulator(Persistable):
         for label in new:
             self._add_class(label)
         self._buf_y.append(self._index[y])
+        self._buf_pred.append(self._index[predicted])
         if mode == "scores":
             self._buf_scores.extend(row)
-        else:
-            self._buf_pred.append(self._index[scores])
         self._buf_w.append(weight)
         if weight != 1.0:
             self._buf_weighted = True
@@ -457,13 +463,13 @@ class MulticlassAccumulator(Persistable):
         if n == 0:
             return
         y_idx = np.frombuffer(self._buf_y, dtype=np.int64).copy()
+        pred = np.frombuffer(self._buf_pred, dtype=np.int64).copy()
         w = np.frombuffer(self._buf_w, dtype=np.float64).copy() if self._buf_weighted else None
         if self._mode == "scores":
             scores = np.frombuffer(self._buf_scores, dtype=np.float64).reshape(n, -1).copy()
             self._reset_buffers()
-            self._ingest_scores(y_idx, scores, w)
+            self._ingest_scores(y_idx, scores, w, pred)
         else:
-            pred = np.frombuffer(self._buf_pred, dtype=np.int64).copy()
             self._reset_buffers()
             self._ingest_labels(y_idx, pred, w)
 
@@ -537,13 +543,18 @@ class MulticlassAccumulator(Persistable):
                             )
                         new.append(key)
             order = self._classes + new
+            position = {c: j for j, c in enumerate(order)}
             matrix = np.zeros((n, len(order)))
+            predicted_rows = np.empty(n, dtype=np.int64)
             for i, row in enumerate(scores):
                 if self._fixed and len(row) != len(order):
                     missing = [c for c in order if c not in row]
                     raise ValueError(f"scores must give a score for every class, missing {missing!r} at index {i}")
+                if not row:
+                    raise ValueError(f"scores must give at least one class a score, got an empty mapping at index {i}")
                 for key, value in row.items():
-                    matrix[i, order.index(key)] = check_real(f"scores[{i}][{key!r}]", value)
+                    matrix[i, position[key]] = check_real(f"scores[{i}][{key!r}]", value)
+                predicted_rows[i] = position[_best(row.items())]
             scores_arr = matrix
         else:
             try:
@@ -578,7 +589,8 @@ class MulticlassAccumulator(Persistable):
         if n == 0:
             return
         if mode == "scores":
-            self._ingest_scores(y_idx, scores_arr, weights)
+            mapped = isinstance(scores, (list, tuple)) and scores and isinstance(scores[0], Mapping)
+            self._ingest_scores(y_idx, scores_arr, weights, predicted_rows if mapped else None)
         else:
             self._ingest_labels(y_idx, pred_idx, weights)
 
@@ -594,8 +606,18 @@ class MulticlassAccumulator(Persistable):
         else:
             self._n += added
 
-    def _ingest_scores(self, y_idx: np.ndarray, scores: np.ndarray, w: np.ndarray | None) -> None:
-        pred = np.argmax(scores, axis=1)
+    def _canonical_argmax(self, scores: np.ndarray) -> np.ndarray:
+        """Column of the highest score per row; ties go to the class first in the fixed label order."""
+        rank = np.empty(len(self._classes), dtype=np.int64)
+        rank[sorted(range(len(self._classes)), key=lambda j: _order(self._classes[j]))] = np.arange(rank.size)
+        tied = scores == scores.max(axis=1, keepdims=True)
+        return np.argmin(np.where(tied, rank[None, :], rank.size), axis=1)
+
+    def _ingest_scores(
+        self, y_idx: np.ndarray, scores: np.ndarray, w: np.ndarray | None, pred: np.ndarray | None = None
+    ) -> None:
+        if pred is None:
+            pred = self._canonical_argmax(scores)
         for c, acc in enumerate(self._ovr):
             acc._ingest(np.ascontiguousarray(scores[:, c]), y_idx == c, w)
         self._count_confusion(y_idx, pred, w)
@@ -730,6 +752,20 @@ class MulticlassAccumulator(Persistable):
 
     def __repr__(self) -> str:
         return f"MulticlassAccumulator(classes={self._classes!r}, bins={self.bins!r}, n={self._n})"
+
+
+def _order(label: Any) -> tuple[str, str]:
+    """A fixed order of labels of any type, the same in every process: type name, then repr."""
+    return type(label).__name__, repr(label)
+
+
+def _best(items: Iterable[tuple[Any, float]]) -> Any:
+    """The label with the highest score; ties go to the label first in the fixed order."""
+    best_label, best_score = None, -math.inf
+    for label, score in items:
+        if best_label is None or score > best_score or (score == best_score and _order(label) < _order(best_label)):
+            best_label, best_score = label, score
+    return best_label
 
 
 def _object_array(values: Sequence[Any]) -> np.ndarray:
