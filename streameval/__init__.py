@@ -13,6 +13,7 @@ from .inference import PairedAccumulator, PairedReport, paired_t_test
 from .io import FormatError, from_bytes, from_dict, load, save, to_bytes, to_dict
 from .multiclass import MulticlassAccumulator, MulticlassReport
 from .regression import RegressionAccumulator, RegressionReport
+from .threads import Locked
 from .windows import Decayed, Monitor, Sliding, TimeWindow
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "ConfusionReport",
     "Decayed",
     "FormatError",
+    "Locked",
     "MacroReport",
     "MetricSummary",
     "Monitor",

@@ -1,0 +1,63 @@
+"""Using accumulators from several threads.
+
+The thread-safety contract: an accumulator is **not** safe to update from
+several threads at once (per-event updates go through a buffer that is
+counted in batches). Either give each thread its own accumulator and merge
+them (the fastest way, and exact: merging adds counts), or wrap one
+accumulator in :class:`Locked`, which takes a lock around every call.
+Reading a report (``get()``) while another thread updates also needs one of
+the two.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+__all__ = ["Locked"]
+
+
+class Locked:
+    """An accumulator (or window) whose every method call holds one lock.
+
+    Examples
+    --------
+    >>> import threading, streameval as se
+    >>> acc = se.Locked(se.BinaryAccumulator())
+    >>> def work():
+    ...     for i in range(1000):
+    ...         acc.update(i % 2, i / 1000)
+    >>> threads = [threading.Thread(target=work) for _ in range(4)]
+    >>> for t in threads: t.start()
+    >>> for t in threads: t.join()
+    >>> acc.get().n
+    4000
+    """
+
+    def __init__(self, accumulator: Any) -> None:
+        if not hasattr(accumulator, "get"):
+            raise TypeError(f"accumulator must be an accumulator or window, got {type(accumulator).__name__}")
+        self._inner = accumulator
+        self._lock = threading.RLock()
+
+    @property
+    def inner(self) -> Any:
+        """The wrapped accumulator (use it only while no other thread does)."""
+        return self._inner
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._inner, name)
+        if not callable(attr):
+            with self._lock:
+                return getattr(self._inner, name)
+
+        def locked(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                return attr(*args, **kwargs)
+
+        locked.__name__ = name
+        locked.__doc__ = getattr(attr, "__doc__", None)
+        return locked
+
+    def __repr__(self) -> str:
+        return f"Locked({self._inner!r})"
