@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 T = TypeVar("T", bound="Persistable")
@@ -57,3 +58,37 @@ class Persistable:
         from . import io
 
         return cls._checked(io.load(path))
+
+
+M = TypeVar("M", bound="Mergeable")
+
+
+class Mergeable:
+    """``a + b``, ``sum([...])`` and ``merge_all`` on top of an accumulator's ``merge`` and ``copy``."""
+
+    def merge(self: M, other: M) -> M:  # pragma: no cover - every accumulator defines it
+        raise NotImplementedError
+
+    def copy(self: M) -> M:  # pragma: no cover - every accumulator defines it
+        raise NotImplementedError
+
+    @classmethod
+    def merge_all(cls: type[M], accumulators: Iterable[M]) -> M:
+        """One accumulator holding the counts of all; none of the inputs changes."""
+        accs = list(accumulators)
+        if not accs:
+            raise ValueError("accumulators must hold at least one accumulator, got none")
+        out = accs[0].copy()
+        for acc in accs[1:]:
+            out = out.merge(acc)
+        return out
+
+    def __add__(self: M, other: Any) -> M:
+        if not isinstance(other, type(self)):
+            return NotImplemented
+        return self.merge(other)
+
+    def __radd__(self: M, other: Any) -> M:
+        if isinstance(other, int) and not isinstance(other, bool) and other == 0:
+            return self.copy()  # sum() starts from 0
+        return NotImplemented

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import curves, inference
-from ._persist import Persistable
+from ._persist import Mergeable, Persistable
 from ._validation import as_labels, as_scores, as_weights, check_real, check_same_length
 from .bins import BLOCK, Bins, Workspace
 from .confusion import ConfusionReport
@@ -462,7 +462,7 @@ def _default_neg_label(pos_label: Any) -> Any:
     raise ValueError(f"neg_label must be given when pos_label is not 0, 1 or a bool, got pos_label={pos_label!r}")
 
 
-class BinaryAccumulator(Persistable):
+class BinaryAccumulator(Mergeable, Persistable):
     """Streaming, mergeable evaluation of a binary classifier's scores.
 
     The state is a pair of counts per score bin (negatives, positives) and the
@@ -855,16 +855,6 @@ class BinaryAccumulator(Persistable):
         above = np.sum([acc._above for acc in accs], axis=0)
         new._above = above.astype(np.float64) if new._counts.is_weighted else above.astype(np.int64)
         return new
-
-    def __add__(self, other: BinaryAccumulator) -> BinaryAccumulator:
-        if not isinstance(other, BinaryAccumulator):
-            return NotImplemented
-        return self.merge(other)
-
-    def __radd__(self, other: Any) -> BinaryAccumulator:
-        if isinstance(other, int) and not isinstance(other, bool) and other == 0:
-            return self.copy()  # sum() starts from 0
-        return NotImplemented
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, BinaryAccumulator):

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from ._persist import Persistable
+from ._persist import Mergeable, Persistable
 from ._validation import as_scores, as_weights, check_real, check_same_length
 from .binary import BinaryAccumulator, BinaryReport
 from .bins import Bins
@@ -258,7 +258,7 @@ class MulticlassReport:
         )
 
 
-class MulticlassAccumulator(Persistable):
+class MulticlassAccumulator(Mergeable, Persistable):
     """Streaming, mergeable evaluation of a K-class classifier.
 
     The state is the K x K confusion matrix (rows true, columns predicted) and,
@@ -709,27 +709,6 @@ class MulticlassAccumulator(Persistable):
                     new._ovr[c]._counts.add_at(new._zero_code(), other._n)  # other's events score 0 here
         new._n = new._n + other._n
         return new
-
-    @classmethod
-    def merge_all(cls, accumulators: Iterable[MulticlassAccumulator]) -> MulticlassAccumulator:
-        """One accumulator holding the counts of all, classes matched by label."""
-        accs = list(accumulators)
-        if not accs:
-            raise ValueError("accumulators must hold at least one accumulator, got none")
-        out = accs[0].copy()
-        for acc in accs[1:]:
-            out = out.merge(acc)
-        return out
-
-    def __add__(self, other: MulticlassAccumulator) -> MulticlassAccumulator:
-        if not isinstance(other, MulticlassAccumulator):
-            return NotImplemented
-        return self.merge(other)
-
-    def __radd__(self, other: Any) -> MulticlassAccumulator:
-        if isinstance(other, int) and not isinstance(other, bool) and other == 0:
-            return self.copy()
-        return NotImplemented
 
     def __eq__(self, other: object) -> bool:
         """Same classes (in any order), same counts, same histograms."""

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from ._persist import Persistable
+from ._persist import Mergeable, Persistable
 from ._validation import as_scores, as_weights, check_real, check_same_length
 from .bins import Bins
 from .confusion import ratio
@@ -216,7 +215,7 @@ class RegressionReport:
         return {name: getattr(self, name) for name in self.SCALAR_METRICS}
 
 
-class RegressionAccumulator(Persistable):
+class RegressionAccumulator(Mergeable, Persistable):
     """Streaming, mergeable evaluation of a regressor.
 
     The state is the total weight, the Chan-merged moments of the target and
@@ -397,27 +396,6 @@ class RegressionAccumulator(Persistable):
         new._max_abs = max(new._max_abs, other._max_abs)
         new._hist.merge_in(other._hist)
         return new
-
-    @classmethod
-    def merge_all(cls, accumulators: Iterable[RegressionAccumulator]) -> RegressionAccumulator:
-        """One accumulator holding all of them."""
-        accs = list(accumulators)
-        if not accs:
-            raise ValueError("accumulators must hold at least one accumulator, got none")
-        out = accs[0].copy()
-        for acc in accs[1:]:
-            out = out.merge(acc)
-        return out
-
-    def __add__(self, other: RegressionAccumulator) -> RegressionAccumulator:
-        if not isinstance(other, RegressionAccumulator):
-            return NotImplemented
-        return self.merge(other)
-
-    def __radd__(self, other: Any) -> RegressionAccumulator:
-        if isinstance(other, int) and not isinstance(other, bool) and other == 0:
-            return self.copy()
-        return NotImplemented
 
     def __repr__(self) -> str:
         return f"RegressionAccumulator(bins={self.bins!r}, n={self._n + len(self._buf_y)})"
