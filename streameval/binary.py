@@ -25,6 +25,7 @@ Array = npt.NDArray[np.float64]
 
 _UNIT = 1.0  # default weight; identity with it selects the fast path of update()
 _FLUSH_EVERY = 4096  # per-event updates are buffered and counted in batches of this size
+_TICK = 256  # the countdown between buffer checks stays among Python's cached small ints
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -542,7 +543,7 @@ class BinaryAccumulator(Mergeable, Persistable):
         self._wbuf_score = array("d")
         self._wbuf_weight = array("d")
         self._wbuf_pos = array("b")
-        self._room = _FLUSH_EVERY
+        self._room = _TICK
 
     def update(self, y: Any, score: float, w: float = _UNIT) -> None:
         """Count one event.
@@ -577,9 +578,19 @@ class BinaryAccumulator(Mergeable, Persistable):
         except Exception:  # anything unusual takes the checked path, which explains it
             full = False
         if full:
-            self._flush()
+            self._tick()
         else:
             self._update_checked(y, score, w)
+
+    def _buffered(self) -> int:
+        return len(self._buf_pos) + len(self._buf_neg) + len(self._wbuf_score)
+
+    def _tick(self) -> None:
+        """Every _TICK per-event updates: count the buffer once it holds _FLUSH_EVERY events."""
+        if self._buffered() >= _FLUSH_EVERY:
+            self._flush()
+        else:
+            self._room = _TICK
 
     def _update_checked(self, y: Any, score: Any, w: Any) -> None:
         try:
@@ -600,11 +611,11 @@ class BinaryAccumulator(Mergeable, Persistable):
             self._wbuf_pos.append(append == self._buf_pos.append)
         self._room -= 1
         if not self._room:
-            self._flush()
+            self._tick()
 
     def _flush(self) -> None:
         """Count the buffered per-event updates (a logical no-op)."""
-        if self._room == _FLUSH_EVERY:
+        if not self._buffered():
             return
         n_pos, n_neg = len(self._buf_pos), len(self._buf_neg)
         if n_pos + n_neg:

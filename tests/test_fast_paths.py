@@ -106,3 +106,15 @@ def test_merge_all_equals_pairwise_merging_and_one_stream():
         se.BinaryAccumulator.merge_all([shards[0], se.BinaryAccumulator()])
     with pytest.raises(ValueError, match="at least one"):
         se.BinaryAccumulator.merge_all([])
+
+
+def test_per_event_buffer_stays_bounded():
+    from streameval.binary import _TICK
+
+    acc = se.BinaryAccumulator()
+    peak = 0
+    for i in range(20_000):
+        acc.update(i % 2, (i % 1000) / 1000)
+        peak = max(peak, acc._buffered())
+    assert _FLUSH_EVERY <= peak <= _FLUSH_EVERY + _TICK
+    assert acc.get().n == 20_000 and acc._buffered() == 0
