@@ -116,5 +116,5 @@ def test_per_event_buffer_stays_bounded():
     for i in range(20_000):
         acc.update(i % 2, (i % 1000) / 1000)
         peak = max(peak, acc._buffered())
-    assert _FLUSH_EVERY <= peak <= _FLUSH_EVERY + _TICK
+    assert _FLUSH_EVERY - _TICK <= peak <= _FLUSH_EVERY + _TICK  # counted in batches, never unbounded
     assert acc.get().n == 20_000 and acc._buffered() == 0
