@@ -228,17 +228,8 @@ def _phishing_scores() -> tuple[np.ndarray, np.ndarray]:
 
 
 def bench_accuracy(n: int, rows: list[str]) -> None:
-    from sklearn.metrics import roc_auc_score, roc_curve
-
-    def exact_eer(y: np.ndarray, s: np.ndarray) -> float:
-        fpr, tpr, _ = roc_curve(y, s, drop_intermediate=False)
-        d = 1.0 - tpr - fpr
-        zero = np.flatnonzero(d == 0)
-        if zero.size:
-            return float(fpr[zero[0]])
-        i = int(np.flatnonzero(d > 0)[-1])
-        lam = d[i] / (d[i] - d[i + 1])
-        return float(fpr[i] + lam * (fpr[i + 1] - fpr[i]))
+    from reference import exact_eer
+    from sklearn.metrics import roc_auc_score
 
     for name in FAMILIES:
         y, s = make_family(name, n, seed=11)

@@ -6,25 +6,15 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from sklearn.metrics import roc_curve
 
 import streameval as se
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))  # the score families live beside the benchmarks
+sys.path.insert(0, str(ROOT / "benchmarks"))  # score families and exact references live beside the benchmarks
 
+from reference import exact_eer  # noqa: E402
 
-def exact_eer(y: np.ndarray, s: np.ndarray, w: np.ndarray | None = None) -> float:
-    """EER on raw scores: intersect FAR and FRR on the segment where FRR - FAR changes sign."""
-    fpr, tpr, _ = roc_curve(y, s, sample_weight=w, drop_intermediate=False)
-    frr = 1.0 - tpr
-    d = frr - fpr
-    zero = np.flatnonzero(d == 0)
-    if zero.size:
-        return float(fpr[zero[0]])
-    i = int(np.flatnonzero(d > 0)[-1])
-    lam = d[i] / (d[i] - d[i + 1])
-    return float(fpr[i] + lam * (fpr[i + 1] - fpr[i]))
+__all__ = ["ROOT", "exact_accumulator", "exact_eer"]
 
 
 def exact_accumulator(y, s, w=None, threshold: float = 0.5) -> se.BinaryAccumulator:
