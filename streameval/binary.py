@@ -61,7 +61,6 @@ class BinaryReport(ConfusionReport):
 
     bins: Bins = field(repr=False)
     keys: npt.NDArray[np.int64] = field(repr=False)
-    edges: Array = field(repr=False)
     neg: Array = field(repr=False)
     pos: Array = field(repr=False)
     pos_label: Any = field(default=1, repr=False)
@@ -74,6 +73,11 @@ class BinaryReport(ConfusionReport):
         "auc", "auc_lower", "auc_upper", "rank_loss", "average_precision", "pr_auc",
         "bep", "eer", "eer_threshold", "eer_rocch", "eer_nearest",
     )  # fmt: skip
+
+    @cached_property
+    def edges(self) -> Array:
+        """Lower edge of every non-empty bin (ascending): the curve thresholds."""
+        return _readonly(self.bins.lower_edges(self.keys))
 
     # -- histogram metrics --------------------------------------------------
     @cached_property
@@ -750,7 +754,6 @@ class BinaryAccumulator(Mergeable, Persistable):
             t_neg, t_pos = self._above[0], self._above[1]
         tp, fp = cast(tp + t_pos), cast(fp + t_neg)
         p, n = cast(pos.sum()), cast(neg.sum())
-        edges = self.bins.lower_edges(keys)
         return BinaryReport(
             tp=tp,
             fp=fp,
@@ -759,7 +762,6 @@ class BinaryAccumulator(Mergeable, Persistable):
             threshold=self.threshold,
             bins=self.bins,
             keys=_readonly(keys),
-            edges=_readonly(edges),
             neg=_readonly(neg),
             pos=_readonly(pos),
             pos_label=self.pos_label,
