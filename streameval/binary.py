@@ -706,27 +706,7 @@ class BinaryAccumulator(Mergeable, Persistable):
 
     def _histogram(self) -> tuple[npt.NDArray[np.int64], np.ndarray, np.ndarray]:
         """Keys (ascending) of non-empty bins with their negatives and positives."""
-        codes, counts = self._counts.nonzero()
-        keys, is_pos = self.bins.decode(codes)
-        if self.bins.n_bins <= max(1 << 16, 4 * codes.size):  # few possible bins: lay them out densely
-            neg = np.zeros(self.bins.n_bins, dtype=counts.dtype)
-            pos = np.zeros(self.bins.n_bins, dtype=counts.dtype)
-            neg[keys[~is_pos]] = counts[~is_pos]
-            pos[keys[is_pos]] = counts[is_pos]
-            present = np.flatnonzero((neg != 0) | (pos != 0))
-            return present, neg[present], pos[present]
-        # decoded keys come in a few ascending or descending runs: a stable sort is fast
-        order = np.argsort(keys, kind="stable")
-        keys, counts, is_pos = keys[order], counts[order], is_pos[order]
-        first = np.ones(keys.size, dtype=np.bool_)
-        np.not_equal(keys[1:], keys[:-1], out=first[1:])
-        group = np.cumsum(first) - 1
-        uniq = keys[first]
-        neg = np.zeros(uniq.size, dtype=counts.dtype)
-        pos = np.zeros(uniq.size, dtype=counts.dtype)
-        neg[group[~is_pos]] = counts[~is_pos]  # one code per (bin, label): no collisions
-        pos[group[is_pos]] = counts[is_pos]
-        return uniq, neg, pos
+        return self._counts.histogram(self.bins.decode)
 
     # -- reading ------------------------------------------------------------
     def get(self) -> BinaryReport:

@@ -13,6 +13,9 @@ float state gives a float state).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -44,7 +47,7 @@ class LabelledCounts:
     ([3, 900], [2, 1])
     """
 
-    __slots__ = ("_base", "_counts", "_n_stored", "_page_of_row", "n_codes")
+    __slots__ = ("_base", "_counts", "_layout", "_n_stored", "_page_of_row", "n_codes")
 
     def __init__(self, n_codes: int) -> None:
         self.n_codes = int(n_codes)
@@ -54,6 +57,7 @@ class LabelledCounts:
         self._page_of_row = np.empty(0, dtype=np.int64)
         self._counts = np.zeros(0, dtype=np.int64)
         self._n_stored = 0
+        self._layout: tuple[Any, ...] | None = None
 
     # -- properties ---------------------------------------------------------
     @property
@@ -159,6 +163,7 @@ class LabelledCounts:
         new._page_of_row = self._page_of_row[: self._n_stored].copy()
         new._counts = self._counts[: self._n_stored * PAGE].copy()
         new._n_stored = self._n_stored
+        new._layout = None
         return new
 
     def merge_in(self, other: LabelledCounts) -> None:
@@ -187,6 +192,36 @@ class LabelledCounts:
         return out
 
     # -- reading ------------------------------------------------------------
+    def histogram(
+        self, decode: Callable[[npt.NDArray[np.int64]], tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]]
+    ) -> tuple[npt.NDArray[np.int64], np.ndarray, np.ndarray]:
+        """Keys (ascending) of bins holding counts, with their negative and positive counts.
+
+        ``decode`` maps labelled codes to (key, is positive). Where every
+        stored code's key and slot land depends only on which pages are
+        stored, so it is worked out once per set of pages and reused: a
+        read then costs a few gathers over the stored counts.
+        """
+        n = self._n_stored
+        if self._layout is None or self._layout[0] != n:
+            codes = ((self._page_of_row[:n] << PAGE_BITS)[:, None] + np.arange(PAGE)).reshape(-1)
+            keys, is_pos = decode(codes)
+            order = np.argsort(keys, kind="stable")
+            keys_sorted = keys[order]
+            first = np.ones(keys_sorted.size, dtype=np.bool_)
+            np.not_equal(keys_sorted[1:], keys_sorted[:-1], out=first[1:])
+            group = np.cumsum(first) - 1
+            lab = is_pos[order]
+            self._layout = (n, keys_sorted[first], order[~lab], group[~lab], order[lab], group[lab])
+        _, uniq, neg_from, neg_to, pos_from, pos_to = self._layout
+        counts = self._counts[: n * PAGE]
+        neg = np.zeros(uniq.size, dtype=counts.dtype)
+        pos = np.zeros(uniq.size, dtype=counts.dtype)
+        neg[neg_to] = counts[neg_from]  # one code per (bin, label): no collisions
+        pos[pos_to] = counts[pos_from]
+        present = (neg != 0) | (pos != 0)
+        return uniq[present], neg[present], pos[present]
+
     def nonzero(self) -> tuple[npt.NDArray[np.int64], np.ndarray]:
         """Codes (ascending) holding a non-zero count, and those counts."""
         n = self._n_stored
