@@ -153,16 +153,7 @@ def _fill(state: LabelledCounts, bins: Bins, where: str, keys: np.ndarray, neg: 
 
 
 def _histogram_of(state: LabelledCounts, bins: Bins) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    codes, counts = state.nonzero()
-    keys, is_pos = bins.decode(codes)
-    order = np.argsort(keys, kind="stable")
-    keys, counts, is_pos = keys[order], counts[order], is_pos[order]
-    uniq = np.unique(keys)
-    neg = np.zeros(uniq.size, dtype=counts.dtype)
-    pos = np.zeros(uniq.size, dtype=counts.dtype)
-    neg[np.searchsorted(uniq, keys[~is_pos])] = counts[~is_pos]
-    pos[np.searchsorted(uniq, keys[is_pos])] = counts[is_pos]
-    return uniq, neg, pos
+    return state.histogram(bins.decode)
 
 
 # -- per kind -------------------------------------------------------------------
