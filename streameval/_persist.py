@@ -64,23 +64,69 @@ M = TypeVar("M", bound="Mergeable")
 
 
 class Mergeable:
-    """``a + b``, ``sum([...])`` and ``merge_all`` on top of an accumulator's ``merge`` and ``copy``."""
+    """Merging built on two methods each accumulator defines.
 
-    def merge(self: M, other: M) -> M:  # pragma: no cover - every accumulator defines it
-        raise NotImplementedError
+    ``_check_mergeable(other)`` raises when ``other`` cannot be merged in;
+    ``_merge_in(other)`` adds ``other``'s counts to this accumulator in place.
+    From them come ``merge``, ``merge_all``, ``a + b`` and ``sum([...])``.
+    """
 
     def copy(self: M) -> M:  # pragma: no cover - every accumulator defines it
         raise NotImplementedError
 
+    def _check_mergeable(self, other: Any) -> None:  # pragma: no cover - every accumulator defines it
+        raise NotImplementedError
+
+    def _merge_in(self, other: Any) -> None:  # pragma: no cover - every accumulator defines it
+        raise NotImplementedError
+
+    def merge(self: M, other: M) -> M:
+        """A new accumulator holding the counts of both; neither input changes.
+
+        Raises ``TypeError`` for another kind and ``ValueError`` when the
+        configurations differ (bins, threshold, labels, fixed classes).
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> a, b = se.BinaryAccumulator(), se.BinaryAccumulator()
+        >>> a.update_many([1, 0], [0.9, 0.4])
+        >>> b.update_many([1, 0], [0.3, 0.6])
+        >>> a.merge(b).get().auc
+        0.5
+        >>> sum([a, b]).get().n
+        4
+        """
+        self._check_mergeable(other)
+        new = self.copy()
+        new._merge_in(other)
+        return new
+
     @classmethod
     def merge_all(cls: type[M], accumulators: Iterable[M]) -> M:
-        """One accumulator holding the counts of all; none of the inputs changes."""
+        """One accumulator holding the counts of all; none of the inputs changes.
+
+        Equal to merging them one by one (and to ``sum(accumulators)``), but
+        adds every one into a single copy instead of copying at each step.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> shards = [se.BinaryAccumulator() for _ in range(3)]
+        >>> for i, acc in enumerate(shards):
+        ...     acc.update_many([1, 0], [0.9 - i / 10, 0.2 + i / 10])
+        >>> se.BinaryAccumulator.merge_all(shards) == sum(shards)
+        True
+        """
         accs = list(accumulators)
         if not accs:
             raise ValueError("accumulators must hold at least one accumulator, got none")
+        if not isinstance(accs[0], cls):
+            raise TypeError(f"can only merge {cls.__name__}s, got {type(accs[0]).__name__} at index 0")
         out = accs[0].copy()
         for acc in accs[1:]:
-            out = out.merge(acc)
+            out._check_mergeable(acc)
+            out._merge_in(acc)
         return out
 
     def __add__(self: M, other: Any) -> M:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
@@ -771,7 +771,7 @@ class BinaryAccumulator(Mergeable, Persistable):
         return self._counts.nbytes + self._above.nbytes + sum(b.buffer_info()[1] * b.itemsize for b in buffers)
 
     # -- merging ------------------------------------------------------------
-    def _check_compatible(self, other: Any) -> None:
+    def _check_mergeable(self, other: Any) -> None:
         if not isinstance(other, BinaryAccumulator):
             raise TypeError(f"can only merge a BinaryAccumulator with another, got {type(other).__name__}")
         for name in ("bins", "threshold", "pos_label", "neg_label"):
@@ -791,69 +791,20 @@ class BinaryAccumulator(Mergeable, Persistable):
         new._reset_buffers()
         return new
 
-    def merge(self, other: BinaryAccumulator) -> BinaryAccumulator:
-        """A new accumulator holding the counts of both; neither input changes.
-
-        Raises ValueError when bins, threshold or labels differ.
-
-        Examples
-        --------
-        >>> import streameval as se
-        >>> a, b = se.BinaryAccumulator(), se.BinaryAccumulator()
-        >>> a.update_many([1, 0], [0.9, 0.4])
-        >>> b.update_many([1, 0], [0.3, 0.6])
-        >>> a.merge(b).get().auc
-        0.5
-        >>> sum([a, b]).get().n
-        4
-        """
-        self._check_compatible(other)
+    def _merge_in(self, other: BinaryAccumulator) -> None:
         other._flush()
-        new = self.copy()
-        new._counts.merge_in(other._counts)
-        if new._counts.is_weighted:
-            new._above = new._above.astype(np.float64) + other._above
+        self._flush()
+        self._counts.merge_in(other._counts)
+        if self._counts.is_weighted:
+            self._above = self._above.astype(np.float64) + other._above
         else:
-            new._above = new._above + other._above
-        return new
-
-    @classmethod
-    def merge_all(cls, accumulators: Iterable[BinaryAccumulator]) -> BinaryAccumulator:
-        """One accumulator holding the counts of all; none of the inputs changes.
-
-        Equal to merging them one by one (and to ``sum(accumulators)``), but
-        adds every shard's counts in one vectorised pass.
-
-        Examples
-        --------
-        >>> import streameval as se
-        >>> shards = [se.BinaryAccumulator() for _ in range(3)]
-        >>> for i, acc in enumerate(shards):
-        ...     acc.update_many([1, 0], [0.9 - i / 10, 0.2 + i / 10])
-        >>> se.BinaryAccumulator.merge_all(shards) == sum(shards)
-        True
-        """
-        accs = list(accumulators)
-        if not accs:
-            raise ValueError("accumulators must hold at least one accumulator, got none")
-        first = accs[0]
-        if not isinstance(first, BinaryAccumulator):
-            raise TypeError(f"can only merge BinaryAccumulators, got {type(first).__name__} at index 0")
-        for acc in accs[1:]:
-            first._check_compatible(acc)
-        for acc in accs:
-            acc._flush()
-        new = first.copy()
-        new._counts = LabelledCounts.summed([acc._counts for acc in accs])
-        above = np.sum([acc._above for acc in accs], axis=0)
-        new._above = above.astype(np.float64) if new._counts.is_weighted else above.astype(np.int64)
-        return new
+            self._above = self._above + other._above
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, BinaryAccumulator):
             return NotImplemented
         try:
-            self._check_compatible(other)
+            self._check_mergeable(other)
         except ValueError:
             return False
         self._flush()

@@ -285,6 +285,15 @@ class MulticlassAccumulator(Mergeable, Persistable):
     >>> r = acc.get()
     >>> r.classes, r.accuracy
     (('cat', 'dog', 'bird'), 1.0)
+
+    Shards merge by class label, whatever order their classes appeared in:
+
+    >>> a, b = se.MulticlassAccumulator(), se.MulticlassAccumulator()
+    >>> a.update("x", {"x": 0.9, "y": 0.1})
+    >>> b.update("z", {"z": 0.8, "x": 0.2})
+    >>> m = a.merge(b)
+    >>> m.classes, m.get().confusion_matrix.tolist()
+    (('x', 'y', 'z'), [[1, 0, 0], [0, 0, 0], [0, 0, 1]])
     """
 
     def __init__(self, classes: Iterable[Hashable] | None = None, bins: Bins | None = None) -> None:
@@ -667,19 +676,7 @@ class MulticlassAccumulator(Mergeable, Persistable):
         new._reset_buffers()
         return new
 
-    def merge(self, other: MulticlassAccumulator) -> MulticlassAccumulator:
-        """A new accumulator holding the counts of both; classes are matched by label.
-
-        Examples
-        --------
-        >>> import streameval as se
-        >>> a, b = se.MulticlassAccumulator(), se.MulticlassAccumulator()
-        >>> a.update("x", {"x": 0.9, "y": 0.1})
-        >>> b.update("z", {"z": 0.8, "x": 0.2})
-        >>> m = a.merge(b)
-        >>> m.classes, m.get().confusion_matrix.tolist()
-        (('x', 'y', 'z'), [[1, 0, 0], [0, 0, 0], [0, 0, 1]])
-        """
+    def _check_mergeable(self, other: Any) -> None:
         if not isinstance(other, MulticlassAccumulator):
             raise TypeError(f"can only merge a MulticlassAccumulator with another, got {type(other).__name__}")
         if self.bins != other.bins:
@@ -689,26 +686,29 @@ class MulticlassAccumulator(Mergeable, Persistable):
         extra = [c for c in other._classes if c not in self._index]
         if extra and self._fixed:
             raise ValueError(f"cannot merge: classes {extra!r} are not among the fixed classes {self._classes!r}")
+
+    def _merge_in(self, other: MulticlassAccumulator) -> None:
+        """Add ``other`` in place, matching classes by label."""
         other._flush()
-        new = self.copy()
+        self._flush()
+        earlier = self._n
         if other._mode is not None:
-            new._set_mode(other._mode)
-        for label in extra:
-            new._add_class(label)
-        new._fixed = self._fixed and other._fixed
-        where = np.array([new._index[c] for c in other._classes], dtype=np.int64)
-        if other._cm.dtype == np.float64 and new._cm.dtype != np.float64:
-            new._cm = new._cm.astype(np.float64)
-        new._cm[np.ix_(where, where)] += other._cm
-        if new._mode == "scores":
-            for c, label in enumerate(new._classes):
+            self._set_mode(other._mode)
+        for label in [c for c in other._classes if c not in self._index]:
+            self._add_class(label)
+        self._fixed = self._fixed and other._fixed
+        where = np.array([self._index[c] for c in other._classes], dtype=np.int64)
+        if other._cm.dtype == np.float64 and self._cm.dtype != np.float64:
+            self._cm = self._cm.astype(np.float64)
+        self._cm[np.ix_(where, where)] += other._cm
+        if self._mode == "scores":
+            for c, label in enumerate(self._classes):
                 if label in other._index:
                     if other._ovr:
-                        new._ovr[c]._counts.merge_in(other._ovr[other._index[label]]._counts)
+                        self._ovr[c]._counts.merge_in(other._ovr[other._index[label]]._counts)
                 elif other._n:
-                    new._ovr[c]._counts.add_at(new._zero_code(), other._n)  # other's events score 0 here
-        new._n = new._n + other._n
-        return new
+                    self._ovr[c]._counts.add_at(self._zero_code(), other._n)  # other's events score 0 here
+        self._n = earlier + other._n
 
     def __eq__(self, other: object) -> bool:
         """Same classes (in any order), same counts, same histograms."""

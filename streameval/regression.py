@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from array import array
 from dataclasses import dataclass, field
-from typing import ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -370,32 +370,22 @@ class RegressionAccumulator(Mergeable, Persistable):
         new._reset_buffers()
         return new
 
-    def merge(self, other: RegressionAccumulator) -> RegressionAccumulator:
-        """A new accumulator holding both; neither input changes.
-
-        Examples
-        --------
-        >>> import streameval as se
-        >>> a, b = se.RegressionAccumulator(), se.RegressionAccumulator()
-        >>> a.update_many([1.0, 2.0], [1.5, 2.0])
-        >>> b.update_many([3.0], [2.0])
-        >>> (a + b).get().mae
-        0.5
-        """
+    def _check_mergeable(self, other: Any) -> None:
         if not isinstance(other, RegressionAccumulator):
             raise TypeError(f"can only merge a RegressionAccumulator with another, got {type(other).__name__}")
         if self.bins != other.bins:
             raise ValueError(f"cannot merge accumulators whose bins differ: {self.bins!r} and {other.bins!r}")
+
+    def _merge_in(self, other: RegressionAccumulator) -> None:
         other._flush()
-        new = self.copy()
-        new._n += other._n
-        new._y = new._y.combine(other._y)
-        new._e = new._e.combine(other._e)
-        new._sum_abs += other._sum_abs
-        new._sum_ape += other._sum_ape
-        new._max_abs = max(new._max_abs, other._max_abs)
-        new._hist.merge_in(other._hist)
-        return new
+        self._flush()
+        self._n += other._n
+        self._y = self._y.combine(other._y)
+        self._e = self._e.combine(other._e)
+        self._sum_abs += other._sum_abs
+        self._sum_ape += other._sum_ape
+        self._max_abs = max(self._max_abs, other._max_abs)
+        self._hist.merge_in(other._hist)
 
     def __repr__(self) -> str:
         return f"RegressionAccumulator(bins={self.bins!r}, n={self._n + len(self._buf_y)})"

@@ -179,18 +179,6 @@ class LabelledCounts:
         table = self._counts[: self._n_stored * PAGE].reshape(-1, PAGE)
         table[rows] += other._counts[: n * PAGE].reshape(n, PAGE)  # rows are distinct
 
-    @classmethod
-    def summed(cls, states: list[LabelledCounts]) -> LabelledCounts:
-        """A new state holding the sum of ``states`` (all with the same number of codes).
-
-        Adds every state into one copy in place, which saves the copy that a
-        chain of two-way merges makes at every step.
-        """
-        out = states[0].copy()
-        for state in states[1:]:
-            out.merge_in(state)
-        return out
-
     # -- reading ------------------------------------------------------------
     def histogram(
         self, decode: Callable[[npt.NDArray[np.int64]], tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]]

@@ -257,7 +257,11 @@ class TimeWindow:
             if p < before:
                 self.n_late += int(_events(acc))
             elif p >= oldest:
-                self._ring[p] = acc if p not in self._ring else self._ring[p].merge(acc)
+                if p in self._ring:
+                    self._ring[p]._check_mergeable(acc)
+                    self._ring[p]._merge_in(acc)  # the window owns its panes: add in place
+                else:
+                    self._ring[p] = acc
         self._latest = latest
         for p in [p for p in self._ring if p < oldest]:
             del self._ring[p]
@@ -393,12 +397,7 @@ class Decayed:
         if t_ref != self._t_ref:
             _scale(self._acc, 2.0 ** ((self._t_ref - t_ref) / self.half_life))
             self._t_ref = t_ref
-        if isinstance(self._acc, BinaryAccumulator):  # in place: no copy of the state per update
-            fresh._flush()
-            self._acc._counts.merge_in(fresh._counts)
-            self._acc._above = self._acc._above.astype(np.float64) + fresh._above
-        else:
-            self._acc = self._acc.merge(fresh)
+        self._acc._merge_in(fresh)  # in place: no copy of the state per update
         self._latest = top
         self._clock += n
 
