@@ -216,7 +216,7 @@ def _multiclass_to(acc: MulticlassAccumulator) -> dict[str, Any]:
         "weighted": acc._cm.dtype == np.float64,
         "confusion": acc._cm.tolist(),
         "histograms": hists,
-        "n": acc._n,
+        "n": acc._total(),
     }
 
 
@@ -249,7 +249,6 @@ def _multiclass_from(d: dict[str, Any]) -> MulticlassAccumulator:
         acc._add_class(label)
     acc._fixed = fixed
     acc._cm = cm.astype(np.float64) if weighted else cm.astype(np.int64)
-    acc._n = float(n) if weighted else int(n)
     for c, h in enumerate(hists):
         keys, neg, pos = _dec_hist(f"histograms[{c}]", h, bins, weighted)
         if not math.isclose(float(neg.sum() + pos.sum()), float(n), rel_tol=1e-12):

@@ -29,6 +29,13 @@ def _show(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _ratios(num: np.ndarray, den: np.ndarray) -> npt.NDArray[np.float64]:
+    """Elementwise num / den of non-negative counts: nan where both are 0."""
+    out = np.full(num.shape, np.nan)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
 def _nanmean(values: np.ndarray) -> float:
     ok = ~np.isnan(values)
     return float(values[ok].mean()) if ok.any() else math.nan
@@ -104,19 +111,19 @@ class MulticlassReport:
     def precision_per_class(self) -> npt.NDArray[np.float64]:
         """TP / (TP + FP) for every class, in the order of ``classes``."""
         tp, fp, _, _ = self._per_class_counts
-        return np.array([ratio(a, a + b) for a, b in zip(tp, fp, strict=True)])
+        return _ratios(tp, tp + fp)
 
     @cached_property
     def recall_per_class(self) -> npt.NDArray[np.float64]:
         """TP / (TP + FN) for every class."""
         tp, _, fn, _ = self._per_class_counts
-        return np.array([ratio(a, a + b) for a, b in zip(tp, fn, strict=True)])
+        return _ratios(tp, tp + fn)
 
     @cached_property
     def f1_per_class(self) -> npt.NDArray[np.float64]:
         """2 TP / (2 TP + FP + FN) for every class."""
         tp, fp, fn, _ = self._per_class_counts
-        return np.array([ratio(2 * a, 2 * a + b + c) for a, b, c in zip(tp, fp, fn, strict=True)])
+        return _ratios(2 * tp, 2 * tp + fp + fn)
 
     @property
     def accuracy(self) -> float:
@@ -307,7 +314,6 @@ class MulticlassAccumulator(Mergeable, Persistable):
         self._mode: str | None = None  # "scores" or "labels", fixed by the first update
         self._cm: np.ndarray = np.zeros((0, 0), dtype=np.int64)
         self._ovr: list[BinaryAccumulator] = []
-        self._n: int | float = 0
         self._fixed = False
         self._reset_buffers()
         if classes is not None:
@@ -349,8 +355,9 @@ class MulticlassAccumulator(Mergeable, Persistable):
         self._cm = cm
         if self._mode == "scores":
             acc = self._new_ovr()
-            if self._n:
-                acc._counts.add_at(self._zero_code(), self._n)  # earlier events: negatives with score 0
+            earlier = self._total()
+            if earlier:
+                acc._counts.add_at(self._zero_code(), earlier)  # earlier events: negatives with score 0
             self._ovr.append(acc)
 
     def _set_mode(self, mode: str) -> None:
@@ -363,6 +370,11 @@ class MulticlassAccumulator(Mergeable, Persistable):
                 f"this accumulator counts {self._mode}, got {mode}: one accumulator takes either class scores "
                 "or predicted labels, not both"
             )
+
+    def _total(self) -> int | float:
+        """Events (or total weight) counted so far: the sum of the confusion matrix."""
+        total = self._cm.sum()
+        return float(total) if self._cm.dtype == np.float64 else int(total)
 
     def _unknown(self, name: str, label: Any) -> ValueError:
         return ValueError(f"{name} must be one of the classes {self._classes!r}, got {_show(label)}")
@@ -609,11 +621,6 @@ class MulticlassAccumulator(Mergeable, Persistable):
         if w is not None and self._cm.dtype != np.float64:
             self._cm = self._cm.astype(np.float64)
         self._cm += tally.astype(self._cm.dtype, copy=False)
-        added = float(w.sum()) if w is not None else y_idx.size
-        if isinstance(added, float) or isinstance(self._n, float):
-            self._n = float(self._n) + float(added)
-        else:
-            self._n += added
 
     def _canonical_argmax(self, scores: np.ndarray) -> np.ndarray:
         """Column of the highest score per row; ties go to the class first in the fixed label order."""
@@ -671,7 +678,6 @@ class MulticlassAccumulator(Mergeable, Persistable):
         new._mode = self._mode
         new._cm = self._cm.copy()
         new._ovr = [acc.copy() for acc in self._ovr]
-        new._n = self._n
         new._fixed = self._fixed
         new._reset_buffers()
         return new
@@ -691,7 +697,6 @@ class MulticlassAccumulator(Mergeable, Persistable):
         """Add ``other`` in place, matching classes by label."""
         other._flush()
         self._flush()
-        earlier = self._n
         if other._mode is not None:
             self._set_mode(other._mode)
         for label in [c for c in other._classes if c not in self._index]:
@@ -706,9 +711,8 @@ class MulticlassAccumulator(Mergeable, Persistable):
                 if label in other._index:
                     if other._ovr:
                         self._ovr[c]._counts.merge_in(other._ovr[other._index[label]]._counts)
-                elif other._n:
-                    self._ovr[c]._counts.add_at(self._zero_code(), other._n)  # other's events score 0 here
-        self._n = earlier + other._n
+                elif other._total():
+                    self._ovr[c]._counts.add_at(self._zero_code(), other._total())  # other's events score 0 here
 
     def __eq__(self, other: object) -> bool:
         """Same classes (in any order), same counts, same histograms."""
@@ -718,7 +722,7 @@ class MulticlassAccumulator(Mergeable, Persistable):
         other._flush()
         if set(self._index) != set(other._index) or self.bins != other.bins:
             return False
-        if (self._mode or "empty") != (other._mode or "empty") and self._n and other._n:
+        if (self._mode or "empty") != (other._mode or "empty") and self._total() and other._total():
             return False
         where = np.array([other._index[c] for c in self._classes], dtype=np.int64)
         if not np.array_equal(self._cm, other._cm[np.ix_(where, where)]):
@@ -730,7 +734,7 @@ class MulticlassAccumulator(Mergeable, Persistable):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"MulticlassAccumulator(classes={self._classes!r}, bins={self.bins!r}, n={self._n})"
+        return f"MulticlassAccumulator(classes={self._classes!r}, bins={self.bins!r}, n={self._total()})"
 
 
 def _order(label: Any) -> tuple[str, str]:

@@ -205,7 +205,6 @@ class _Multiclass(river_metrics.base.MultiClassMetric):
         acc._flush()
         i, j = acc._index[y_true], acc._index[self._label(y_pred)]
         acc._cm[i, j] -= w if acc._cm.dtype == np.float64 else int(w)
-        acc._n = acc._n - w if isinstance(acc._n, float) else acc._n - int(w)
 
     def get(self) -> float:
         """The current value of the metric (``nan`` before any event)."""

@@ -316,7 +316,6 @@ def _scale(acc: Any, factor: float) -> None:
     elif isinstance(acc, MulticlassAccumulator):
         acc._flush()
         acc._cm = acc._cm.astype(np.float64) * factor
-        acc._n = float(acc._n) * factor
         for one in acc._ovr:
             _scale(one, factor)
     elif isinstance(acc, RegressionAccumulator):
