@@ -5,7 +5,20 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics import roc_curve
 
-__all__ = ["exact_eer"]
+__all__ = ["exact_eer", "phishing_scores"]
+
+
+def phishing_scores() -> tuple[np.ndarray, np.ndarray]:
+    """Labels and scores of river's Phishing stream under progressive validation of a logistic regression."""
+    from river import compose, datasets, linear_model, preprocessing
+
+    model = compose.Pipeline(preprocessing.StandardScaler(), linear_model.LogisticRegression())
+    labels, scores = [], []
+    for x, y in datasets.Phishing():
+        scores.append(model.predict_proba_one(x).get(True, 0.5))
+        labels.append(y)
+        model.learn_one(x, y)
+    return np.array(labels), np.array(scores)
 
 
 def exact_eer(y: np.ndarray, s: np.ndarray, w: np.ndarray | None = None) -> float:

@@ -200,7 +200,9 @@ def bench_river_accuracy(n: int, rows: list[str]) -> None:
     from sklearn.metrics import roc_auc_score
 
     streams = {name: make_family(name, n, seed=21) for name in FAMILIES}
-    streams["phishing (river LR)"] = _phishing_scores()
+    from reference import phishing_scores
+
+    streams["phishing (river LR)"] = phishing_scores()
     for name, (y, s) in streams.items():
         exact = roc_auc_score(y, s)
         acc = se.BinaryAccumulator()
@@ -213,18 +215,6 @@ def bench_river_accuracy(n: int, rows: list[str]) -> None:
                 m.update(a, b)
             cells.append(f"{abs(m.get() - exact):.1e}")
         rows.append(f"| {name} | {len(pairs):,} | " + " | ".join(cells) + " |")
-
-
-def _phishing_scores() -> tuple[np.ndarray, np.ndarray]:
-    from river import compose, datasets, linear_model, preprocessing
-
-    model = compose.Pipeline(preprocessing.StandardScaler(), linear_model.LogisticRegression())
-    ys, ss = [], []
-    for x, y in datasets.Phishing():
-        ss.append(model.predict_proba_one(x).get(True, 0.5))
-        ys.append(y)
-        model.learn_one(x, y)
-    return np.array(ys), np.array(ss)
 
 
 def bench_accuracy(n: int, rows: list[str]) -> None:

@@ -704,6 +704,13 @@ class BinaryAccumulator(Mergeable, Persistable):
         if above is not None:
             self._above += sign * np.array(above, dtype=self._above.dtype)
 
+    def _revert(self, is_pos: bool, score: Any, w: Any = 1.0) -> None:
+        """Take one event counted before back out (river's ``revert``)."""
+        s = check_real("score", score)
+        weight = check_real("w", w, finite=True, nonnegative=True)
+        self._flush()
+        self._ingest(np.array([s]), np.array([bool(is_pos)]), None if weight == 1.0 else np.array([weight]), sign=-1)
+
     def _histogram(self) -> tuple[npt.NDArray[np.int64], np.ndarray, np.ndarray]:
         """Keys (ascending) of non-empty bins with their negatives and positives."""
         return self._counts.histogram(self.bins.decode)

@@ -149,7 +149,7 @@ def _jsonl_chunks(name: str, fh: TextIO, columns: list[str]) -> Iterator[Rows]:
         yield rows
 
 
-def _numbers(rows: Rows, column: str, what: str, finite: bool, bad: np.ndarray) -> np.ndarray:
+def _numbers(rows: Rows, column: str, finite: bool, bad: np.ndarray) -> np.ndarray:
     """Column values as floats; sets ``bad`` where a value is not a usable number."""
     values = rows.cols[column]
     try:
@@ -182,17 +182,17 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
     """(is_pos, scores, weights, times, segments, keep) of a chunk, or BadRowError on the first bad row."""
     n = len(rows.lines)
     bad_score = np.zeros(n, dtype=np.bool_)
-    scores = _numbers(rows, args.score, "score", finite=False, bad=bad_score)
+    scores = _numbers(rows, args.score, finite=False, bad=bad_score)
     labels = np.array([_label_text(v) for v in rows.cols[args.label]])
     is_pos = labels == args.pos_label
     bad_label = ~(is_pos | (labels == args.neg_label))
     bad_weight = np.zeros(n, dtype=np.bool_)
     weights = None
     if args.weight:
-        weights = _numbers(rows, args.weight, "weight", finite=True, bad=bad_weight)
+        weights = _numbers(rows, args.weight, finite=True, bad=bad_weight)
         bad_weight |= weights < 0
     bad_time = np.zeros(n, dtype=np.bool_)
-    times = _numbers(rows, args.time, "time", finite=True, bad=bad_time) if args.time else None
+    times = _numbers(rows, args.time, finite=True, bad=bad_time) if args.time else None
     segments = np.array([_label_text(v) for v in rows.cols[args.by]]) if args.by else None
     checks = [
         ("label", bad_label, lambda i: f"label {rows.cols[args.label][i]!r} is neither {args.pos_label!r} nor "

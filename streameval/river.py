@@ -82,10 +82,7 @@ class _Binary(river_metrics.base.BinaryMetric):
 
     def revert(self, y_true: Any, y_pred: Any, w: float = 1.0) -> None:
         """Take back an event counted before (``utils.Rolling`` uses this)."""
-        acc = self._acc
-        acc._flush()
-        weights = None if w == 1.0 else np.array([float(w)])
-        acc._ingest(np.array([self._score(y_pred)]), np.array([y_true == self.pos_val]), weights, sign=-1)
+        self._acc._revert(y_true == self.pos_val, self._score(y_pred), w)
 
     def get(self) -> float:
         """The current value of the metric."""
@@ -295,9 +292,7 @@ class Adapter(river_metrics.base.Metric):
         """Reverting is supported for binary adapters."""
         if self.kind != "binary":
             raise NotImplementedError(f"revert is not supported for {self.kind} adapters; use streameval windows")
-        yt, score = self._args(y_true, y_pred)
-        self._acc._flush()
-        self._acc._ingest(np.array([score]), np.array([yt]), None if w == 1.0 else np.array([float(w)]), sign=-1)
+        self._acc._revert(*self._args(y_true, y_pred), w)
 
     def get(self) -> float:
         """The current value of the metric."""

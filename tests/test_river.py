@@ -7,6 +7,7 @@ import pickle
 
 import numpy as np
 import pytest
+from reference import phishing_scores
 from river import compose, datasets, evaluate, linear_model, metrics, preprocessing, utils
 from sklearn.metrics import average_precision_score, f1_score, roc_auc_score
 
@@ -18,20 +19,10 @@ def _model():
     return compose.Pipeline(preprocessing.StandardScaler(), linear_model.LogisticRegression())
 
 
-def _phishing_scores():
-    model = _model()
-    ys, ps = [], []
-    for x, y in datasets.Phishing():
-        ps.append(model.predict_proba_one(x).get(True, 0.0))
-        ys.append(y)
-        model.learn_one(x, y)
-    return np.array(ys), np.array(ps)
-
-
 def test_progressive_validation_matches_scikit_learn_on_the_same_scores():
     metric = se_river.ROCAUC() + se_river.AveragePrecision() + se_river.EER() + se_river.F1()
     evaluate.progressive_val_score(datasets.Phishing(), _model(), metric)
-    y, p = _phishing_scores()
+    y, p = phishing_scores()
     auc, ap, eer, f1 = metric.get()
     assert abs(auc - roc_auc_score(y, p)) <= 1e-4
     assert abs(ap - average_precision_score(y, p)) <= 1e-3
@@ -61,7 +52,7 @@ def test_iter_progressive_val_score_and_every_y_pred_form():
 
 
 def test_rolling_takes_the_class_and_reverts_exactly():
-    y, p = _phishing_scores()
+    y, p = phishing_scores()
     rolling = utils.Rolling(se_river.ROCAUC, window_size=200)
     for yy, pp in zip(y, p, strict=True):
         rolling.update(yy, pp)
