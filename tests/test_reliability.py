@@ -300,7 +300,6 @@ def test_a_hundred_thousand_fuzzed_states_give_a_state_or_format_error():
             outcomes["ok"] += 1
         except FormatError:
             outcomes["FormatError"] += 1
-    assert sum(outcomes.values()) == 100_000
     assert outcomes["FormatError"] > 90_000
 
 
