@@ -41,7 +41,8 @@ class LabelledCounts:
     >>> import numpy as np
     >>> from streameval.state import LabelledCounts
     >>> c = LabelledCounts(1000)
-    >>> c.add(np.array([3, 3, 900]))
+    >>> flat = c.flat_index(np.array([3, 3, 900]))  # gives storage to the pages of codes 3 and 900
+    >>> c.apply(c.tally(flat, None, None), weighted=False)
     >>> codes, counts = c.nonzero()
     >>> codes.tolist(), counts.tolist()
     ([3, 900], [2, 1])
@@ -69,11 +70,6 @@ class LabelledCounts:
     def nbytes(self) -> int:
         """Bytes held by the arrays of this state."""
         return int(self._base.nbytes + self._page_of_row.nbytes + self._counts.nbytes)
-
-    @property
-    def n_pages_stored(self) -> int:
-        """How many pages of ``PAGE`` codes have storage."""
-        return self._n_stored
 
     # -- updating -----------------------------------------------------------
     def _reserve(self, pages: npt.NDArray[np.int64]) -> None:
@@ -147,12 +143,6 @@ class LabelledCounts:
         if isinstance(amount, float) and not self.is_weighted:
             self._to_float()
         self._counts[int(self._base[page[0]]) + (code & (PAGE - 1))] += amount
-
-    def add(self, codes: npt.NDArray[np.int64], weights: npt.NDArray[np.float64] | None = None) -> None:
-        """Count events with the given codes and optional weights."""
-        flat = self.flat_index(np.array(codes, dtype=np.int64))
-        if flat.size:
-            self.apply(self.tally(flat, weights, None), weights is not None)
 
     # -- combining ----------------------------------------------------------
     def copy(self) -> LabelledCounts:
