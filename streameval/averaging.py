@@ -112,20 +112,23 @@ class MacroReport:
         """Names of the summarised metrics."""
         return tuple(self._summaries)
 
-    def _binary(self, name: str) -> np.ndarray:
-        if not all(hasattr(r, name) for r in self.reports) or name not in self._summaries:
-            raise TypeError(f"{name} is defined for binary members, not for {self.kind.__name__}")
-        return np.array(self._summaries[name].values)
+    def _member_mean(self, name: str) -> float:
+        if name not in self._summaries:
+            raise TypeError(
+                f"macro {name} needs members with a binary {name}; {self.kind.__name__} members have "
+                f"{sorted(self._summaries)}"
+            )
+        return self._summaries[name].mean
 
     @property
     def macro_precision(self) -> float:
         """Mean of the members' precision (over members where it is defined)."""
-        return self.__getattr__("precision").mean if "precision" in self._summaries else self._missing("precision")
+        return self._member_mean("precision")
 
     @property
     def macro_recall(self) -> float:
         """Mean of the members' recall."""
-        return self.__getattr__("recall").mean if "recall" in self._summaries else self._missing("recall")
+        return self._member_mean("recall")
 
     @property
     def macro_f1(self) -> float:
@@ -136,13 +139,7 @@ class MacroReport:
     @property
     def mean_f1(self) -> float:
         """Mean of the members' F1 (scikit-learn's macro F1)."""
-        return self.__getattr__("f1").mean if "f1" in self._summaries else self._missing("f1")
-
-    def _missing(self, name: str) -> float:
-        raise TypeError(
-            f"macro {name} needs members with a binary {name}; {self.kind.__name__} members have "
-            f"{sorted(self._summaries)}"
-        )
+        return self._member_mean("f1")
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
         """``{metric: {"mean", "std", "values", "n_undefined"}}`` for every metric."""

@@ -302,8 +302,8 @@ def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
     if segments:
         result["segments"] = {name: _metrics(acc.get()) for name, acc in sorted(segments.items())}
         result["micro"] = _metrics(BinaryAccumulator.merge_all(list(segments.values())).get())
-        summary = macro(list(segments.values()))
-        result["macro"] = {name: {"mean": s.mean, "std": s.std} for name, s in summary._summaries.items()}
+        summary = macro(list(segments.values())).to_dict()
+        result["macro"] = {name: {"mean": s["mean"], "std": s["std"]} for name, s in summary.items()}
     if args.save:
         overall.save(args.save)
         result["saved"] = args.save
