@@ -11,11 +11,11 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(STAMP_CORE): pyproject.toml | $(PY)
+$(STAMP_CORE): pyproject.toml setup.py streameval/_speedups.c | $(PY)
 	$(PY) -m pip install --quiet -e ".[river]"
 	touch $@
 
-$(STAMP_DEV): pyproject.toml | $(PY)
+$(STAMP_DEV): pyproject.toml setup.py streameval/_speedups.c | $(PY)
 	$(PY) -m pip install --quiet -e ".[dev]"
 	touch $@ $(STAMP_CORE)
 

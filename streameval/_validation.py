@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["as_labels", "as_scores", "as_weights", "check_real", "check_same_length"]
+__all__ = ["as_labels", "as_scores", "as_weights", "check_no_nan", "check_real", "check_same_length"]
 
 
 def _show(value: Any) -> str:
@@ -49,8 +49,8 @@ def _one_dimensional(name: str, value: Any) -> np.ndarray:
     return arr
 
 
-def as_scores(name: str, value: Any) -> npt.NDArray[np.float64]:
-    """A 1-D float64 array with no NaN (infinities allowed)."""
+def as_scores(name: str, value: Any, check_nan: bool = True) -> npt.NDArray[np.float64]:
+    """A 1-D float64 array with no NaN (infinities allowed); ``check_nan=False`` leaves NaN to the caller."""
     arr = _one_dimensional(name, value)
     if arr.dtype.kind in "biuf":
         x = np.ascontiguousarray(arr, dtype=np.float64)
@@ -63,13 +63,19 @@ def as_scores(name: str, value: Any) -> npt.NDArray[np.float64]:
     else:
         first = arr[0] if arr.size else None
         raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype} (first value {_show(first)})")
+    if check_nan:
+        check_no_nan(name, x)
+    return x
+
+
+def check_no_nan(name: str, x: npt.NDArray[np.float64]) -> None:
+    """ValueError naming ``name`` and the index of the first NaN in ``x``."""
     with np.errstate(invalid="ignore"):
         lowest = x.min() if x.size else 0.0
     if math.isnan(lowest):  # min propagates NaN: one cheap pass when there is none
         nan_at = np.flatnonzero(np.isnan(x))
         if nan_at.size:
             raise ValueError(f"{name} must not be NaN, got nan at index {nan_at[0]}")
-    return x
 
 
 def as_labels(name: str, value: Any, pos_label: Any, neg_label: Any) -> npt.NDArray[np.bool_]:

@@ -13,9 +13,10 @@ import numpy as np
 import numpy.typing as npt
 
 from . import curves, inference
+from ._events import _UNIT, FLUSH_EVERY, EventBuffer, count_range_free
 from ._persist import Mergeable, Persistable
-from ._validation import as_labels, as_scores, as_weights, check_real, check_same_length
-from .bins import BLOCK, Bins, Workspace
+from ._validation import as_labels, as_scores, as_weights, check_no_nan, check_real, check_same_length
+from .bins import BLOCK, Bins, RangeFreeBins, Workspace
 from .confusion import ConfusionReport
 from .state import LabelledCounts
 
@@ -23,9 +24,7 @@ __all__ = ["BinaryAccumulator", "BinaryReport"]
 
 Array = npt.NDArray[np.float64]
 
-_UNIT = 1.0  # default weight; identity with it selects the fast path of update()
-_FLUSH_EVERY = 4096  # per-event updates are buffered and counted in batches of this size
-_TICK = 256  # the countdown between buffer checks stays among Python's cached small ints
+_FLUSH_EVERY = FLUSH_EVERY
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -467,7 +466,7 @@ def _default_neg_label(pos_label: Any) -> Any:
     raise ValueError(f"neg_label must be given when pos_label is not 0, 1 or a bool, got pos_label={pos_label!r}")
 
 
-class BinaryAccumulator(Mergeable, Persistable):
+class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
     """Streaming, mergeable evaluation of a binary classifier's scores.
 
     The state is a pair of counts per score bin (negatives, positives) and the
@@ -540,102 +539,55 @@ class BinaryAccumulator(Mergeable, Persistable):
         self._reset_buffers()
 
     # -- per-event path -----------------------------------------------------
+    # update(y, score, w=1.0) comes from EventBuffer (compiled, or its Python
+    # twin): it stores plain unit-weight events and sends the rest here.
     def _reset_buffers(self) -> None:
-        self._buf_pos = array("d")
-        self._buf_neg = array("d")
-        self._route = {self.pos_label: self._buf_pos.append, self.neg_label: self._buf_neg.append}
+        self._set_labels(self.pos_label, self.neg_label)
+        self._labels = {self.neg_label: False, self.pos_label: True}
         self._wbuf_score = array("d")
         self._wbuf_weight = array("d")
         self._wbuf_pos = array("b")
-        self._room = _TICK
-
-    def update(self, y: Any, score: float, w: float = _UNIT) -> None:
-        """Count one event.
-
-        Parameters
-        ----------
-        y : label
-            ``pos_label`` or ``neg_label``.
-        score : float
-            Higher means more likely positive; any real number but NaN.
-        w : float, default 1.0
-            Weight, finite and >= 0.
-
-        Examples
-        --------
-        >>> import streameval as se
-        >>> acc = se.BinaryAccumulator()
-        >>> acc.update(1, 0.8)
-        >>> acc.update(0, 0.3, w=2.0)
-        >>> acc.get().negatives
-        2.0
-        """
-        try:
-            if w is _UNIT and score == score:
-                self._route[y](score)
-                self._room -= 1
-                if self._room:
-                    return
-                full = True
-            else:
-                full = False
-        except Exception:  # anything unusual takes the checked path, which explains it
-            full = False
-        if full:
-            self._tick()
-        else:
-            self._update_checked(y, score, w)
 
     def _buffered(self) -> int:
-        return len(self._buf_pos) + len(self._buf_neg) + len(self._wbuf_score)
+        """Events stored but not yet counted."""
+        return self._n_unit + len(self._wbuf_score)
 
-    def _tick(self) -> None:
-        """Every _TICK per-event updates: count the buffer once it holds _FLUSH_EVERY events."""
-        if self._buffered() >= _FLUSH_EVERY:
-            self._flush()
-        else:
-            self._room = _TICK
-
-    def _update_checked(self, y: Any, score: Any, w: Any) -> None:
+    def _update_slow(self, y: Any, score: Any, w: Any = _UNIT) -> None:
+        """Check one event that is not a plain unit-weight one, then store it."""
         try:
-            append = self._route.get(y)
+            is_pos = self._labels.get(y)
         except TypeError:
-            append = None
-        if append is None:
+            is_pos = None
+        if is_pos is None:
             raise ValueError(
                 f"y must be {self.pos_label!r} (positive) or {self.neg_label!r} (negative), got {y!r}"
             ) from None
         s = check_real("score", score)
         weight = check_real("w", w, finite=True, nonnegative=True)
         if weight == 1.0:
-            append(s)
-        else:
-            self._wbuf_score.append(s)
-            self._wbuf_weight.append(weight)
-            self._wbuf_pos.append(append == self._buf_pos.append)
-        self._room -= 1
-        if not self._room:
-            self._tick()
+            self._push_unit(is_pos, s)
+            return
+        self._wbuf_score.append(s)
+        self._wbuf_weight.append(weight)
+        self._wbuf_pos.append(is_pos)
+        if len(self._wbuf_score) >= _FLUSH_EVERY:
+            self._flush()
 
     def _flush(self) -> None:
         """Count the buffered per-event updates (a logical no-op)."""
-        if not self._buffered():
-            return
-        n_pos, n_neg = len(self._buf_pos), len(self._buf_neg)
-        if n_pos + n_neg:
-            x = np.empty(n_pos + n_neg, dtype=np.float64)
-            x[:n_pos] = np.frombuffer(self._buf_pos, dtype=np.float64)
-            x[n_pos:] = np.frombuffer(self._buf_neg, dtype=np.float64)
-            is_pos = np.zeros(x.size, dtype=np.bool_)
-            is_pos[:n_pos] = True
-            self._ingest(x, is_pos, None)
+        if self._n_unit:
+            scores, labels = self._unit_events()
+            self._ingest(np.frombuffer(scores, dtype=np.float64), np.frombuffer(labels, dtype=np.bool_), None)
+            self._drop_unit()
         if len(self._wbuf_score):
             self._ingest(
                 np.frombuffer(self._wbuf_score, dtype=np.float64).copy(),
                 np.frombuffer(self._wbuf_pos, dtype=np.int8).astype(np.bool_),
                 np.frombuffer(self._wbuf_weight, dtype=np.float64).copy(),
             )
-        self._reset_buffers()
+            self._wbuf_score = array("d")
+            self._wbuf_weight = array("d")
+            self._wbuf_pos = array("b")
 
     # -- batch path ---------------------------------------------------------
     def update_many(self, y: npt.ArrayLike, scores: npt.ArrayLike, w: npt.ArrayLike | float | None = None) -> None:
@@ -660,10 +612,12 @@ class BinaryAccumulator(Mergeable, Persistable):
         >>> acc.get().n
         3
         """
-        x = as_scores("scores", scores)
+        x = as_scores("scores", scores, check_nan=False)
         is_pos = as_labels("y", y, self.pos_label, self.neg_label)
         check_same_length(("y", is_pos), ("scores", x))
         weights = as_weights("w", w, x.size)
+        if not self._uses_kernel(weights):  # the compiled kernel refuses a NaN itself, changing nothing
+            check_no_nan("scores", x)
         self._ingest(x, is_pos, weights)
 
     def _ingest(self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, weights: Array | None, sign: int = 1) -> None:
@@ -673,6 +627,9 @@ class BinaryAccumulator(Mergeable, Persistable):
         """
         n = x.size
         if n == 0:
+            return
+        if self._uses_kernel(weights):
+            self._ingest_compiled(x, is_pos, sign)
             return
         single_label = isinstance(is_pos, (bool, np.bool_))
         ws = Workspace(min(BLOCK, n))
@@ -703,6 +660,46 @@ class BinaryAccumulator(Mergeable, Persistable):
             self._above = self._above.astype(np.float64)
         if above is not None:
             self._above += sign * np.array(above, dtype=self._above.dtype)
+
+    def _uses_kernel(self, weights: Array | None) -> bool:
+        return weights is None and count_range_free is not None and type(self.bins) is RangeFreeBins
+
+    def _ingest_compiled(self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, sign: int) -> None:
+        """:meth:`_ingest` of unweighted events in one compiled pass (range-free bins).
+
+        The kernel stops before a score whose page has no storage yet; the
+        pages of the next block are then given storage (a logical no-op) and
+        it resumes. It also stops at a NaN (``update_many`` leaves that check
+        to it). On a NaN, or if anything fails, the events counted so far are
+        taken back out, so the state is as before the call.
+        """
+        assert count_range_free is not None
+        bins = self.bins
+        assert isinstance(bins, RangeFreeBins)
+        state = self._counts
+        n = x.size
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        if isinstance(is_pos, (bool, np.bool_)):
+            labels = np.array([is_pos], dtype=np.bool_).view(np.uint8)
+        else:
+            labels = np.ascontiguousarray(is_pos, dtype=np.bool_).view(np.uint8)
+        coding = (
+            bins._shift, bins._tag_shift, int(self._t_codes[0]), int(self._t_codes[1]),
+            not self._t_is_edge, self.threshold,
+        )  # fmt: skip
+        done = 0
+        try:
+            done, is_nan, above = state.count_compiled(count_range_free, x, labels, sign, coding, 0, n)
+            if is_nan:
+                raise ValueError(f"scores must not be NaN, got nan at index {done}")
+        except BaseException:
+            if done:
+                state.count_compiled(count_range_free, x, labels, -sign, coding, 0, done)
+            raise
+        if state.is_weighted and self._above.dtype != np.float64:
+            self._above = self._above.astype(np.float64)
+        if above != [0, 0]:
+            self._above += np.array(above, dtype=self._above.dtype)
 
     def _revert(self, is_pos: bool, score: Any, w: Any = 1.0) -> None:
         """Take one event counted before back out (river's ``revert``)."""
@@ -774,8 +771,9 @@ class BinaryAccumulator(Mergeable, Persistable):
     @property
     def nbytes(self) -> int:
         """Bytes held by this accumulator's arrays and buffers."""
-        buffers = (self._buf_pos, self._buf_neg, self._wbuf_score, self._wbuf_weight, self._wbuf_pos)
-        return self._counts.nbytes + self._above.nbytes + sum(b.buffer_info()[1] * b.itemsize for b in buffers)
+        buffers = (self._wbuf_score, self._wbuf_weight, self._wbuf_pos)
+        weighted = sum(b.buffer_info()[1] * b.itemsize for b in buffers)
+        return self._counts.nbytes + self._above.nbytes + self._unit_nbytes + weighted
 
     # -- merging ------------------------------------------------------------
     def _check_mergeable(self, other: Any) -> None:
@@ -824,7 +822,8 @@ class BinaryAccumulator(Mergeable, Persistable):
         """Pickle the counts, not the per-event buffers (which are counted first)."""
         self._flush()
         state = dict(self.__dict__)
-        for name in ("_buf_pos", "_buf_neg", "_route", "_wbuf_score", "_wbuf_weight", "_wbuf_pos", "_room"):
+        buffers = ("_buf_pos", "_buf_neg", "_route", "_room", "_labels", "_wbuf_score", "_wbuf_weight", "_wbuf_pos")
+        for name in buffers:
             state.pop(name, None)
         return state
 

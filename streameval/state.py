@@ -78,6 +78,13 @@ class LabelledCounts:
         if n_new == 0:
             return
         need = self._n_stored + n_new
+        self._make_room(need)
+        self._page_of_row[self._n_stored : need] = pages
+        self._base[pages] = np.arange(self._n_stored, need, dtype=np.int32) * PAGE
+        self._n_stored = need
+
+    def _make_room(self, need: int) -> None:
+        """Rows for at least ``need`` pages (new rows hold zeros)."""
         if need > self._page_of_row.size:
             # pages arrive rarely (a few hundred over a stream's life at most), so
             # grow by a small step and keep memory close to what is used
@@ -87,9 +94,40 @@ class LabelledCounts:
             counts = np.zeros(capacity * PAGE, dtype=self._counts.dtype)
             counts[: self._n_stored * PAGE] = self._counts[: self._n_stored * PAGE]
             self._page_of_row, self._counts = rows, counts
-        self._page_of_row[self._n_stored : need] = pages
-        self._base[pages] = np.arange(self._n_stored, need, dtype=np.int32) * PAGE
-        self._n_stored = need
+
+    def count_compiled(
+        self, kernel: Callable[..., tuple[int, bool, int, int, int]], x: npt.NDArray[np.float64],
+        labels: npt.NDArray[np.uint8], sign: int, coding: tuple[Any, ...], start: int, end: int,
+    ) -> tuple[int, bool, list[int]]:  # fmt: skip
+        """Count scores ``x[start:end]`` with a compiled kernel (``_speedups.count_range_free``).
+
+        ``coding`` holds the kernel's scheme and threshold arguments. The
+        kernel gives rows to new pages itself; the table grows whenever it
+        runs out. Returns where counting stopped, whether a NaN stopped it,
+        and the kernel's [negatives, positives] at the threshold codes. If
+        growing fails, what was counted is taken back out before the error
+        propagates.
+        """
+        def run(begin: int, stop: int, s: int) -> tuple[int, bool, int, int]:
+            done, is_nan, self._n_stored, a_neg, a_pos = kernel(
+                x, labels, self._base, self._page_of_row, self._n_stored, self._counts, self.is_weighted, s,
+                *coding, begin, stop,
+            )  # fmt: skip
+            return done, is_nan, a_neg, a_pos
+
+        above = [0, 0]
+        done = start
+        try:
+            while True:
+                done, is_nan, a_neg, a_pos = run(done, end, sign)
+                above[0] += a_neg
+                above[1] += a_pos
+                if is_nan or done == end:
+                    return done, is_nan, above
+                self._make_room(self._n_stored + 1)
+        except BaseException:  # growing failed: take back what was counted (its pages have rows)
+            run(start, done, -sign)
+            raise
 
     def _to_float(self) -> None:
         if not self.is_weighted:

@@ -109,7 +109,7 @@ def test_merge_all_equals_pairwise_merging_and_one_stream():
 
 
 def test_per_event_buffer_stays_bounded():
-    from streameval.binary import _TICK
+    from streameval._events import _TICK
 
     acc = se.BinaryAccumulator()
     peak = 0

@@ -1,0 +1,535 @@
+/* Compiled hot paths of streameval.
+ *
+ * Two things live here, each with a pure Python/numpy twin that gives
+ * identical results (streameval/_events.py and BinaryAccumulator._ingest):
+ *
+ *   count_range_free  counts a validated, unweighted batch of scores into the
+ *                     paged counts of a range-free scheme in one pass: the
+ *                     labelled code of every score, its page, its slot.
+ *   EventBuffer       the base of BinaryAccumulator: update(y, score) checks
+ *                     and stores one event in C and hands a full buffer to the
+ *                     accumulator's _flush(); anything unusual (weights, bad
+ *                     input, other label or score types) goes to the Python
+ *                     method _update_slow, which explains or handles it.
+ *
+ * The module uses only the CPython API and the buffer protocol (no numpy
+ * headers), so it builds with any C compiler; when it does not build, the
+ * package runs on its Python twins.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define PAGE_BITS 7
+#define PAGE_MASK ((1u << PAGE_BITS) - 1u)
+#define CAPACITY 4096 /* per-event updates counted per flush; equals FLUSH_EVERY */
+
+/* ------------------------------------------------------------------------ */
+/* Batch kernel                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Scores are coded a chunk at a time (a loop the compiler vectorises, with an
+ * AVX2 clone on x86-64 Linux), then counted one by one. */
+#define CHUNK 256
+
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef VECTOR_CLONES
+#define VECTOR_CLONES
+#endif
+
+/* Labelled codes of x[0:m] into out; nonzero when some x is NaN.
+ *
+ * Same arithmetic as RangeFreeBins._labelled_codes: t = s - (s >= 0.5) (the
+ * 1.0 is built from a mask, which keeps the loop branch-free), -0.0 made 0.0
+ * by adding 0.0, the bits of t less one when t is negative, taken as unsigned
+ * and shifted; then the label and region bits on top. */
+VECTOR_CLONES static int
+codes_chunk(const double *restrict x, const uint8_t *restrict labels, Py_ssize_t m, int shift, int tag_shift,
+            uint64_t *restrict out)
+{
+    uint64_t nan = 0;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        double s = x[j];
+        uint64_t up = s >= 0.5;
+        uint64_t one_bits = (0 - up) & UINT64_C(0x3FF0000000000000);
+        double one;
+        memcpy(&one, &one_bits, sizeof one);
+        double t = (s - one) + 0.0;
+        uint64_t raw;
+        memcpy(&raw, &t, sizeof raw);
+        uint64_t v = raw - (raw >> 63);
+        out[j] = (v >> shift) + ((((uint64_t)labels[j] << 1) | up) << tag_shift);
+        nan |= s != s;
+    }
+    return nan != 0;
+}
+
+/* Count codes[0:m] (of scores x[0:m]); returns how many were counted. A page
+ * with no storage gets the next free row while rows remain; the count stops
+ * before the first code that finds none. A slot outside the table sets *bad. */
+typedef struct {
+    int32_t *base;           /* offset of each page's row in counts, or negative */
+    int64_t *page_of_row;    /* page of each stored row */
+    Py_ssize_t n_stored;     /* rows in use */
+    Py_ssize_t capacity;     /* rows available */
+    void *counts;
+    uint64_t n_slots;
+    int counts_float, sign, tag_shift, check_threshold, bad;
+    uint64_t t_neg, t_pos;
+    double threshold;
+    long long above[2];
+} Table;
+
+#define COUNT_CHUNK(CTYPE, CHECK)                                                      \
+    for (j = 0; j < m; j++) {                                                          \
+        uint64_t code = codes[j];                                                      \
+        int32_t b = tb->base[code >> PAGE_BITS];                                       \
+        if (b < 0) {                                                                   \
+            if (tb->n_stored >= tb->capacity)                                          \
+                break;                                                                 \
+            b = (int32_t)(tb->n_stored << PAGE_BITS);                                  \
+            tb->base[code >> PAGE_BITS] = b;                                           \
+            tb->page_of_row[tb->n_stored++] = (int64_t)(code >> PAGE_BITS);            \
+        }                                                                              \
+        if ((uint64_t)b + PAGE_MASK >= tb->n_slots) {                                  \
+            tb->bad = 1;                                                               \
+            break;                                                                     \
+        }                                                                              \
+        ((CTYPE *)tb->counts)[b + (code & PAGE_MASK)] += (CTYPE)tb->sign;              \
+        if (CHECK && (code == tb->t_neg || code == tb->t_pos) && xs[j] >= tb->threshold) \
+            tb->above[(code >> (tb->tag_shift + 1)) & 1] += tb->sign;                  \
+    }
+
+static Py_ssize_t
+count_chunk(Table *tb, const uint64_t *codes, const double *xs, Py_ssize_t m)
+{
+    Py_ssize_t j;
+    if (tb->counts_float) {
+        if (tb->check_threshold) {
+            COUNT_CHUNK(double, 1)
+        } else {
+            COUNT_CHUNK(double, 0)
+        }
+    } else {
+        if (tb->check_threshold) {
+            COUNT_CHUNK(int64_t, 1)
+        } else {
+            COUNT_CHUNK(int64_t, 0)
+        }
+    }
+    return j;
+}
+
+PyDoc_STRVAR(count_range_free_doc,
+"count_range_free(x, labels, base, page_of_row, n_stored, counts, counts_float, sign,\n"
+"                 shift, tag_shift, t_neg, t_pos, check_threshold, threshold, start, end)\n"
+"--\n\n"
+"Add ``sign`` at the labelled code of every score ``x[start:end]`` (float64)\n"
+"with its label (uint8 0/1, one per score or one for all) into ``counts``\n"
+"(int64, or float64 when ``counts_float``), located through the page table\n"
+"``base`` (int32, negative for a page with no storage). A page with no\n"
+"storage gets row ``n_stored`` (``page_of_row`` records it) while\n"
+"``len(page_of_row)`` rows last.\n\n"
+"Stops at ``end``, before the first NaN, or before the first score that\n"
+"needs a row when none is left. Returns ``(stop, is_nan, n_stored,\n"
+"above_neg, above_pos)``: where it stopped, whether a NaN stopped it, the\n"
+"rows now in use, and, when ``check_threshold``, the signed number of\n"
+"negatives and positives counted at the codes ``t_neg``/``t_pos`` with a\n"
+"score >= ``threshold``.");
+
+static PyObject *
+count_range_free(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer xb, lb, bb, pb, cb;
+    int shift;
+    unsigned long long t_neg, t_pos;
+    Py_ssize_t start, end;
+    Table tb;
+    memset(&tb, 0, sizeof tb);
+    if (!PyArg_ParseTuple(args, "y*y*w*w*nw*piiiKKpdnn:count_range_free", &xb, &lb, &bb, &pb, &tb.n_stored, &cb,
+                          &tb.counts_float, &tb.sign, &shift, &tb.tag_shift, &t_neg, &t_pos, &tb.check_threshold,
+                          &tb.threshold, &start, &end)) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t n = xb.len / (Py_ssize_t)sizeof(double);
+    Py_ssize_t n_labels = lb.len;
+    uint64_t n_pages = (uint64_t)(bb.len / (Py_ssize_t)sizeof(int32_t));
+    tb.base = (int32_t *)bb.buf;
+    tb.page_of_row = (int64_t *)pb.buf;
+    tb.capacity = pb.len / (Py_ssize_t)sizeof(int64_t);
+    tb.counts = cb.buf;
+    tb.n_slots = (uint64_t)(cb.len / 8);
+    tb.t_neg = t_neg;
+    tb.t_pos = t_pos;
+    /* every 64-bit pattern shifted by `shift`, with two tag bits on top, falls
+     * below 2 ** (66 - shift): the page table must cover that */
+    int code_bits = 66 - shift;
+    if (start < 0 || end > n || start > end || (n_labels != 1 && n_labels != n) || shift < 8 || shift > 63 ||
+        tb.tag_shift != 64 - shift || (tb.sign != 1 && tb.sign != -1) ||
+        n_pages < ((uint64_t)1 << (code_bits - PAGE_BITS)) || tb.n_stored < 0 || tb.n_stored > tb.capacity ||
+        (uint64_t)tb.capacity * (PAGE_MASK + 1) > tb.n_slots || tb.capacity > (INT32_MAX >> PAGE_BITS)) {
+        PyErr_SetString(PyExc_ValueError, "count_range_free: inconsistent arguments");
+        goto done;
+    }
+    {
+        const double *x = (const double *)xb.buf;
+        const uint8_t *labels = (const uint8_t *)lb.buf;
+        uint64_t codes[CHUNK];
+        uint8_t same_label[CHUNK];
+        int broadcast = n_labels == 1 && n != 1;
+        int is_nan = 0;
+        Py_ssize_t i = start;
+        if (broadcast)
+            memset(same_label, labels[0] ? 1 : 0, CHUNK);
+        while (i < end) {
+            Py_ssize_t m = end - i < CHUNK ? end - i : CHUNK;
+            if (codes_chunk(x + i, broadcast ? same_label : labels + i, m, shift, tb.tag_shift, codes)) {
+                Py_ssize_t k = 0;
+                while (x[i + k] == x[i + k])
+                    k++;
+                m = k; /* count up to the NaN, then stop there */
+                is_nan = 1;
+            }
+            Py_ssize_t counted = count_chunk(&tb, codes, x + i, m);
+            i += counted;
+            if (tb.bad) {
+                PyErr_Format(PyExc_ValueError, "count_range_free: the score at index %zd falls outside the table", i);
+                goto done;
+            }
+            if (counted < m)
+                is_nan = 0; /* stopped for want of a row, before the NaN */
+            if (counted < m || is_nan)
+                break;
+        }
+        result = Py_BuildValue("nOnLL", i, is_nan ? Py_True : Py_False, tb.n_stored, tb.above[0], tb.above[1]);
+    }
+done:
+    PyBuffer_Release(&xb);
+    PyBuffer_Release(&lb);
+    PyBuffer_Release(&bb);
+    PyBuffer_Release(&pb);
+    PyBuffer_Release(&cb);
+    return result;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Per-event buffer                                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *pos_label;
+    PyObject *neg_label;
+    PyObject *route; /* dict: label -> True (positive) / False (negative) */
+    Py_ssize_t n;     /* events held */
+    double *scores;   /* CAPACITY scores, allocated on the first event */
+    uint8_t *labels;  /* CAPACITY labels, 1 = positive */
+} EventBuffer;
+
+static PyObject *str_flush;
+static PyObject *str_update_slow;
+
+static int
+EventBuffer_traverse(EventBuffer *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->pos_label);
+    Py_VISIT(self->neg_label);
+    Py_VISIT(self->route);
+    return 0;
+}
+
+static int
+EventBuffer_clear(EventBuffer *self)
+{
+    Py_CLEAR(self->pos_label);
+    Py_CLEAR(self->neg_label);
+    Py_CLEAR(self->route);
+    return 0;
+}
+
+static void
+EventBuffer_dealloc(EventBuffer *self)
+{
+    PyObject_GC_UnTrack(self);
+    EventBuffer_clear(self);
+    PyMem_Free(self->scores);
+    PyMem_Free(self->labels);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Store one checked unit-weight event; hand a full buffer to _flush(). */
+static int
+push(EventBuffer *self, int is_pos, double score)
+{
+    if (self->scores == NULL) {
+        self->scores = PyMem_Malloc(CAPACITY * sizeof(double));
+        self->labels = PyMem_Malloc(CAPACITY);
+        if (self->scores == NULL || self->labels == NULL) {
+            PyMem_Free(self->scores);
+            PyMem_Free(self->labels);
+            self->scores = NULL;
+            self->labels = NULL;
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    if (self->n >= CAPACITY) { /* only if a flush failed before */
+        PyObject *r = PyObject_CallMethodNoArgs((PyObject *)self, str_flush);
+        if (r == NULL)
+            return -1;
+        Py_DECREF(r);
+        if (self->n >= CAPACITY) {
+            PyErr_SetString(PyExc_RuntimeError, "the per-event buffer was not emptied by _flush()");
+            return -1;
+        }
+    }
+    self->scores[self->n] = score;
+    self->labels[self->n] = (uint8_t)is_pos;
+    self->n++;
+    if (self->n == CAPACITY) {
+        PyObject *r = PyObject_CallMethodNoArgs((PyObject *)self, str_flush);
+        if (r == NULL)
+            return -1; /* the event is stored; the next event or read retries */
+        Py_DECREF(r);
+    }
+    return 0;
+}
+
+/* 1 positive, 0 negative, -1 neither (or unhashable): the slow path explains. */
+static int
+route(EventBuffer *self, PyObject *y)
+{
+    if (y == self->pos_label)
+        return 1;
+    if (y == self->neg_label)
+        return 0;
+    if (self->route == NULL)
+        return -1;
+    PyObject *hit = PyDict_GetItemWithError(self->route, y);
+    if (hit == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    return hit == Py_True;
+}
+
+/* The score as a double, or -1 for the slow path (other types, NaN). */
+static int
+plain_score(PyObject *score, double *out)
+{
+    double d;
+    if (PyFloat_Check(score)) {
+        d = PyFloat_AS_DOUBLE(score);
+    } else if (PyLong_CheckExact(score)) {
+        d = PyLong_AsDouble(score);
+        if (d == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return -1;
+        }
+    } else {
+        return -1;
+    }
+    if (d != d)
+        return -1;
+    *out = d;
+    return 0;
+}
+
+static PyObject *
+slow(EventBuffer *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject *small[8];
+    PyObject **call = total + 1 <= 8 ? small : PyMem_Malloc((total + 1) * sizeof(PyObject *));
+    if (call == NULL)
+        return PyErr_NoMemory();
+    call[0] = (PyObject *)self;
+    for (Py_ssize_t k = 0; k < total; k++)
+        call[k + 1] = args[k];
+    PyObject *r = PyObject_VectorcallMethod(str_update_slow, call, (size_t)(nargs + 1), kwnames);
+    if (call != small)
+        PyMem_Free(call);
+    return r;
+}
+
+PyDoc_STRVAR(update_doc,
+"update(y, score, w=1.0)\n"
+"--\n\n"
+"Count one event.\n\n"
+"Parameters\n"
+"----------\n"
+"y : label\n"
+"    ``pos_label`` or ``neg_label``.\n"
+"score : float\n"
+"    Higher means more likely positive; any real number but NaN.\n"
+"w : float, default 1.0\n"
+"    Weight, finite and >= 0.\n");
+
+static PyObject *
+EventBuffer_update(EventBuffer *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && (nargs == 2 || (nargs == 3 && PyFloat_CheckExact(args[2]) &&
+                                           PyFloat_AS_DOUBLE(args[2]) == 1.0))) {
+        double score;
+        int is_pos = route(self, args[0]);
+        if (is_pos >= 0 && plain_score(args[1], &score) == 0) {
+            if (push(self, is_pos, score) < 0)
+                return NULL;
+            Py_RETURN_NONE;
+        }
+    }
+    return slow(self, args, nargsf, kwnames);
+}
+
+static PyObject *
+EventBuffer_push_unit(EventBuffer *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyFloat_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "_push_unit(is_pos: bool, score: float)");
+        return NULL;
+    }
+    int is_pos = PyObject_IsTrue(args[0]);
+    if (is_pos < 0)
+        return NULL;
+    if (push(self, is_pos, PyFloat_AS_DOUBLE(args[1])) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+EventBuffer_set_labels(EventBuffer *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_set_labels(pos_label, neg_label)");
+        return NULL;
+    }
+    PyObject *table = PyDict_New();
+    if (table == NULL)
+        return NULL;
+    if (PyDict_SetItem(table, args[1], Py_False) < 0 || PyDict_SetItem(table, args[0], Py_True) < 0) {
+        Py_DECREF(table);
+        return NULL;
+    }
+    Py_INCREF(args[0]);
+    Py_INCREF(args[1]);
+    Py_XSETREF(self->pos_label, args[0]);
+    Py_XSETREF(self->neg_label, args[1]);
+    Py_XSETREF(self->route, table);
+    self->n = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+EventBuffer_unit_events(EventBuffer *self, PyObject *Py_UNUSED(ignored))
+{
+    Py_ssize_t n = self->n;
+    PyObject *scores = PyBytes_FromStringAndSize(n ? (const char *)self->scores : NULL, n * (Py_ssize_t)sizeof(double));
+    if (scores == NULL)
+        return NULL;
+    PyObject *labels = PyBytes_FromStringAndSize(n ? (const char *)self->labels : NULL, n);
+    if (labels == NULL) {
+        Py_DECREF(scores);
+        return NULL;
+    }
+    return Py_BuildValue("NN", scores, labels);
+}
+
+static PyObject *
+EventBuffer_drop_unit(EventBuffer *self, PyObject *Py_UNUSED(ignored))
+{
+    self->n = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+EventBuffer_get_n_unit(EventBuffer *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromSsize_t(self->n);
+}
+
+static PyObject *
+EventBuffer_get_unit_nbytes(EventBuffer *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromSsize_t(self->scores ? CAPACITY * (Py_ssize_t)(sizeof(double) + 1) : 0);
+}
+
+static PyMethodDef EventBuffer_methods[] = {
+    {"update", (PyCFunction)(void (*)(void))EventBuffer_update, METH_FASTCALL | METH_KEYWORDS, update_doc},
+    {"_push_unit", (PyCFunction)(void (*)(void))EventBuffer_push_unit, METH_FASTCALL,
+     "Store one checked event of weight 1."},
+    {"_set_labels", (PyCFunction)(void (*)(void))EventBuffer_set_labels, METH_FASTCALL,
+     "Set the two labels and empty the buffer."},
+    {"_unit_events", (PyCFunction)EventBuffer_unit_events, METH_NOARGS,
+     "A copy of the stored events: (scores as float64 bytes, labels as uint8 bytes)."},
+    {"_drop_unit", (PyCFunction)EventBuffer_drop_unit, METH_NOARGS, "Empty the buffer (after its events were counted)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef EventBuffer_getset[] = {
+    {"_n_unit", (getter)EventBuffer_get_n_unit, NULL, "Events stored.", NULL},
+    {"_unit_nbytes", (getter)EventBuffer_get_unit_nbytes, NULL, "Bytes of the event buffer.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject EventBufferType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "streameval._speedups.EventBuffer",
+    .tp_doc = "Per-event buffer of a BinaryAccumulator (compiled).",
+    .tp_basicsize = sizeof(EventBuffer),
+    .tp_itemsize = 0,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)EventBuffer_dealloc,
+    .tp_traverse = (traverseproc)EventBuffer_traverse,
+    .tp_clear = (inquiry)EventBuffer_clear,
+    .tp_methods = EventBuffer_methods,
+    .tp_getset = EventBuffer_getset,
+};
+
+/* ------------------------------------------------------------------------ */
+
+static PyMethodDef module_methods[] = {
+    {"count_range_free", count_range_free, METH_VARARGS, count_range_free_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef speedups_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "streameval._speedups",
+    .m_doc = "Compiled hot paths; each has a Python twin with identical results.",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__speedups(void)
+{
+    str_flush = PyUnicode_InternFromString("_flush");
+    str_update_slow = PyUnicode_InternFromString("_update_slow");
+    if (str_flush == NULL || str_update_slow == NULL)
+        return NULL;
+    if (PyType_Ready(&EventBufferType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&speedups_module);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&EventBufferType);
+    if (PyModule_AddObject(m, "EventBuffer", (PyObject *)&EventBufferType) < 0) {
+        Py_DECREF(&EventBufferType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (PyModule_AddIntConstant(m, "CAPACITY", CAPACITY) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
