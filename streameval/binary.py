@@ -710,7 +710,7 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
 
     def _histogram(self) -> tuple[npt.NDArray[np.int64], np.ndarray, np.ndarray]:
         """Keys (ascending) of non-empty bins with their negatives and positives."""
-        return self._counts.histogram(self.bins.decode)
+        return self._counts.histogram(self.bins)
 
     # -- reading ------------------------------------------------------------
     def get(self) -> BinaryReport:

@@ -153,7 +153,7 @@ def _fill(state: LabelledCounts, bins: Bins, where: str, keys: np.ndarray, neg: 
 
 
 def _histogram_of(state: LabelledCounts, bins: Bins) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return state.histogram(bins.decode)
+    return state.histogram(bins)
 
 
 # -- per kind -------------------------------------------------------------------

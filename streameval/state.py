@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .bins import Workspace
+from .bins import Bins, Workspace
 
 __all__ = ["PAGE", "LabelledCounts"]
 
@@ -208,32 +208,40 @@ class LabelledCounts:
         table[rows] += other._counts[: n * PAGE].reshape(n, PAGE)  # rows are distinct
 
     # -- reading ------------------------------------------------------------
-    def histogram(
-        self, decode: Callable[[npt.NDArray[np.int64]], tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]]
-    ) -> tuple[npt.NDArray[np.int64], np.ndarray, np.ndarray]:
+    def histogram(self, bins: Bins) -> tuple[npt.NDArray[np.int64], np.ndarray, np.ndarray]:
         """Keys (ascending) of bins holding counts, with their negative and positive counts.
 
-        ``decode`` maps labelled codes to (key, is positive). Where every
-        stored code's key and slot land depends only on which pages are
-        stored, so it is worked out once per set of pages and reused: a
-        read then costs a few gathers over the stored counts.
+        Where every stored code's key and slot land depends only on which
+        pages are stored, so it is worked out once per set of pages and
+        reused: a read then costs a few gathers over the stored counts.
+        A page may also hold codes that no score produces (with a coarse
+        scheme, a page spans several octaves); they hold no count, and some
+        decode to the key of a code that does, so they are left out of the
+        layout rather than allowed to overwrite that code's count.
         """
         n = self._n_stored
         if self._layout is None or self._layout[0] != n:
             codes = ((self._page_of_row[:n] << PAGE_BITS)[:, None] + np.arange(PAGE)).reshape(-1)
-            keys, is_pos = decode(codes)
+            keys, is_pos = bins.decode(codes)
+            reachable = (keys >= bins.key_min) & (keys <= bins.key_max)
+            idx = np.flatnonzero(reachable)
+            edges = bins.lower_edges(keys[idx])
+            reachable[idx] = bins.labelled_codes(edges, is_pos[idx]) == codes[idx]
+            slots = np.flatnonzero(reachable)
+            keys, is_pos = keys[slots], is_pos[slots]
             order = np.argsort(keys, kind="stable")
             keys_sorted = keys[order]
             first = np.ones(keys_sorted.size, dtype=np.bool_)
             np.not_equal(keys_sorted[1:], keys_sorted[:-1], out=first[1:])
             group = np.cumsum(first) - 1
             lab = is_pos[order]
-            self._layout = (n, keys_sorted[first], order[~lab], group[~lab], order[lab], group[lab])
+            src = slots[order]
+            self._layout = (n, keys_sorted[first], src[~lab], group[~lab], src[lab], group[lab])
         _, uniq, neg_from, neg_to, pos_from, pos_to = self._layout
         counts = self._counts[: n * PAGE]
         neg = np.zeros(uniq.size, dtype=counts.dtype)
         pos = np.zeros(uniq.size, dtype=counts.dtype)
-        neg[neg_to] = counts[neg_from]  # one code per (bin, label): no collisions
+        neg[neg_to] = counts[neg_from]  # one reachable code per (bin, label): no collisions
         pos[pos_to] = counts[pos_from]
         present = (neg != 0) | (pos != 0)
         return uniq[present], neg[present], pos[present]

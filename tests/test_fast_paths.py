@@ -11,6 +11,8 @@ from streameval.bins import BLOCK
 
 BINS = {
     "range_free": se.Bins.range_free(),
+    "range_free_coarse": se.Bins.range_free(1),  # a page spans many octaves
+    "range_free_fine": se.Bins.range_free(12),
     "uniform": se.Bins.uniform(-2.0, 3.0, 500),
     "edges": se.Bins.from_edges(np.linspace(-1, 2, 77)),
 }
