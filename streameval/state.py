@@ -86,9 +86,10 @@ class LabelledCounts:
     def _make_room(self, need: int) -> None:
         """Rows for at least ``need`` pages (new rows hold zeros)."""
         if need > self._page_of_row.size:
-            # pages arrive rarely (a few hundred over a stream's life at most), so
-            # grow by a small step and keep memory close to what is used
-            capacity = need + min(16, max(4, need // 4))
+            # a few hundred pages is typical: grow by a small step to keep memory
+            # close to what is used, but geometrically for scores spread over
+            # thousands of pages, so that growing stays linear overall
+            capacity = need + max(min(16, max(4, need // 4)), need // 16)
             rows = np.empty(capacity, dtype=np.int64)
             rows[: self._n_stored] = self._page_of_row[: self._n_stored]
             counts = np.zeros(capacity * PAGE, dtype=self._counts.dtype)
@@ -214,37 +215,51 @@ class LabelledCounts:
         Where every stored code's key and slot land depends only on which
         pages are stored, so it is worked out once per set of pages and
         reused: a read then costs a few gathers over the stored counts.
+
         A page may also hold codes that no score produces (with a coarse
-        scheme, a page spans several octaves); they hold no count, and some
-        decode to the key of a code that does, so they are left out of the
-        layout rather than allowed to overwrite that code's count.
+        scheme a page spans several octaves, and ``s - 1`` never takes some
+        tiny values), and some of those decode to the (bin, label) of a code
+        that scores do produce. They hold no count; such codes are summed,
+        not assigned, so that a zero never overwrites a count.
         """
         n = self._n_stored
         if self._layout is None or self._layout[0] != n:
-            codes = ((self._page_of_row[:n] << PAGE_BITS)[:, None] + np.arange(PAGE)).reshape(-1)
-            keys, is_pos = bins.decode(codes)
-            reachable = (keys >= bins.key_min) & (keys <= bins.key_max)
-            idx = np.flatnonzero(reachable)
-            edges = bins.lower_edges(keys[idx])
-            reachable[idx] = bins.labelled_codes(edges, is_pos[idx]) == codes[idx]
-            slots = np.flatnonzero(reachable)
-            keys, is_pos = keys[slots], is_pos[slots]
-            order = np.argsort(keys, kind="stable")
-            keys_sorted = keys[order]
-            first = np.ones(keys_sorted.size, dtype=np.bool_)
-            np.not_equal(keys_sorted[1:], keys_sorted[:-1], out=first[1:])
-            group = np.cumsum(first) - 1
-            lab = is_pos[order]
-            src = slots[order]
-            self._layout = (n, keys_sorted[first], src[~lab], group[~lab], src[lab], group[lab])
-        _, uniq, neg_from, neg_to, pos_from, pos_to = self._layout
+            self._layout = (n, *self._histogram_layout(bins))
+        _, uniq, neg_one, pos_one, neg_many, pos_many = self._layout
         counts = self._counts[: n * PAGE]
         neg = np.zeros(uniq.size, dtype=counts.dtype)
         pos = np.zeros(uniq.size, dtype=counts.dtype)
-        neg[neg_to] = counts[neg_from]  # one reachable code per (bin, label): no collisions
-        pos[pos_to] = counts[pos_from]
+        neg[neg_one[1]] = counts[neg_one[0]]  # the only code of its (bin, label)
+        pos[pos_one[1]] = counts[pos_one[0]]
+        if neg_many[0].size:
+            np.add.at(neg, neg_many[1], counts[neg_many[0]])
+        if pos_many[0].size:
+            np.add.at(pos, pos_many[1], counts[pos_many[0]])
         present = (neg != 0) | (pos != 0)
         return uniq[present], neg[present], pos[present]
+
+    def _histogram_layout(self, bins: Bins) -> tuple[Any, ...]:
+        """Keys of the stored codes' bins, and (from slots, to bins) for each label, split by shared targets."""
+        n = self._n_stored
+        codes = ((self._page_of_row[:n] << PAGE_BITS)[:, None] + np.arange(PAGE)).reshape(-1)
+        keys, is_pos = bins.decode(codes)
+        target = keys * 2 + is_pos  # one value per (bin, label)
+        order = np.argsort(target, kind="stable")
+        sorted_target = target[order]
+        new_target = np.ones(order.size, dtype=np.bool_)
+        np.not_equal(sorted_target[1:], sorted_target[:-1], out=new_target[1:])
+        new_key = np.ones(order.size, dtype=np.bool_)
+        np.not_equal(keys[order][1:], keys[order][:-1], out=new_key[1:])
+        to_bin = np.cumsum(new_key) - 1
+        group = np.cumsum(new_target) - 1
+        shared = np.bincount(group)[group] > 1
+        lab = is_pos[order]
+        parts = []
+        for label_mask in (~lab, lab):
+            one, many = label_mask & ~shared, label_mask & shared
+            parts.append(((order[one], to_bin[one]), (order[many], to_bin[many])))
+        (neg_one, neg_many), (pos_one, pos_many) = parts
+        return keys[order][new_key], neg_one, pos_one, neg_many, pos_many
 
     def nonzero(self) -> tuple[npt.NDArray[np.int64], np.ndarray]:
         """Codes (ascending) holding a non-zero count, and those counts."""
