@@ -3,8 +3,13 @@
 State is counts; every metric is a pure function of counts. Accumulators
 update per event or per batch, merge by adding counts, and report every
 metric without changing their state.
+
+``COMPILED`` tells whether the compiled hot paths are in use (they build at
+install when a C compiler is present); without them every result is the same,
+only slower.
 """
 
+from ._events import COMPILED
 from .averaging import MacroReport, MetricSummary, macro, micro
 from .binary import BinaryAccumulator, BinaryReport
 from .bins import Bins
@@ -17,6 +22,7 @@ from .threads import Locked
 from .windows import Decayed, Monitor, Sliding, TimeWindow
 
 __all__ = [
+    "COMPILED",
     "BinaryAccumulator",
     "BinaryReport",
     "Bins",

@@ -1,0 +1,255 @@
+"""The compiled hot paths give exactly what their pure Python/numpy twins give."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from conftest import ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import streameval as se
+from streameval import _events, binary
+
+PURE = os.environ.get("STREAMEVAL_PURE_PYTHON", "") not in ("", "0")
+needs_compiled = pytest.mark.skipif(not _events.COMPILED, reason="the compiled paths are not in use")
+
+SPECIAL = np.array([
+    -np.inf, -1e308, -3.0, -1.0, -5e-324, -0.0, 0.0, 5e-324, 2.2250738585072014e-308, 1e-300, 1e-12,
+    0.25, 0.49999999999999994, 0.5, 0.5000000000000001, 0.75, 0.9999999999999999, 1.0, 1.0000000000000002,
+    2.0, 2.0**53, 1e300, np.finfo(np.float64).max, np.inf,
+])  # fmt: skip
+
+
+def test_the_compiled_paths_are_built():
+    if PURE:
+        pytest.skip("STREAMEVAL_PURE_PYTHON asks for the Python twins")
+    assert _events.COMPILED, "streameval._speedups did not build: is a C compiler installed?"
+    assert se.BinaryAccumulator.update is _events.EventBuffer.update
+    assert se.COMPILED is True
+
+
+def _counted(make, feed, plain):
+    """An accumulator fed by ``feed``, with the compiled batch kernel or with the numpy path."""
+    acc = make()
+    if plain:
+        saved, binary.count_range_free = binary.count_range_free, None
+        try:
+            feed(acc)
+        finally:
+            binary.count_range_free = saved
+    else:
+        feed(acc)
+    return acc
+
+
+def _assert_same(make, feed):
+    compiled, plain = _counted(make, feed, False), _counted(make, feed, True)
+    assert compiled == plain
+    assert compiled.to_bytes() == plain.to_bytes()
+    a, b = compiled.get(), plain.get()
+    assert (a.tp, a.fp, a.tn, a.fn) == (b.tp, b.fp, b.tn, b.fn)
+    np.testing.assert_array_equal(a.keys, b.keys)
+    return compiled
+
+
+def _scores(seed, n):
+    rng = np.random.default_rng(seed)
+    parts = [
+        rng.random(n),  # probabilities
+        rng.normal(0.0, 3.0, n),  # logits
+        10.0 ** rng.uniform(-300, 300, n) * rng.choice([-1, 1], n),  # many octaves: many pages
+        rng.choice(SPECIAL, n),
+    ]
+    s = np.concatenate(parts)
+    rng.shuffle(s)
+    return rng.random(s.size) < 0.4, s
+
+
+@needs_compiled
+@pytest.mark.parametrize("mantissa_bits", [1, 7, 12])
+@pytest.mark.parametrize("threshold", [0.5, 0.377, 1e-12, -2.5])
+def test_batch_kernel_equals_the_numpy_path(mantissa_bits, threshold):
+    y, s = _scores(mantissa_bits, 10_000)
+    bins = se.Bins.range_free(mantissa_bits)
+
+    def feed(acc):
+        acc.update_many(y, s)
+        acc.update_many(y[:999], s[:999])  # a second batch into pages that exist
+        acc._ingest(s[:500], True, None)  # one label for the whole batch
+        acc._ingest(s[500:900], False, None)
+
+    acc = _assert_same(lambda: se.BinaryAccumulator(bins=bins, threshold=threshold), feed)
+    assert acc.get().n == y.size + 999 + 900
+
+
+@needs_compiled
+def test_batch_kernel_takes_events_back_out_exactly():
+    y, s = _scores(3, 20_000)
+
+    def feed(acc):
+        acc.update_many(y, s)
+        acc._ingest(s[:7000], y[:7000], None, sign=-1)
+
+    _assert_same(lambda: se.BinaryAccumulator(threshold=0.377), feed)
+    back = se.BinaryAccumulator(threshold=0.377)
+    back.update_many(y, s)
+    back._ingest(s, y, None, sign=-1)
+    assert back == se.BinaryAccumulator(threshold=0.377)
+
+
+@needs_compiled
+def test_batch_kernel_adds_unit_events_to_weighted_counts():
+    y, s = _scores(4, 10_000)
+
+    def feed(acc):
+        acc.update_many(y[:100], s[:100], np.full(100, 0.25))
+        acc.update_many(y, s)
+
+    acc = _assert_same(lambda: se.BinaryAccumulator(threshold=0.377), feed)
+    assert acc.get().n == pytest.approx(y.size + 25.0)
+
+
+@needs_compiled
+@pytest.mark.parametrize("at", [0, 1, 255, 256, 70_000, 119_999])
+def test_batch_kernel_refuses_a_nan_and_changes_nothing(at):
+    y, s = _scores(5, 30_000)
+    s = s.copy()
+    s[at] = np.nan
+    messages = []
+    for plain in (False, True):
+        acc = se.BinaryAccumulator(threshold=0.377)
+        acc.update_many(y[:50], s[51:101])
+        before = acc.to_bytes()
+
+        def feed(a):
+            with pytest.raises(ValueError) as info:
+                a.update_many(y, s)
+            messages.append(str(info.value))
+
+        saved = binary.count_range_free
+        if plain:
+            binary.count_range_free = None
+        try:
+            feed(acc)
+        finally:
+            binary.count_range_free = saved
+        assert acc.to_bytes() == before
+    assert messages[0] == messages[1] == f"scores must not be NaN, got nan at index {at}"
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.booleans(),
+            st.floats(allow_nan=False) | st.sampled_from(SPECIAL.tolist()),
+        ),
+        min_size=1,
+        max_size=600,
+    ),
+    st.sampled_from([0.5, 0.377, 0.0, -1e-300, 1.0]),
+)
+def test_batch_kernel_equals_the_numpy_path_on_any_floats(events, threshold):
+    y = np.array([e[0] for e in events])
+    s = np.array([e[1] for e in events])
+    _assert_same(lambda: se.BinaryAccumulator(threshold=threshold), lambda acc: acc.update_many(y, s))
+
+
+@needs_compiled
+def test_kernel_refuses_inconsistent_arguments():
+    from streameval import _speedups
+
+    acc = se.BinaryAccumulator()
+    state, bins = acc._counts, acc.bins
+    x = np.array([0.1, 0.7])
+    lab = np.array([1, 0], dtype=np.uint8)
+    args = [x, lab, state._base, state._page_of_row, 0, state._counts, False, 1, bins._shift, bins._tag_shift,
+            0, 0, False, 0.5, 0, 2]  # fmt: skip
+    assert _speedups.count_range_free(*args)[:3] == (0, False, 0)  # no row to give: stops at once
+    for index, bad in [(2, state._base[:10]), (1, lab[:1].repeat(3)), (8, 3), (15, 3), (14, -1), (7, 2), (4, 1)]:
+        wrong = list(args)
+        wrong[index] = bad
+        with pytest.raises(ValueError, match="inconsistent arguments"):
+            _speedups.count_range_free(*wrong)
+
+
+PER_EVENT_SCRIPT = textwrap.dedent(
+    """
+    import fractions, sys
+    import numpy as np
+    import streameval as se
+
+    rng = np.random.default_rng(7)
+    labels = [1, 0, True, False, np.int64(1), np.int8(0), 1.0, 0.0]
+    scores = [lambda: float(rng.random()), lambda: np.float64(rng.normal()), lambda: int(rng.integers(-3, 4)),
+              lambda: fractions.Fraction(int(rng.integers(0, 9)), 8), lambda: bool(rng.random() < 0.5),
+              lambda: np.array(rng.random()), lambda: float(rng.choice([0.5, -0.0, 1.0, np.inf, -np.inf, 1e-300]))]
+    bad = [(2, 0.3, 1.0), ("1", 0.3, 1.0), ([1], 0.3, 1.0), (1, float("nan"), 1.0), (1, "0.3", 1.0), (0, None, 1.0),
+           (1, 0.3, -1.0), (1, 0.3, float("inf")), (1, 0.3, "w"), (None, 0.3, 1.0)]
+    out = []
+    for threshold in (0.5, 0.377):
+        acc = se.BinaryAccumulator(threshold=threshold)
+        for i in range(30_000):
+            kind = rng.integers(0, 20)
+            y = labels[int(rng.integers(0, len(labels)))]
+            s = scores[int(rng.integers(0, len(scores)))]()
+            if kind < 14:
+                acc.update(y, s)
+            elif kind < 16:
+                acc.update(y, s, float(rng.choice([1.0, 2.5, 0.0])))
+            elif kind == 16:
+                acc.update(y=y, score=s, w=1)
+            elif kind == 17:
+                acc.update(y, score=s)
+            elif kind == 18:
+                try:
+                    acc.update(*bad[int(rng.integers(0, len(bad)))])
+                except (TypeError, ValueError) as exc:
+                    out.append(f"{type(exc).__name__}: {exc}")
+            elif i % 997 == 0:
+                r = acc.get()
+                out.append(f"read {r.n} {r.tp} {r.fp} {r.auc!r}")
+        try:
+            acc.update(1)
+        except TypeError as exc:
+            out.append(f"TypeError: {str(exc).split('(')[-1]}")
+        out.append(acc.to_bytes().hex())
+    sys.stdout.write("\\n".join(out))
+    """
+)
+
+
+def _run(code, pure):
+    env = dict(os.environ)
+    env.pop("STREAMEVAL_PURE_PYTHON", None)
+    if pure:
+        env["STREAMEVAL_PURE_PYTHON"] = "1"
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@needs_compiled
+def test_per_event_path_equals_its_python_twin():
+    compiled, pure = _run(PER_EVENT_SCRIPT, False), _run(PER_EVENT_SCRIPT, True)
+    assert compiled.count("\n") > 100  # reads and refusals were recorded
+    assert "ValueError: y must be 1 (positive) or 0 (negative), got 2" in compiled
+    assert compiled == pure
+
+
+@needs_compiled
+def test_core_tests_pass_on_the_python_twins():
+    env = dict(os.environ, STREAMEVAL_PURE_PYTHON="1")
+    files = ["tests/test_fast_paths.py", "tests/test_bad_input.py", "tests/test_properties.py"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files],
+        env=env, cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
