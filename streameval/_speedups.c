@@ -69,6 +69,39 @@ codes_chunk(const double *restrict x, const uint8_t *restrict labels, Py_ssize_t
     return nan != 0;
 }
 
+/* Labels of one chunk as 0/1 bytes from unsigned integers of `width` bytes
+ * (bool and signed arrays are read as unsigned: -1 is then large); nonzero
+ * when some label is neither 0 nor 1. */
+#define LABELS_AS(TYPE)                                  \
+    {                                                    \
+        const TYPE *v = (const TYPE *)src;               \
+        for (Py_ssize_t j = 0; j < m; j++) {             \
+            bad |= (uint64_t)(v[j] > 1);                 \
+            out[j] = (uint8_t)(v[j] & 1);                \
+        }                                                \
+    }
+
+static int
+labels_chunk(const void *src, int width, Py_ssize_t m, uint8_t *restrict out)
+{
+    uint64_t bad = 0;
+    switch (width) {
+    case 1:
+        LABELS_AS(uint8_t)
+        break;
+    case 2:
+        LABELS_AS(uint16_t)
+        break;
+    case 4:
+        LABELS_AS(uint32_t)
+        break;
+    default:
+        LABELS_AS(uint64_t)
+        break;
+    }
+    return bad != 0;
+}
+
 /* Count codes[0:m] (of scores x[0:m]); returns how many were counted. A page
  * with no storage gets the next free row while rows remain; the count stops
  * before the first code that finds none. A slot outside the table sets *bad. */
@@ -126,39 +159,43 @@ count_chunk(Table *tb, const uint64_t *codes, const double *xs, Py_ssize_t m)
 }
 
 PyDoc_STRVAR(count_range_free_doc,
-"count_range_free(x, labels, base, page_of_row, n_stored, counts, counts_float, sign,\n"
-"                 shift, tag_shift, t_neg, t_pos, check_threshold, threshold, start, end)\n"
+"count_range_free(x, labels, label_width, base, page_of_row, n_stored, counts,\n"
+"                 counts_float, sign, shift, tag_shift, t_neg, t_pos,\n"
+"                 check_threshold, threshold, start, end)\n"
 "--\n\n"
 "Add ``sign`` at the labelled code of every score ``x[start:end]`` (float64)\n"
-"with its label (uint8 0/1, one per score or one for all) into ``counts``\n"
-"(int64, or float64 when ``counts_float``), located through the page table\n"
-"``base`` (int32, negative for a page with no storage). A page with no\n"
-"storage gets row ``n_stored`` (``page_of_row`` records it) while\n"
-"``len(page_of_row)`` rows last.\n\n"
-"Stops at ``end``, before the first NaN, or before the first score that\n"
-"needs a row when none is left. Returns ``(stop, is_nan, n_stored,\n"
-"above_neg, above_pos)``: where it stopped, whether a NaN stopped it, the\n"
-"rows now in use, and, when ``check_threshold``, the signed number of\n"
-"negatives and positives counted at the codes ``t_neg``/``t_pos`` with a\n"
-"score >= ``threshold``.");
+"with its label (unsigned integers of ``label_width`` bytes that must be 0\n"
+"or 1, one per score or one for all) into ``counts`` (int64, or float64\n"
+"when ``counts_float``), located through the page table ``base`` (int32,\n"
+"negative for a page with no storage). A page with no storage gets row\n"
+"``n_stored`` (``page_of_row`` records it) while ``len(page_of_row)`` rows\n"
+"last.\n\n"
+"Stops at ``end``, before the first chunk of 256 events holding a NaN score\n"
+"or a label other than 0 and 1, or before the first score that needs a row\n"
+"when none is left. Returns ``(stop, refused, n_stored, above_neg,\n"
+"above_pos)``: where it stopped, whether bad input stopped it, the rows now\n"
+"in use, and, when ``check_threshold``, the signed number of negatives and\n"
+"positives counted at the codes ``t_neg``/``t_pos`` with a score >=\n"
+"``threshold``.");
 
 static PyObject *
 count_range_free(PyObject *Py_UNUSED(module), PyObject *args)
 {
     Py_buffer xb, lb, bb, pb, cb;
-    int shift;
+    int shift, width;
     unsigned long long t_neg, t_pos;
     Py_ssize_t start, end;
     Table tb;
     memset(&tb, 0, sizeof tb);
-    if (!PyArg_ParseTuple(args, "y*y*w*w*nw*piiiKKpdnn:count_range_free", &xb, &lb, &bb, &pb, &tb.n_stored, &cb,
-                          &tb.counts_float, &tb.sign, &shift, &tb.tag_shift, &t_neg, &t_pos, &tb.check_threshold,
-                          &tb.threshold, &start, &end)) {
+    if (!PyArg_ParseTuple(args, "y*y*iw*w*nw*piiiKKpdnn:count_range_free", &xb, &lb, &width, &bb, &pb,
+                          &tb.n_stored, &cb, &tb.counts_float, &tb.sign, &shift, &tb.tag_shift, &t_neg, &t_pos,
+                          &tb.check_threshold, &tb.threshold, &start, &end)) {
         return NULL;
     }
     PyObject *result = NULL;
     Py_ssize_t n = xb.len / (Py_ssize_t)sizeof(double);
-    Py_ssize_t n_labels = lb.len;
+    int width_ok = width == 1 || width == 2 || width == 4 || width == 8;
+    Py_ssize_t n_labels = width_ok ? lb.len / width : -1;
     uint64_t n_pages = (uint64_t)(bb.len / (Py_ssize_t)sizeof(int32_t));
     tb.base = (int32_t *)bb.buf;
     tb.page_of_row = (int64_t *)pb.buf;
@@ -170,8 +207,8 @@ count_range_free(PyObject *Py_UNUSED(module), PyObject *args)
     /* every 64-bit pattern shifted by `shift`, with two tag bits on top, falls
      * below 2 ** (66 - shift): the page table must cover that */
     int code_bits = 66 - shift;
-    if (start < 0 || end > n || start > end || (n_labels != 1 && n_labels != n) || shift < 8 || shift > 63 ||
-        tb.tag_shift != 64 - shift || (tb.sign != 1 && tb.sign != -1) ||
+    if (start < 0 || end > n || start > end || !width_ok || lb.len % width || (n_labels != 1 && n_labels != n) ||
+        shift < 8 || shift > 63 || tb.tag_shift != 64 - shift || (tb.sign != 1 && tb.sign != -1) ||
         n_pages < ((uint64_t)1 << (code_bits - PAGE_BITS)) || tb.n_stored < 0 || tb.n_stored > tb.capacity ||
         (uint64_t)tb.capacity * (PAGE_MASK + 1) > tb.n_slots || tb.capacity > (INT32_MAX >> PAGE_BITS)) {
         PyErr_SetString(PyExc_ValueError, "count_range_free: inconsistent arguments");
@@ -179,22 +216,26 @@ count_range_free(PyObject *Py_UNUSED(module), PyObject *args)
     }
     {
         const double *x = (const double *)xb.buf;
-        const uint8_t *labels = (const uint8_t *)lb.buf;
+        const char *labels = (const char *)lb.buf;
         uint64_t codes[CHUNK];
-        uint8_t same_label[CHUNK];
+        uint8_t chunk_labels[CHUNK];
         int broadcast = n_labels == 1 && n != 1;
-        int is_nan = 0;
+        int refused = 0;
         Py_ssize_t i = start;
-        if (broadcast)
-            memset(same_label, labels[0] ? 1 : 0, CHUNK);
-        while (i < end) {
+        if (broadcast) {
+            if (labels_chunk(labels, width, 1, chunk_labels))
+                refused = 1;
+            memset(chunk_labels, chunk_labels[0], CHUNK);
+        }
+        while (i < end && !refused) {
             Py_ssize_t m = end - i < CHUNK ? end - i : CHUNK;
-            if (codes_chunk(x + i, broadcast ? same_label : labels + i, m, shift, tb.tag_shift, codes)) {
-                Py_ssize_t k = 0;
-                while (x[i + k] == x[i + k])
-                    k++;
-                m = k; /* count up to the NaN, then stop there */
-                is_nan = 1;
+            if (!broadcast && labels_chunk(labels + i * width, width, m, chunk_labels)) {
+                refused = 1;
+                break;
+            }
+            if (codes_chunk(x + i, chunk_labels, m, shift, tb.tag_shift, codes)) {
+                refused = 1;
+                break;
             }
             Py_ssize_t counted = count_chunk(&tb, codes, x + i, m);
             i += counted;
@@ -203,11 +244,9 @@ count_range_free(PyObject *Py_UNUSED(module), PyObject *args)
                 goto done;
             }
             if (counted < m)
-                is_nan = 0; /* stopped for want of a row, before the NaN */
-            if (counted < m || is_nan)
                 break;
         }
-        result = Py_BuildValue("nOnLL", i, is_nan ? Py_True : Py_False, tb.n_stored, tb.above[0], tb.above[1]);
+        result = Py_BuildValue("nOnLL", i, refused ? Py_True : Py_False, tb.n_stored, tb.above[0], tb.above[1]);
     }
 done:
     PyBuffer_Release(&xb);

@@ -613,12 +613,30 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
         3
         """
         x = as_scores("scores", scores, check_nan=False)
-        is_pos = as_labels("y", y, self.pos_label, self.neg_label)
+        raw = self._raw_labels(y)
+        is_pos = raw if raw is not None else as_labels("y", y, self.pos_label, self.neg_label)
         check_same_length(("y", is_pos), ("scores", x))
         weights = as_weights("w", w, x.size)
-        if not self._uses_kernel(weights):  # the compiled kernel refuses a NaN itself, changing nothing
-            check_no_nan("scores", x)
+        # the kernel checks scores and 0/1 labels as it counts; on bad input it
+        # takes back what it counted and the plain checks below explain
+        if self._uses_kernel(weights) and x.size and not self._ingest_compiled(x, is_pos, 1):
+            return
+        if raw is not None:
+            is_pos = as_labels("y", raw, self.pos_label, self.neg_label)
+        check_no_nan("scores", x)
         self._ingest(x, is_pos, weights)
+
+    def _raw_labels(self, y: Any) -> np.ndarray | None:
+        """``y`` itself when the compiled kernel can check it (a 1-D bool or integer array of 0/1 labels)."""
+        if (
+            count_range_free is None
+            or not isinstance(y, np.ndarray)
+            or y.ndim != 1
+            or y.dtype.kind not in "biu"
+            or not (self.pos_label == 1 and self.neg_label == 0)
+        ):
+            return None
+        return y
 
     def _ingest(self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, weights: Array | None, sign: int = 1) -> None:
         """Count validated events (``sign=-1`` takes them back out).
@@ -629,7 +647,8 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
         if n == 0:
             return
         if self._uses_kernel(weights):
-            self._ingest_compiled(x, is_pos, sign)
+            refused = self._ingest_compiled(x, is_pos, sign)
+            assert not refused, "checked events were refused"
             return
         single_label = isinstance(is_pos, (bool, np.bool_))
         ws = Workspace(min(BLOCK, n))
@@ -664,14 +683,13 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
     def _uses_kernel(self, weights: Array | None) -> bool:
         return weights is None and count_range_free is not None and type(self.bins) is RangeFreeBins
 
-    def _ingest_compiled(self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, sign: int) -> None:
+    def _ingest_compiled(self, x: Array, is_pos: np.ndarray | bool, sign: int) -> bool:
         """:meth:`_ingest` of unweighted events in one compiled pass (range-free bins).
 
-        The kernel stops before a score whose page has no storage yet; the
-        pages of the next block are then given storage (a logical no-op) and
-        it resumes. It also stops at a NaN (``update_many`` leaves that check
-        to it). On a NaN, or if anything fails, the events counted so far are
-        taken back out, so the state is as before the call.
+        ``is_pos`` may also be unchecked integer labels that must be 0 or 1.
+        The kernel refuses a NaN score or another label; then, and if
+        anything fails, the events counted so far are taken back out, so the
+        state is as before the call. Returns whether the input was refused.
         """
         assert count_range_free is not None
         bins = self.bins
@@ -680,26 +698,26 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
         n = x.size
         x = np.ascontiguousarray(x, dtype=np.float64)
         if isinstance(is_pos, (bool, np.bool_)):
-            labels = np.array([is_pos], dtype=np.bool_).view(np.uint8)
+            labels = np.array([is_pos], dtype=np.bool_)
         else:
-            labels = np.ascontiguousarray(is_pos, dtype=np.bool_).view(np.uint8)
+            labels = np.ascontiguousarray(is_pos)
         coding = (
             bins._shift, bins._tag_shift, int(self._t_codes[0]), int(self._t_codes[1]),
             not self._t_is_edge, self.threshold,
         )  # fmt: skip
-        done = 0
+        done, refused = 0, False
         try:
-            done, is_nan, above = state.count_compiled(count_range_free, x, labels, sign, coding, 0, n)
-            if is_nan:
-                raise ValueError(f"scores must not be NaN, got nan at index {done}")
-        except BaseException:
-            if done:
+            done, refused, above = state.count_compiled(count_range_free, x, labels, sign, coding, 0, n)
+        finally:
+            if refused and done:
                 state.count_compiled(count_range_free, x, labels, -sign, coding, 0, done)
-            raise
+        if refused:
+            return True
         if state.is_weighted and self._above.dtype != np.float64:
             self._above = self._above.astype(np.float64)
         if above != [0, 0]:
             self._above += np.array(above, dtype=self._above.dtype)
+        return False
 
     def _revert(self, is_pos: bool, score: Any, w: Any = 1.0) -> None:
         """Take one event counted before back out (river's ``revert``)."""

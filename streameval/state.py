@@ -98,33 +98,36 @@ class LabelledCounts:
 
     def count_compiled(
         self, kernel: Callable[..., tuple[int, bool, int, int, int]], x: npt.NDArray[np.float64],
-        labels: npt.NDArray[np.uint8], sign: int, coding: tuple[Any, ...], start: int, end: int,
+        labels: np.ndarray, sign: int, coding: tuple[Any, ...], start: int, end: int,
     ) -> tuple[int, bool, list[int]]:  # fmt: skip
         """Count scores ``x[start:end]`` with a compiled kernel (``_speedups.count_range_free``).
 
-        ``coding`` holds the kernel's scheme and threshold arguments. The
-        kernel gives rows to new pages itself; the table grows whenever it
-        runs out. Returns where counting stopped, whether a NaN stopped it,
-        and the kernel's [negatives, positives] at the threshold codes. If
-        growing fails, what was counted is taken back out before the error
-        propagates.
+        ``labels`` are bools or unsigned 0/1 integers, one per score or one
+        for all; ``coding`` holds the kernel's scheme and threshold arguments.
+        The kernel gives rows to new pages itself; the table grows whenever
+        it runs out. Returns where counting stopped, whether bad input (a NaN
+        score, a label other than 0 and 1) stopped it, and the kernel's
+        [negatives, positives] at the threshold codes. If growing fails, what
+        was counted is taken back out before the error propagates.
         """
+        width = labels.dtype.itemsize
+
         def run(begin: int, stop: int, s: int) -> tuple[int, bool, int, int]:
-            done, is_nan, self._n_stored, a_neg, a_pos = kernel(
-                x, labels, self._base, self._page_of_row, self._n_stored, self._counts, self.is_weighted, s,
+            done, refused, self._n_stored, a_neg, a_pos = kernel(
+                x, labels, width, self._base, self._page_of_row, self._n_stored, self._counts, self.is_weighted, s,
                 *coding, begin, stop,
             )  # fmt: skip
-            return done, is_nan, a_neg, a_pos
+            return done, refused, a_neg, a_pos
 
         above = [0, 0]
         done = start
         try:
             while True:
-                done, is_nan, a_neg, a_pos = run(done, end, sign)
+                done, refused, a_neg, a_pos = run(done, end, sign)
                 above[0] += a_neg
                 above[1] += a_pos
-                if is_nan or done == end:
-                    return done, is_nan, above
+                if refused or done == end:
+                    return done, refused, above
                 self._make_room(self._n_stored + 1)
         except BaseException:  # growing failed: take back what was counted (its pages have rows)
             run(start, done, -sign)

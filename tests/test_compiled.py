@@ -170,14 +170,52 @@ def test_kernel_refuses_inconsistent_arguments():
     state, bins = acc._counts, acc.bins
     x = np.array([0.1, 0.7])
     lab = np.array([1, 0], dtype=np.uint8)
-    args = [x, lab, state._base, state._page_of_row, 0, state._counts, False, 1, bins._shift, bins._tag_shift,
+    args = [x, lab, 1, state._base, state._page_of_row, 0, state._counts, False, 1, bins._shift, bins._tag_shift,
             0, 0, False, 0.5, 0, 2]  # fmt: skip
     assert _speedups.count_range_free(*args)[:3] == (0, False, 0)  # no row to give: stops at once
-    for index, bad in [(2, state._base[:10]), (1, lab[:1].repeat(3)), (8, 3), (15, 3), (14, -1), (7, 2), (4, 1)]:
+    wrong_values = [(3, state._base[:10]), (1, lab[:1].repeat(3)), (2, 3), (2, 8), (9, 3), (16, 3), (15, -1),
+                    (8, 2), (5, 1)]  # fmt: skip
+    for index, bad in wrong_values:
         wrong = list(args)
         wrong[index] = bad
         with pytest.raises(ValueError, match="inconsistent arguments"):
             _speedups.count_range_free(*wrong)
+
+
+@needs_compiled
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint8, np.int16, np.uint32, np.int64, np.uint64])
+def test_batch_kernel_reads_integer_labels_like_the_numpy_path(dtype):
+    y, s = _scores(6, 5_000)
+    labels = y.astype(dtype)
+    acc = _assert_same(lambda: se.BinaryAccumulator(threshold=0.377), lambda a: a.update_many(labels, s))
+    assert acc.get().positives == int(y.sum())
+
+
+@needs_compiled
+@pytest.mark.parametrize("bad", [2, -1, 255])
+@pytest.mark.parametrize("at", [0, 300, 19_999])
+def test_batch_kernel_refuses_another_label_and_changes_nothing(bad, at):
+    y, s = _scores(7, 5_000)
+    labels = y.astype(np.int16)
+    labels[at] = bad
+    scores = s.copy()
+    scores[at + 1 :] = np.nan  # NaN after the bad label: the label is named
+    messages = []
+    for plain in (False, True):
+        acc = se.BinaryAccumulator(threshold=0.377)
+        acc.update_many(y[:50], s[:50])
+        before = acc.to_bytes()
+        saved = binary.count_range_free
+        if plain:
+            binary.count_range_free = None
+        try:
+            with pytest.raises(ValueError) as info:
+                acc.update_many(labels, scores)
+        finally:
+            binary.count_range_free = saved
+        messages.append(str(info.value))
+        assert acc.to_bytes() == before
+    assert messages[0] == messages[1] == f"y must be 1 (positive) or 0 (negative), got {bad} at index {at}"
 
 
 PER_EVENT_SCRIPT = textwrap.dedent(
