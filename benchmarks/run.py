@@ -7,13 +7,16 @@ repeated runs; absolute times vary between machines, the ratios hold better.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +66,30 @@ def noop(y: object, score: object) -> None:
     """The floor of a per-event call."""
 
 
-def bench_per_event(n: int, rows: list[str]) -> dict[str, float]:
+class NoOp:
+    """The floor of a per-event method call looked up in the loop."""
+
+    def update(self, y: object, score: object) -> None:
+        """Do nothing."""
+
+
+def pure_python_ratios(per_event_n: int, batch_sizes: list[int]) -> dict[str, float] | None:
+    """The headline ratios measured with the Python twins (``STREAMEVAL_PURE_PYTHON=1``) in a fresh process."""
+    if not se.COMPILED:
+        return None
+    env = dict(os.environ, STREAMEVAL_PURE_PYTHON="1")
+    cmd = [sys.executable, __file__, "--ratios-json", str(per_event_n), *map(str, batch_sizes)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def headline_ratios(per_event_n: int, batch_sizes: list[int]) -> dict[str, float]:
+    out = bench_per_event(per_event_n, [], with_river=False)
+    out.update(bench_batch(batch_sizes, [], river_n=0, with_peers=False))
+    return out
+
+
+def bench_per_event(n: int, rows: list[str], with_river: bool = True) -> dict[str, float]:
     rng = np.random.default_rng(0)
     y = (rng.random(n) < 0.3).tolist()
     s = rng.random(n).tolist()
@@ -73,10 +99,23 @@ def bench_per_event(n: int, rows: list[str]) -> dict[str, float]:
         for a, b in events:
             update(a, b)
 
+    def loop_attribute(obj: Any) -> None:
+        for a, b in events:
+            obj.update(a, b)
+
     t_noop, t_se, ratio = paired_ratio(lambda: loop(noop), lambda: loop(se.BinaryAccumulator().update), repeat=15)
-    out = {"noop_ns": t_noop / n * 1e9, "streameval_ns": t_se / n * 1e9, "ratio": ratio}
-    rows.append(f"| no-op Python call (the floor) | {t_noop / n * 1e9:.0f} ns | 1.0x |")
-    rows.append(f"| streameval `update(y, score)` | {t_se / n * 1e9:.0f} ns | **{ratio:.2f}x** |")
+    t_noop_attr, t_se_attr, ratio_attr = paired_ratio(
+        lambda: loop_attribute(NoOp()), lambda: loop_attribute(se.BinaryAccumulator()), repeat=15
+    )
+    out = {"per_event": ratio, "per_event_attribute": ratio_attr}
+    rows.append(f"| no-op Python call `f(y, score)` (the floor) | {t_noop / n * 1e9:.0f} ns | 1.0x |")
+    rows.append(f"| streameval `update = acc.update; update(y, score)` | {t_se / n * 1e9:.0f} ns | **{ratio:.2f}x** |")
+    rows.append(f"| no-op method call `obj.update(y, score)` | {t_noop_attr / n * 1e9:.0f} ns | 1.0x |")
+    rows.append(
+        f"| streameval `acc.update(y, score)` | {t_se_attr / n * 1e9:.0f} ns | {ratio_attr:.2f}x the no-op method |"
+    )
+    if not with_river:
+        return out
     try:
         from river import metrics
     except ImportError:
@@ -90,7 +129,7 @@ def bench_per_event(n: int, rows: list[str]) -> dict[str, float]:
     return out
 
 
-def bench_batch(sizes: list[int], rows: list[str], river_n: int) -> dict[str, float]:
+def bench_batch(sizes: list[int], rows: list[str], river_n: int, with_peers: bool = True) -> dict[str, float]:
     out: dict[str, float] = {}
     bins = se.Bins.range_free()
     for n in sizes:
@@ -100,17 +139,32 @@ def bench_batch(sizes: list[int], rows: list[str], river_n: int) -> dict[str, fl
         def run(y=y, s=s) -> None:
             se.BinaryAccumulator().update_many(y, s)
 
-        t_bc, t_se, ratio = paired_ratio(
-            lambda keys=keys: np.bincount(keys, minlength=bins.n_bins), run, repeat=15 if n <= 10**6 else 9
-        )
+        def limit(keys=keys) -> None:
+            np.bincount(keys, minlength=bins.n_bins)
+
+        t_bc, t_se, ratio = paired_ratio(limit, run, repeat=15 if n <= 10**6 else 9)
         rows.append(
-            f"| {n:.0e} | streameval `update_many` | {t_se * 1e3:.1f} ms | **{1 / ratio:.2f}** | "
+            f"| {n:.0e} | streameval `update_many` (bool labels) | {t_se * 1e3:.1f} ms | **{1 / ratio:.2f}** | "
             f"{n / t_se / 1e6:.0f} M/s |"
+        )
+        out[f"batch_{n}"] = 1 / ratio
+        if not with_peers:
+            continue
+        y64 = y.astype(np.int64)
+        _, t_64, ratio_64 = paired_ratio(limit, lambda y64=y64, s=s: se.BinaryAccumulator().update_many(y64, s), 5)
+        rows.append(
+            f"| {n:.0e} | streameval `update_many` (int64 labels) | {t_64 * 1e3:.1f} ms | {1 / ratio_64:.2f} | "
+            f"{n / t_64 / 1e6:.0f} M/s |"
+        )
+        w = np.full(n, 0.5)
+        _, t_w, ratio_w = paired_ratio(limit, lambda y=y, s=s, w=w: se.BinaryAccumulator().update_many(y, s, w), 5)
+        rows.append(
+            f"| {n:.0e} | streameval `update_many` (weighted: numpy path) | {t_w * 1e3:.1f} ms | {1 / ratio_w:.2f} | "
+            f"{n / t_w / 1e6:.0f} M/s |"
         )
         rows.append(
             f"| {n:.0e} | numpy `bincount` (the limit) | {t_bc * 1e3:.1f} ms | 1.00 | {n / t_bc / 1e6:.0f} M/s |"
         )
-        out[f"ratio_{n}"] = 1 / ratio
         try:
             from sklearn.metrics import roc_auc_score
         except ImportError:
@@ -239,7 +293,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     parser.add_argument("--out", default=str(HERE.parent / "docs" / "benchmarks.md"))
+    parser.add_argument("--ratios-json", nargs="+", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.ratios_json:  # a child process measuring the Python twins
+        print(json.dumps(headline_ratios(args.ratios_json[0], args.ratios_json[1:])))
+        return
     quick = args.quick
     per_event_n = 20_000 if quick else 200_000
     batch_sizes = [10**5] if quick else [10**6, 10**7]
@@ -252,6 +310,10 @@ def main() -> None:
         f"Measured by `make bench` (`benchmarks/run.py`) on {platform.machine()} with {os.cpu_count()} cores, "
         f"Python {platform.python_version()}, numpy {np.__version__}. Times are medians of repeated runs in one "
         "process; ratios compare runs made side by side, and hold better across machines than times do.",
+        "",
+        "Compiled hot paths (`streameval.COMPILED`): "
+        + ("**in use** (`streameval._speedups`, built at install)." if se.COMPILED else "**not in use**.")
+        + " The last section measures the pure Python twins as well.",
         "",
         f"## Per-event update ({per_event_n:,} events, a Python loop over (y, score) pairs)",
         "",
@@ -305,10 +367,29 @@ def main() -> None:
             "|---|---|---|---|---|---|",
         ]
         bench_river_accuracy(river_accuracy_n, lines)
+    twins = pure_python_ratios(per_event_n, batch_sizes)
+    if twins is not None:
+        mine = {**per_event, **batch}
+        lines += [
+            "",
+            "## Compiled paths against their Python twins",
+            "",
+            "The same headline ratios, measured again in a fresh process with `STREAMEVAL_PURE_PYTHON=1` (what a "
+            "machine without a C compiler at install gets; the results are identical, only the speed differs).",
+            "",
+            "| ratio | compiled | Python twins |",
+            "|---|---|---|",
+            f"| per event vs a no-op call (lower is better) | {mine['per_event']:.2f}x | {twins['per_event']:.2f}x |",
+            f"| `acc.update` vs a no-op method call | {mine['per_event_attribute']:.2f}x | "
+            f"{twins['per_event_attribute']:.2f}x |",
+        ]
+        for n in batch_sizes:
+            key = f"batch_{n}"
+            lines.append(f"| `update_many` vs bincount, {n:.0e} events | {mine[key]:.2f} | {twins[key]:.2f} |")
     text = "\n".join(lines) + "\n"
     Path(args.out).write_text(text)
     print(text)
-    print(f"per-event ratio {per_event['ratio']:.2f}; batch throughput vs bincount {batch}")
+    print(f"per-event ratio {per_event['per_event']:.2f}; batch throughput vs bincount {batch}")
 
 
 if __name__ == "__main__":
