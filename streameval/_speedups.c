@@ -111,6 +111,7 @@ typedef struct {
     Py_ssize_t n_stored;     /* rows in use */
     Py_ssize_t capacity;     /* rows available */
     void *counts;
+    void *shadow;            /* same layout as counts, or NULL (for small batches) */
     uint64_t n_slots;
     int counts_float, sign, tag_shift, check_threshold, bad;
     uint64_t t_neg, t_pos;
@@ -118,8 +119,32 @@ typedef struct {
     long long above[2];
 } Table;
 
-#define COUNT_CHUNK(CTYPE, CHECK)                                                      \
-    for (j = 0; j < m; j++) {                                                          \
+#define THRESHOLD_HIT(CODE, X)                                                         \
+    if ((CODE) == tb->t_neg || (CODE) == tb->t_pos) {                                  \
+        if ((X) >= tb->threshold)                                                      \
+            tb->above[((CODE) >> (tb->tag_shift + 1)) & 1] += tb->sign;                \
+    }
+
+/* Events in pairs, the second of each pair into the shadow table, so that two
+ * events in one slot do not wait for each other; stops (for the loop below) at
+ * a pair that needs a new row. */
+#define COUNT_PAIRS(CTYPE, CHECK)                                                      \
+    for (; j + 1 < m; j += 2) {                                                        \
+        uint64_t ca = codes[j], cb = codes[j + 1];                                     \
+        int32_t ba = tb->base[ca >> PAGE_BITS], bb = tb->base[cb >> PAGE_BITS];        \
+        if ((ba | bb) < 0 || (uint64_t)ba + PAGE_MASK >= tb->n_slots ||                \
+            (uint64_t)bb + PAGE_MASK >= tb->n_slots)                                   \
+            break;                                                                     \
+        ((CTYPE *)tb->counts)[ba + (ca & PAGE_MASK)] += (CTYPE)tb->sign;               \
+        ((CTYPE *)tb->shadow)[bb + (cb & PAGE_MASK)] += (CTYPE)tb->sign;               \
+        if (CHECK) {                                                                   \
+            THRESHOLD_HIT(ca, xs[j])                                                   \
+            THRESHOLD_HIT(cb, xs[j + 1])                                               \
+        }                                                                              \
+    }
+
+#define COUNT_ONE_BY_ONE(CTYPE, CHECK)                                                 \
+    for (; j < m; j++) {                                                               \
         uint64_t code = codes[j];                                                      \
         int32_t b = tb->base[code >> PAGE_BITS];                                       \
         if (b < 0) {                                                                   \
@@ -134,14 +159,21 @@ typedef struct {
             break;                                                                     \
         }                                                                              \
         ((CTYPE *)tb->counts)[b + (code & PAGE_MASK)] += (CTYPE)tb->sign;              \
-        if (CHECK && (code == tb->t_neg || code == tb->t_pos) && xs[j] >= tb->threshold) \
-            tb->above[(code >> (tb->tag_shift + 1)) & 1] += tb->sign;                  \
+        if (CHECK) {                                                                   \
+            THRESHOLD_HIT(code, xs[j])                                                 \
+        }                                                                              \
     }
+
+#define COUNT_CHUNK(CTYPE, CHECK)                                                      \
+    if (tb->shadow != NULL) {                                                          \
+        COUNT_PAIRS(CTYPE, CHECK)                                                      \
+    }                                                                                  \
+    COUNT_ONE_BY_ONE(CTYPE, CHECK)
 
 static Py_ssize_t
 count_chunk(Table *tb, const uint64_t *codes, const double *xs, Py_ssize_t m)
 {
-    Py_ssize_t j;
+    Py_ssize_t j = 0;
     if (tb->counts_float) {
         if (tb->check_threshold) {
             COUNT_CHUNK(double, 1)
@@ -156,6 +188,22 @@ count_chunk(Table *tb, const uint64_t *codes, const double *xs, Py_ssize_t m)
         }
     }
     return j;
+}
+
+/* Add the shadow table into the counts (exact: both hold sums of +-1). */
+static void
+fold_shadow(Table *tb)
+{
+    Py_ssize_t size = tb->n_stored << PAGE_BITS;
+    if (tb->counts_float) {
+        double *c = tb->counts, *h = tb->shadow;
+        for (Py_ssize_t k = 0; k < size; k++)
+            c[k] += h[k];
+    } else {
+        int64_t *c = tb->counts, *h = tb->shadow;
+        for (Py_ssize_t k = 0; k < size; k++)
+            c[k] += h[k];
+    }
 }
 
 PyDoc_STRVAR(count_range_free_doc,
@@ -227,6 +275,14 @@ count_range_free(PyObject *Py_UNUSED(module), PyObject *args)
                 refused = 1;
             memset(chunk_labels, chunk_labels[0], CHUNK);
         }
+        /* the shadow table costs a pass over the slots: worth it for many events per slot */
+        if (tb.capacity > 0 && (uint64_t)(end - start) >= 8 * (uint64_t)tb.capacity * (PAGE_MASK + 1)) {
+            tb.shadow = PyMem_Calloc((size_t)tb.capacity << PAGE_BITS, 8);
+            if (tb.shadow == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+        }
         while (i < end && !refused) {
             Py_ssize_t m = end - i < CHUNK ? end - i : CHUNK;
             if (!broadcast && labels_chunk(labels + i * width, width, m, chunk_labels)) {
@@ -240,15 +296,20 @@ count_range_free(PyObject *Py_UNUSED(module), PyObject *args)
             Py_ssize_t counted = count_chunk(&tb, codes, x + i, m);
             i += counted;
             if (tb.bad) {
+                if (tb.shadow != NULL)
+                    fold_shadow(&tb);
                 PyErr_Format(PyExc_ValueError, "count_range_free: the score at index %zd falls outside the table", i);
                 goto done;
             }
             if (counted < m)
                 break;
         }
+        if (tb.shadow != NULL)
+            fold_shadow(&tb);
         result = Py_BuildValue("nOnLL", i, refused ? Py_True : Py_False, tb.n_stored, tb.above[0], tb.above[1]);
     }
 done:
+    PyMem_Free(tb.shadow);
     PyBuffer_Release(&xb);
     PyBuffer_Release(&lb);
     PyBuffer_Release(&bb);
