@@ -466,6 +466,26 @@ def _default_neg_label(pos_label: Any) -> Any:
     raise ValueError(f"neg_label must be given when pos_label is not 0, 1 or a bool, got pos_label={pos_label!r}")
 
 
+_THRESHOLD_PLACES: dict[tuple[Any, ...], tuple[int, npt.NDArray[np.int64], bool]] = {}
+
+
+def _threshold_place(bins: Bins, t: float) -> tuple[int, npt.NDArray[np.int64], bool]:
+    """The threshold's bin key, its two labelled codes and whether it is the bin's lower edge.
+
+    Remembered per (scheme, threshold): working it out takes longer than the
+    rest of building an accumulator, and many accumulators share both.
+    """
+    index = (bins._identity(), t)
+    place = _THRESHOLD_PLACES.get(index)
+    if place is None:
+        codes = _readonly(bins.labelled_codes([t, t], [False, True]))
+        place = (bins.key(t), codes, bins.is_lower_edge(t))
+        if len(_THRESHOLD_PLACES) >= 256:
+            _THRESHOLD_PLACES.clear()
+        _THRESHOLD_PLACES[index] = place
+    return place
+
+
 class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
     """Streaming, mergeable evaluation of a binary classifier's scores.
 
@@ -531,9 +551,7 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
         self.pos_label = pos_label
         self.neg_label = neg_label
         self._counts = LabelledCounts(2 * bins.n_codes)
-        self._t_key = bins.key(t)
-        self._t_codes = bins.labelled_codes([t, t], [False, True])
-        self._t_is_edge = bins.is_lower_edge(t)
+        self._t_key, self._t_codes, self._t_is_edge = _threshold_place(bins, t)
         # events of the threshold's bin that score >= threshold: [negatives, positives]
         self._above = np.zeros(2, dtype=np.int64)
         self._reset_buffers()

@@ -291,3 +291,26 @@ def test_core_tests_pass_on_the_python_twins():
         env=env, cwd=ROOT, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+@needs_compiled
+def test_a_pickle_from_the_compiled_path_loads_on_the_python_twins(tmp_path):
+    import pickle
+
+    acc = se.BinaryAccumulator(threshold=0.377)
+    y, s = _scores(8, 2_000)
+    for yi, si in zip(y[:5000].tolist(), s[:5000].tolist(), strict=True):
+        acc.update(yi, si)  # some events still in the per-event buffer
+    (tmp_path / "acc.pkl").write_bytes(pickle.dumps(acc))
+    code = textwrap.dedent(
+        f"""
+        import pickle, sys
+        import streameval as se
+        assert not se.COMPILED
+        acc = pickle.loads(open({str(tmp_path / "acc.pkl")!r}, "rb").read())
+        acc.update(1, 0.25)
+        sys.stdout.write(acc.to_bytes().hex())
+        """
+    )
+    acc.update(1, 0.25)
+    assert _run(code, pure=True) == acc.to_bytes().hex()
