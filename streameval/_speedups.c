@@ -470,7 +470,15 @@ PyDoc_STRVAR(update_doc,
 "score : float\n"
 "    Higher means more likely positive; any real number but NaN.\n"
 "w : float, default 1.0\n"
-"    Weight, finite and >= 0.\n");
+"    Weight, finite and >= 0.\n\n"
+"Examples\n"
+"--------\n"
+">>> import streameval as se\n"
+">>> acc = se.BinaryAccumulator()\n"
+">>> acc.update(1, 0.8)\n"
+">>> acc.update(0, 0.3, w=2.0)\n"
+">>> acc.get().negatives\n"
+"2.0\n");
 
 static PyObject *
 EventBuffer_update(EventBuffer *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)

@@ -314,3 +314,13 @@ def test_a_pickle_from_the_compiled_path_loads_on_the_python_twins(tmp_path):
     )
     acc.update(1, 0.25)
     assert _run(code, pure=True) == acc.to_bytes().hex()
+
+
+def test_the_update_example_runs_on_both_paths():
+    import doctest
+
+    for update in {_events.EventBuffer.update, _events.PyEventBuffer.update}:
+        test = doctest.DocTestParser().get_doctest(update.__doc__, {}, "update", None, 0)
+        runner = doctest.DocTestRunner()
+        runner.run(test)
+        assert (runner.failures, runner.tries) == (0, 5), update.__doc__
