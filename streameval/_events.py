@@ -80,6 +80,8 @@ class PyEventBuffer:
             pass
         self._update_slow(y, score, w)  # type: ignore[attr-defined]
 
+    update.__qualname__ = "BinaryAccumulator.update"  # as the compiled path's errors say
+
     def _push_unit(self, is_pos: bool, score: float) -> None:
         """Store one checked event of weight 1."""
         (self._buf_pos if is_pos else self._buf_neg).append(score)

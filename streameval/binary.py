@@ -591,6 +591,10 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
         if len(self._wbuf_score) >= _FLUSH_EVERY:
             self._flush()
 
+    # a call of update() with missing or unknown arguments fails in here (both
+    # paths): the message names the method the caller called
+    _update_slow.__qualname__ = "BinaryAccumulator.update"
+
     def _flush(self) -> None:
         """Count the buffered per-event updates (a logical no-op)."""
         if self._n_unit:

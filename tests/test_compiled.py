@@ -254,10 +254,11 @@ PER_EVENT_SCRIPT = textwrap.dedent(
             elif i % 997 == 0:
                 r = acc.get()
                 out.append(f"read {r.n} {r.tp} {r.fp} {r.auc!r}")
-        try:
-            acc.update(1)
-        except TypeError as exc:
-            out.append(f"TypeError: {str(exc).split('(')[-1]}")
+        for args, kwargs in [((1,), {}), ((1, 0.2), {"weight": 2.0}), ((1, 0.2, 1.0, 4), {})]:
+            try:
+                acc.update(*args, **kwargs)
+            except TypeError as exc:
+                out.append(f"TypeError: {exc}")
         out.append(acc.to_bytes().hex())
     sys.stdout.write("\\n".join(out))
     """
@@ -279,6 +280,7 @@ def test_per_event_path_equals_its_python_twin():
     compiled, pure = _run(PER_EVENT_SCRIPT, False), _run(PER_EVENT_SCRIPT, True)
     assert compiled.count("\n") > 100  # reads and refusals were recorded
     assert "ValueError: y must be 1 (positive) or 0 (negative), got 2" in compiled
+    assert "TypeError: BinaryAccumulator.update() missing 1 required positional argument: 'score'" in compiled
     assert compiled == pure
 
 
