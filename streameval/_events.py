@@ -9,8 +9,8 @@ compiler at install) or when the environment variable
 (anything unusual goes to the accumulator's ``_update_slow``, which checks it
 and explains a refusal) and give identical counts.
 
-The same switch selects the compiled batch kernel ``count_range_free``
-(``None`` without the extension).
+The same switch selects the compiled batch kernels, one per binning scheme
+(:func:`batch_kernel` gives ``None`` without the extension).
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from array import array
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["COMPILED", "FLUSH_EVERY", "EventBuffer", "PyEventBuffer", "count_range_free"]
+from .bins import Bins, EdgeBins, RangeFreeBins, UniformBins
+
+__all__ = ["COMPILED", "FLUSH_EVERY", "EventBuffer", "PyEventBuffer", "batch_kernel"]
 
 FLUSH_EVERY = 4096  # per-event updates are counted in batches of this size
 _TICK = 256  # the Python twin checks its buffer every _TICK events (a small int stays cached)
@@ -128,8 +130,19 @@ _speedups = _compiled()
 #: Whether the compiled hot paths are in use.
 COMPILED: bool = _speedups is not None
 EventBuffer: type = _speedups.EventBuffer if _speedups is not None else PyEventBuffer
-count_range_free: Callable[..., tuple[int, int, int]] | None = (
-    _speedups.count_range_free if _speedups is not None else None
-)
 if _speedups is not None and _speedups.CAPACITY != FLUSH_EVERY:  # pragma: no cover
     raise ImportError(f"streameval._speedups was built for another version (CAPACITY {_speedups.CAPACITY})")
+
+
+def batch_kernel(bins: Bins) -> tuple[Callable[..., tuple[int, bool, int, int, int]], tuple[Any, ...]] | None:
+    """The compiled counting function of a scheme and the scheme's arguments to it, or None."""
+    if _speedups is None:
+        return None
+    kind = type(bins)
+    if kind is RangeFreeBins:
+        return _speedups.count_range_free, (bins._shift, bins._tag_shift)
+    if kind is UniformBins:
+        return _speedups.count_uniform, (bins.lo, bins._scale, bins.n, bins._lower, bins._upper)
+    if kind is EdgeBins:
+        return _speedups.count_edges, (bins.edges,)
+    return None

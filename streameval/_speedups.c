@@ -113,7 +113,7 @@ typedef struct {
     void *counts;
     void *shadow;            /* same layout as counts, or NULL (for small batches) */
     uint64_t n_slots;
-    int counts_float, sign, tag_shift, check_threshold, bad;
+    int counts_float, sign, check_threshold, bad;
     uint64_t t_neg, t_pos;
     double threshold;
     long long above[2];
@@ -122,7 +122,7 @@ typedef struct {
 #define THRESHOLD_HIT(CODE, X)                                                         \
     if ((CODE) == tb->t_neg || (CODE) == tb->t_pos) {                                  \
         if ((X) >= tb->threshold)                                                      \
-            tb->above[((CODE) >> (tb->tag_shift + 1)) & 1] += tb->sign;                \
+            tb->above[(CODE) == tb->t_pos] += tb->sign;                                \
     }
 
 /* Events in pairs, the second of each pair into the shadow table, so that two
@@ -206,115 +206,297 @@ fold_shadow(Table *tb)
     }
 }
 
+/* Codes of the fixed-bin schemes: the key plus n_codes for a positive. */
+typedef struct {
+    double lo, scale;     /* uniform: key guess (x - lo) * scale + 1, then checked */
+    Py_ssize_t n;         /* uniform: number of equal bins */
+    const double *lower;  /* uniform: n + 2 lower edges (-inf first) */
+    const double *upper;  /* uniform: n + 2 upper edges (nan last) */
+    const double *edges;  /* edges: strictly increasing, finite */
+    Py_ssize_t n_edges;
+    uint64_t n_codes;
+    int shift, tag_shift; /* range-free */
+} Coding;
+
+typedef int (*coder)(const Coding *c, const double *x, const uint8_t *labels, Py_ssize_t m, uint64_t *out);
+
+static int
+code_range_free(const Coding *c, const double *x, const uint8_t *labels, Py_ssize_t m, uint64_t *out)
+{
+    return codes_chunk(x, labels, m, c->shift, c->tag_shift, out);
+}
+
+/* Same arithmetic as UniformBins._keys_block. */
+static int
+code_uniform(const Coding *c, const double *x, const uint8_t *labels, Py_ssize_t m, uint64_t *out)
+{
+    int nan = 0;
+    double top = (double)c->n + 1.0;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        double s = x[j];
+        if (s != s) {
+            nan = 1;
+            break;
+        }
+        double guess = (s - c->lo) * c->scale;
+        guess = guess < -1.0 ? -1.0 : (guess > top ? top : guess);
+        int64_t k = (int64_t)guess + 1; /* truncation, as numpy's astype */
+        k = k < 0 ? 0 : (k > c->n + 1 ? c->n + 1 : k);
+        k -= s < c->lower[k];
+        k += s >= c->upper[k]; /* the last upper edge is nan: never */
+        out[j] = (uint64_t)k + labels[j] * c->n_codes;
+    }
+    return nan;
+}
+
+/* Same as EdgeBins._keys_block: the number of edges <= s (numpy's searchsorted,
+ * side="right"), by a branch-free binary search whose steps depend only on the
+ * number of edges, so four scores go through it side by side. */
+#define EDGE_STEP(F, S) F += half & -(Py_ssize_t)((F)[half - 1] <= (S)) /* a mask, not a branch */
+
+static int
+code_edges(const Coding *c, const double *x, const uint8_t *labels, Py_ssize_t m, uint64_t *out)
+{
+    for (Py_ssize_t j = 0; j < m; j++) {
+        if (x[j] != x[j])
+            return 1;
+    }
+    const double *edges = c->edges;
+    Py_ssize_t j = 0;
+    for (; j + 4 <= m; j += 4) {
+        double s0 = x[j], s1 = x[j + 1], s2 = x[j + 2], s3 = x[j + 3];
+        const double *f0 = edges, *f1 = edges, *f2 = edges, *f3 = edges;
+        for (Py_ssize_t len = c->n_edges; len > 1;) {
+            Py_ssize_t half = len / 2;
+            EDGE_STEP(f0, s0);
+            EDGE_STEP(f1, s1);
+            EDGE_STEP(f2, s2);
+            EDGE_STEP(f3, s3);
+            len -= half;
+        }
+        out[j] = (uint64_t)((f0 - edges) + (f0[0] <= s0)) + labels[j] * c->n_codes;
+        out[j + 1] = (uint64_t)((f1 - edges) + (f1[0] <= s1)) + labels[j + 1] * c->n_codes;
+        out[j + 2] = (uint64_t)((f2 - edges) + (f2[0] <= s2)) + labels[j + 2] * c->n_codes;
+        out[j + 3] = (uint64_t)((f3 - edges) + (f3[0] <= s3)) + labels[j + 3] * c->n_codes;
+    }
+    for (; j < m; j++) {
+        double s = x[j];
+        const double *f = edges;
+        for (Py_ssize_t len = c->n_edges; len > 1;) {
+            Py_ssize_t half = len / 2;
+            EDGE_STEP(f, s);
+            len -= half;
+        }
+        out[j] = (uint64_t)((f - edges) + (f[0] <= s)) + labels[j] * c->n_codes;
+    }
+    return 0;
+}
+
+/* The shared part of the count_* functions: the buffers every scheme takes. */
+typedef struct {
+    Py_buffer x, labels, base, rows, counts;
+    int width;
+    Py_ssize_t start, end;
+} Batch;
+
+static void
+release_batch(Batch *b)
+{
+    PyBuffer_Release(&b->x);
+    PyBuffer_Release(&b->labels);
+    PyBuffer_Release(&b->base);
+    PyBuffer_Release(&b->rows);
+    PyBuffer_Release(&b->counts);
+}
+
+/* Check the batch against the table (codes fall below 2 ** code_bits) and count it. */
+static PyObject *
+run_count(Batch *b, Table *tb, uint64_t code_limit, coder code, const Coding *coding)
+{
+    Py_ssize_t n = b->x.len / (Py_ssize_t)sizeof(double);
+    int width = b->width;
+    int width_ok = width == 1 || width == 2 || width == 4 || width == 8;
+    Py_ssize_t n_labels = width_ok ? b->labels.len / width : -1;
+    uint64_t n_pages = (uint64_t)(b->base.len / (Py_ssize_t)sizeof(int32_t));
+    Py_ssize_t start = b->start, end = b->end;
+    tb->base = (int32_t *)b->base.buf;
+    tb->page_of_row = (int64_t *)b->rows.buf;
+    tb->capacity = b->rows.len / (Py_ssize_t)sizeof(int64_t);
+    tb->counts = b->counts.buf;
+    tb->n_slots = (uint64_t)(b->counts.len / 8);
+    if (start < 0 || end > n || start > end || !width_ok || b->labels.len % width ||
+        (n_labels != 1 && n_labels != n) || (tb->sign != 1 && tb->sign != -1) ||
+        n_pages << PAGE_BITS < code_limit || tb->n_stored < 0 || tb->n_stored > tb->capacity ||
+        (uint64_t)tb->capacity * (PAGE_MASK + 1) > tb->n_slots || tb->capacity > (INT32_MAX >> PAGE_BITS)) {
+        PyErr_SetString(PyExc_ValueError, "count kernel: inconsistent arguments");
+        return NULL;
+    }
+    const double *x = (const double *)b->x.buf;
+    const char *labels = (const char *)b->labels.buf;
+    uint64_t codes[CHUNK];
+    uint8_t chunk_labels[CHUNK];
+    int broadcast = n_labels == 1 && n != 1;
+    int refused = 0;
+    Py_ssize_t i = start;
+    if (broadcast) {
+        if (labels_chunk(labels, width, 1, chunk_labels))
+            refused = 1;
+        memset(chunk_labels, chunk_labels[0], CHUNK);
+    }
+    /* the shadow table costs a pass over the slots: worth it for many events per slot */
+    tb->shadow = NULL;
+    if (tb->capacity > 0 && (uint64_t)(end - start) >= 8 * (uint64_t)tb->capacity * (PAGE_MASK + 1)) {
+        tb->shadow = PyMem_Calloc((size_t)tb->capacity << PAGE_BITS, 8);
+        if (tb->shadow == NULL)
+            return PyErr_NoMemory();
+    }
+    while (i < end && !refused) {
+        Py_ssize_t m = end - i < CHUNK ? end - i : CHUNK;
+        if (!broadcast && labels_chunk(labels + i * width, width, m, chunk_labels)) {
+            refused = 1;
+            break;
+        }
+        if (code(coding, x + i, chunk_labels, m, codes)) {
+            refused = 1;
+            break;
+        }
+        Py_ssize_t counted = count_chunk(tb, codes, x + i, m);
+        i += counted;
+        if (tb->bad)
+            break;
+        if (counted < m)
+            break;
+    }
+    if (tb->shadow != NULL)
+        fold_shadow(tb);
+    PyMem_Free(tb->shadow);
+    tb->shadow = NULL;
+    if (tb->bad) {
+        PyErr_Format(PyExc_ValueError, "count kernel: the score at index %zd falls outside the table", i);
+        return NULL;
+    }
+    return Py_BuildValue("nOnLL", i, refused ? Py_True : Py_False, tb->n_stored, tb->above[0], tb->above[1]);
+}
+
+#define COUNT_SIGNATURE                                                                \
+    "(x, labels, label_width, base, page_of_row, n_stored, counts, counts_float,\n"  \
+    "    sign, t_neg, t_pos, check_threshold, threshold, start, end, "
+
+#define COUNT_DOC                                                                      \
+    "Add ``sign`` at the labelled code of every score ``x[start:end]`` (float64)\n"  \
+    "with its label (unsigned integers of ``label_width`` bytes that must be 0\n"    \
+    "or 1, one per score or one for all) into ``counts`` (int64, or float64\n"       \
+    "when ``counts_float``), located through the page table ``base`` (int32,\n"      \
+    "negative for a page with no storage). A page with no storage gets row\n"        \
+    "``n_stored`` (``page_of_row`` records it) while ``len(page_of_row)`` rows\n"    \
+    "last.\n\n"                                                                       \
+    "Stops at ``end``, before the first chunk of 256 events holding a NaN score\n"   \
+    "or a label other than 0 and 1, or before the first score that needs a row\n"    \
+    "when none is left. Returns ``(stop, refused, n_stored, above_neg,\n"            \
+    "above_pos)``: where it stopped, whether bad input stopped it, the rows now\n"   \
+    "in use, and, when ``check_threshold``, the signed number of negatives and\n"    \
+    "positives counted at the codes ``t_neg``/``t_pos`` with a score >=\n"           \
+    "``threshold``."
+
+/* Parses the arguments every count_* function shares, then `extra` more. */
+#define PARSE_BATCH(FORMAT, ...)                                                                             \
+    PyArg_ParseTuple(args, "y*y*iw*w*nw*piKKpdnn" FORMAT, &b.x, &b.labels, &b.width, &b.base, &b.rows,       \
+                     &tb.n_stored, &b.counts, &tb.counts_float, &tb.sign, &t_neg, &t_pos,                    \
+                     &tb.check_threshold, &tb.threshold, &b.start, &b.end, __VA_ARGS__)
+
 PyDoc_STRVAR(count_range_free_doc,
-"count_range_free(x, labels, label_width, base, page_of_row, n_stored, counts,\n"
-"                 counts_float, sign, shift, tag_shift, t_neg, t_pos,\n"
-"                 check_threshold, threshold, start, end)\n"
-"--\n\n"
-"Add ``sign`` at the labelled code of every score ``x[start:end]`` (float64)\n"
-"with its label (unsigned integers of ``label_width`` bytes that must be 0\n"
-"or 1, one per score or one for all) into ``counts`` (int64, or float64\n"
-"when ``counts_float``), located through the page table ``base`` (int32,\n"
-"negative for a page with no storage). A page with no storage gets row\n"
-"``n_stored`` (``page_of_row`` records it) while ``len(page_of_row)`` rows\n"
-"last.\n\n"
-"Stops at ``end``, before the first chunk of 256 events holding a NaN score\n"
-"or a label other than 0 and 1, or before the first score that needs a row\n"
-"when none is left. Returns ``(stop, refused, n_stored, above_neg,\n"
-"above_pos)``: where it stopped, whether bad input stopped it, the rows now\n"
-"in use, and, when ``check_threshold``, the signed number of negatives and\n"
-"positives counted at the codes ``t_neg``/``t_pos`` with a score >=\n"
-"``threshold``.");
+"count_range_free" COUNT_SIGNATURE "shift, tag_shift)\n--\n\n" COUNT_DOC
+"\n\nCodes of a range-free scheme (``RangeFreeBins._labelled_codes``).");
 
 static PyObject *
 count_range_free(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    Py_buffer xb, lb, bb, pb, cb;
-    int shift, width;
-    unsigned long long t_neg, t_pos;
-    Py_ssize_t start, end;
+    Batch b;
     Table tb;
+    Coding c;
+    unsigned long long t_neg, t_pos;
+    memset(&b, 0, sizeof b);
     memset(&tb, 0, sizeof tb);
-    if (!PyArg_ParseTuple(args, "y*y*iw*w*nw*piiiKKpdnn:count_range_free", &xb, &lb, &width, &bb, &pb,
-                          &tb.n_stored, &cb, &tb.counts_float, &tb.sign, &shift, &tb.tag_shift, &t_neg, &t_pos,
-                          &tb.check_threshold, &tb.threshold, &start, &end)) {
+    memset(&c, 0, sizeof c);
+    if (!PARSE_BATCH("ii:count_range_free", &c.shift, &c.tag_shift))
         return NULL;
-    }
-    PyObject *result = NULL;
-    Py_ssize_t n = xb.len / (Py_ssize_t)sizeof(double);
-    int width_ok = width == 1 || width == 2 || width == 4 || width == 8;
-    Py_ssize_t n_labels = width_ok ? lb.len / width : -1;
-    uint64_t n_pages = (uint64_t)(bb.len / (Py_ssize_t)sizeof(int32_t));
-    tb.base = (int32_t *)bb.buf;
-    tb.page_of_row = (int64_t *)pb.buf;
-    tb.capacity = pb.len / (Py_ssize_t)sizeof(int64_t);
-    tb.counts = cb.buf;
-    tb.n_slots = (uint64_t)(cb.len / 8);
     tb.t_neg = t_neg;
     tb.t_pos = t_pos;
-    /* every 64-bit pattern shifted by `shift`, with two tag bits on top, falls
-     * below 2 ** (66 - shift): the page table must cover that */
-    int code_bits = 66 - shift;
-    if (start < 0 || end > n || start > end || !width_ok || lb.len % width || (n_labels != 1 && n_labels != n) ||
-        shift < 8 || shift > 63 || tb.tag_shift != 64 - shift || (tb.sign != 1 && tb.sign != -1) ||
-        n_pages < ((uint64_t)1 << (code_bits - PAGE_BITS)) || tb.n_stored < 0 || tb.n_stored > tb.capacity ||
-        (uint64_t)tb.capacity * (PAGE_MASK + 1) > tb.n_slots || tb.capacity > (INT32_MAX >> PAGE_BITS)) {
-        PyErr_SetString(PyExc_ValueError, "count_range_free: inconsistent arguments");
-        goto done;
-    }
-    {
-        const double *x = (const double *)xb.buf;
-        const char *labels = (const char *)lb.buf;
-        uint64_t codes[CHUNK];
-        uint8_t chunk_labels[CHUNK];
-        int broadcast = n_labels == 1 && n != 1;
-        int refused = 0;
-        Py_ssize_t i = start;
-        if (broadcast) {
-            if (labels_chunk(labels, width, 1, chunk_labels))
-                refused = 1;
-            memset(chunk_labels, chunk_labels[0], CHUNK);
-        }
-        /* the shadow table costs a pass over the slots: worth it for many events per slot */
-        if (tb.capacity > 0 && (uint64_t)(end - start) >= 8 * (uint64_t)tb.capacity * (PAGE_MASK + 1)) {
-            tb.shadow = PyMem_Calloc((size_t)tb.capacity << PAGE_BITS, 8);
-            if (tb.shadow == NULL) {
-                PyErr_NoMemory();
-                goto done;
-            }
-        }
-        while (i < end && !refused) {
-            Py_ssize_t m = end - i < CHUNK ? end - i : CHUNK;
-            if (!broadcast && labels_chunk(labels + i * width, width, m, chunk_labels)) {
-                refused = 1;
-                break;
-            }
-            if (codes_chunk(x + i, chunk_labels, m, shift, tb.tag_shift, codes)) {
-                refused = 1;
-                break;
-            }
-            Py_ssize_t counted = count_chunk(&tb, codes, x + i, m);
-            i += counted;
-            if (tb.bad) {
-                if (tb.shadow != NULL)
-                    fold_shadow(&tb);
-                PyErr_Format(PyExc_ValueError, "count_range_free: the score at index %zd falls outside the table", i);
-                goto done;
-            }
-            if (counted < m)
-                break;
-        }
-        if (tb.shadow != NULL)
-            fold_shadow(&tb);
-        result = Py_BuildValue("nOnLL", i, refused ? Py_True : Py_False, tb.n_stored, tb.above[0], tb.above[1]);
-    }
-done:
-    PyMem_Free(tb.shadow);
-    PyBuffer_Release(&xb);
-    PyBuffer_Release(&lb);
-    PyBuffer_Release(&bb);
-    PyBuffer_Release(&pb);
-    PyBuffer_Release(&cb);
+    PyObject *result = NULL;
+    /* every 64-bit pattern shifted by `shift`, with two tag bits on top, falls below 2 ** (66 - shift) */
+    if (c.shift < 8 || c.shift > 63 || c.tag_shift != 64 - c.shift)
+        PyErr_SetString(PyExc_ValueError, "count kernel: inconsistent arguments");
+    else
+        result = run_count(&b, &tb, (uint64_t)1 << (66 - c.shift), code_range_free, &c);
+    release_batch(&b);
+    return result;
+}
+
+PyDoc_STRVAR(count_uniform_doc,
+"count_uniform" COUNT_SIGNATURE "lo, scale, n, lower, upper)\n--\n\n" COUNT_DOC
+"\n\nCodes of a uniform scheme (``UniformBins``): ``lower`` and ``upper`` are\n"
+"its ``n + 2`` lower and upper edges.");
+
+static PyObject *
+count_uniform(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Batch b;
+    Table tb;
+    Coding c;
+    Py_buffer lower, upper;
+    unsigned long long t_neg, t_pos;
+    memset(&b, 0, sizeof b);
+    memset(&tb, 0, sizeof tb);
+    memset(&c, 0, sizeof c);
+    if (!PARSE_BATCH("ddny*y*:count_uniform", &c.lo, &c.scale, &c.n, &lower, &upper))
+        return NULL;
+    tb.t_neg = t_neg;
+    tb.t_pos = t_pos;
+    c.lower = (const double *)lower.buf;
+    c.upper = (const double *)upper.buf;
+    c.n_codes = (uint64_t)c.n + 2;
+    PyObject *result = NULL;
+    Py_ssize_t n_edges = c.n + 2;
+    if (c.n < 1 || lower.len != n_edges * (Py_ssize_t)sizeof(double) ||
+        upper.len != n_edges * (Py_ssize_t)sizeof(double))
+        PyErr_SetString(PyExc_ValueError, "count kernel: inconsistent arguments");
+    else
+        result = run_count(&b, &tb, 2 * c.n_codes, code_uniform, &c);
+    PyBuffer_Release(&lower);
+    PyBuffer_Release(&upper);
+    release_batch(&b);
+    return result;
+}
+
+PyDoc_STRVAR(count_edges_doc,
+"count_edges" COUNT_SIGNATURE "edges)\n--\n\n" COUNT_DOC
+"\n\nCodes of a scheme of given edges (``EdgeBins``).");
+
+static PyObject *
+count_edges(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Batch b;
+    Table tb;
+    Coding c;
+    Py_buffer edges;
+    unsigned long long t_neg, t_pos;
+    memset(&b, 0, sizeof b);
+    memset(&tb, 0, sizeof tb);
+    memset(&c, 0, sizeof c);
+    if (!PARSE_BATCH("y*:count_edges", &edges))
+        return NULL;
+    tb.t_neg = t_neg;
+    tb.t_pos = t_pos;
+    c.edges = (const double *)edges.buf;
+    c.n_edges = edges.len / (Py_ssize_t)sizeof(double);
+    c.n_codes = (uint64_t)c.n_edges + 1;
+    PyObject *result = NULL;
+    if (c.n_edges < 1)
+        PyErr_SetString(PyExc_ValueError, "count kernel: inconsistent arguments");
+    else
+        result = run_count(&b, &tb, 2 * c.n_codes, code_edges, &c);
+    PyBuffer_Release(&edges);
+    release_batch(&b);
     return result;
 }
 
@@ -606,6 +788,8 @@ static PyTypeObject EventBufferType = {
 
 static PyMethodDef module_methods[] = {
     {"count_range_free", count_range_free, METH_VARARGS, count_range_free_doc},
+    {"count_uniform", count_uniform, METH_VARARGS, count_uniform_doc},
+    {"count_edges", count_edges, METH_VARARGS, count_edges_doc},
     {NULL, NULL, 0, NULL},
 };
 

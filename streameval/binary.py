@@ -13,10 +13,10 @@ import numpy as np
 import numpy.typing as npt
 
 from . import curves, inference
-from ._events import _UNIT, FLUSH_EVERY, EventBuffer, count_range_free
+from ._events import _UNIT, FLUSH_EVERY, EventBuffer, batch_kernel
 from ._persist import Mergeable, Persistable
 from ._validation import as_labels, as_scores, as_weights, check_no_nan, check_real, check_same_length
-from .bins import BLOCK, Bins, RangeFreeBins, Workspace
+from .bins import BLOCK, Bins, Workspace
 from .confusion import ConfusionReport
 from .state import LabelledCounts
 
@@ -641,7 +641,8 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
         weights = as_weights("w", w, x.size)
         # the kernel checks scores and 0/1 labels as it counts; on bad input it
         # takes back what it counted and the plain checks below explain
-        if self._uses_kernel(weights) and x.size and not self._ingest_compiled(x, is_pos, 1):
+        kernel = None if weights is not None else batch_kernel(self.bins)
+        if kernel is not None and x.size and not self._ingest_compiled(kernel, x, is_pos, 1):
             return
         if raw is not None:
             is_pos = as_labels("y", raw, self.pos_label, self.neg_label)
@@ -651,7 +652,7 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
     def _raw_labels(self, y: Any) -> np.ndarray | None:
         """``y`` itself when the compiled kernel can check it (a 1-D bool or integer array of 0/1 labels)."""
         if (
-            count_range_free is None
+            batch_kernel(self.bins) is None
             or not isinstance(y, np.ndarray)
             or y.ndim != 1
             or y.dtype.kind not in "biu"
@@ -668,8 +669,9 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
         n = x.size
         if n == 0:
             return
-        if self._uses_kernel(weights):
-            refused = self._ingest_compiled(x, is_pos, sign)
+        kernel = None if weights is not None else batch_kernel(self.bins)
+        if kernel is not None:
+            refused = self._ingest_compiled(kernel, x, is_pos, sign)
             assert not refused, "checked events were refused"
             return
         single_label = isinstance(is_pos, (bool, np.bool_))
@@ -702,20 +704,19 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
         if above is not None:
             self._above += sign * np.array(above, dtype=self._above.dtype)
 
-    def _uses_kernel(self, weights: Array | None) -> bool:
-        return weights is None and count_range_free is not None and type(self.bins) is RangeFreeBins
+    def _ingest_compiled(
+        self, kernel: tuple[Callable[..., Any], tuple[Any, ...]], x: Array, is_pos: np.ndarray | bool, sign: int
+    ) -> bool:
+        """:meth:`_ingest` of unweighted events in one compiled pass.
 
-    def _ingest_compiled(self, x: Array, is_pos: np.ndarray | bool, sign: int) -> bool:
-        """:meth:`_ingest` of unweighted events in one compiled pass (range-free bins).
-
-        ``is_pos`` may also be unchecked integer labels that must be 0 or 1.
-        The kernel refuses a NaN score or another label; then, and if
-        anything fails, the events counted so far are taken back out, so the
-        state is as before the call. Returns whether the input was refused.
+        ``kernel`` is the scheme's compiled counting function and its scheme
+        arguments (``_events.batch_kernel``). ``is_pos`` may also be
+        unchecked integer labels that must be 0 or 1. The kernel refuses a
+        NaN score or another label; then, and if anything fails, the events
+        counted so far are taken back out, so the state is as before the
+        call. Returns whether the input was refused.
         """
-        assert count_range_free is not None
-        bins = self.bins
-        assert isinstance(bins, RangeFreeBins)
+        function, scheme_args = kernel
         state = self._counts
         n = x.size
         x = np.ascontiguousarray(x, dtype=np.float64)
@@ -723,16 +724,13 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
             labels = np.array([is_pos], dtype=np.bool_)
         else:
             labels = np.ascontiguousarray(is_pos)
-        coding = (
-            bins._shift, bins._tag_shift, int(self._t_codes[0]), int(self._t_codes[1]),
-            not self._t_is_edge, self.threshold,
-        )  # fmt: skip
+        at_threshold = (int(self._t_codes[0]), int(self._t_codes[1]), not self._t_is_edge, self.threshold)
         done, refused = 0, False
         try:
-            done, refused, above = state.count_compiled(count_range_free, x, labels, sign, coding, 0, n)
+            done, refused, above = state.count_compiled(function, x, labels, sign, at_threshold, scheme_args, 0, n)
         finally:
             if refused and done:
-                state.count_compiled(count_range_free, x, labels, -sign, coding, 0, done)
+                state.count_compiled(function, x, labels, -sign, at_threshold, scheme_args, 0, done)
         if refused:
             return True
         if state.is_weighted and self._above.dtype != np.float64:

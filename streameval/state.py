@@ -98,24 +98,26 @@ class LabelledCounts:
 
     def count_compiled(
         self, kernel: Callable[..., tuple[int, bool, int, int, int]], x: npt.NDArray[np.float64],
-        labels: np.ndarray, sign: int, coding: tuple[Any, ...], start: int, end: int,
+        labels: np.ndarray, sign: int, threshold_args: tuple[Any, ...], scheme_args: tuple[Any, ...],
+        start: int, end: int,
     ) -> tuple[int, bool, list[int]]:  # fmt: skip
-        """Count scores ``x[start:end]`` with a compiled kernel (``_speedups.count_range_free``).
+        """Count scores ``x[start:end]`` with a compiled kernel (``_speedups.count_*``).
 
         ``labels`` are bools or unsigned 0/1 integers, one per score or one
-        for all; ``coding`` holds the kernel's scheme and threshold arguments.
-        The kernel gives rows to new pages itself; the table grows whenever
-        it runs out. Returns where counting stopped, whether bad input (a NaN
-        score, a label other than 0 and 1) stopped it, and the kernel's
-        [negatives, positives] at the threshold codes. If growing fails, what
-        was counted is taken back out before the error propagates.
+        for all; ``threshold_args`` and ``scheme_args`` are the kernel's
+        threshold and scheme arguments. The kernel gives rows to new pages
+        itself; the table grows whenever it runs out. Returns where counting
+        stopped, whether bad input (a NaN score, a label other than 0 and 1)
+        stopped it, and the kernel's [negatives, positives] at the threshold
+        codes. If growing fails, what was counted is taken back out before the
+        error propagates.
         """
         width = labels.dtype.itemsize
 
         def run(begin: int, stop: int, s: int) -> tuple[int, bool, int, int]:
             done, refused, self._n_stored, a_neg, a_pos = kernel(
                 x, labels, width, self._base, self._page_of_row, self._n_stored, self._counts, self.is_weighted, s,
-                *coding, begin, stop,
+                *threshold_args, begin, stop, *scheme_args,
             )  # fmt: skip
             return done, refused, a_neg, a_pos
 

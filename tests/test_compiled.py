@@ -38,11 +38,11 @@ def _counted(make, feed, plain):
     """An accumulator fed by ``feed``, with the compiled batch kernel or with the numpy path."""
     acc = make()
     if plain:
-        saved, binary.count_range_free = binary.count_range_free, None
+        saved, binary.batch_kernel = binary.batch_kernel, lambda bins: None
         try:
             feed(acc)
         finally:
-            binary.count_range_free = saved
+            binary.batch_kernel = saved
     else:
         feed(acc)
     return acc
@@ -88,6 +88,29 @@ def test_batch_kernel_equals_the_numpy_path(mantissa_bits, threshold):
     assert acc.get().n == y.size + 999 + 900
 
 
+FIXED_BINS = {
+    "uniform": se.Bins.uniform(-2.0, 3.0, 500),
+    "uniform_unit": se.Bins.uniform(0.0, 1.0, 10),
+    "edges": se.Bins.from_edges(np.linspace(-1, 2, 77)),
+    "edges_wide": se.Bins.from_edges(np.sort(np.random.default_rng(0).normal(0, 1e3, 3000))),
+}
+
+
+@needs_compiled
+@pytest.mark.parametrize("name", list(FIXED_BINS))
+@pytest.mark.parametrize("threshold", [0.5, 0.377, -1.0])
+def test_batch_kernel_of_fixed_bins_equals_the_numpy_path(name, threshold):
+    y, s = _scores(11, 10_000)
+    bins = FIXED_BINS[name]
+
+    def feed(acc):
+        acc.update_many(y, s)
+        acc._ingest(s[:500], True, None)
+        acc._ingest(s[500:900], y[500:900], None, sign=-1)
+
+    _assert_same(lambda: se.BinaryAccumulator(bins=bins, threshold=threshold), feed)
+
+
 @needs_compiled
 def test_batch_kernel_takes_events_back_out_exactly():
     y, s = _scores(3, 20_000)
@@ -116,14 +139,15 @@ def test_batch_kernel_adds_unit_events_to_weighted_counts():
 
 
 @needs_compiled
+@pytest.mark.parametrize("bins", [se.Bins.range_free(), FIXED_BINS["uniform"], FIXED_BINS["edges"]], ids=repr)
 @pytest.mark.parametrize("at", [0, 1, 255, 256, 70_000, 119_999])
-def test_batch_kernel_refuses_a_nan_and_changes_nothing(at):
+def test_batch_kernel_refuses_a_nan_and_changes_nothing(at, bins):
     y, s = _scores(5, 30_000)
     s = s.copy()
     s[at] = np.nan
     messages = []
     for plain in (False, True):
-        acc = se.BinaryAccumulator(threshold=0.377)
+        acc = se.BinaryAccumulator(bins=bins, threshold=0.377)
         acc.update_many(y[:50], s[51:101])
         before = acc.to_bytes()
 
@@ -132,13 +156,13 @@ def test_batch_kernel_refuses_a_nan_and_changes_nothing(at):
                 a.update_many(y, s)
             messages.append(str(info.value))
 
-        saved = binary.count_range_free
+        saved = binary.batch_kernel
         if plain:
-            binary.count_range_free = None
+            binary.batch_kernel = lambda bins: None
         try:
             feed(acc)
         finally:
-            binary.count_range_free = saved
+            binary.batch_kernel = saved
         assert acc.to_bytes() == before
     assert messages[0] == messages[1] == f"scores must not be NaN, got nan at index {at}"
 
@@ -155,11 +179,12 @@ def test_batch_kernel_refuses_a_nan_and_changes_nothing(at):
         max_size=600,
     ),
     st.sampled_from([0.5, 0.377, 0.0, -1e-300, 1.0]),
+    st.sampled_from([se.Bins.range_free(), se.Bins.range_free(2), *FIXED_BINS.values()]),
 )
-def test_batch_kernel_equals_the_numpy_path_on_any_floats(events, threshold):
+def test_batch_kernel_equals_the_numpy_path_on_any_floats(events, threshold, bins):
     y = np.array([e[0] for e in events])
     s = np.array([e[1] for e in events])
-    _assert_same(lambda: se.BinaryAccumulator(threshold=threshold), lambda acc: acc.update_many(y, s))
+    _assert_same(lambda: se.BinaryAccumulator(bins=bins, threshold=threshold), lambda acc: acc.update_many(y, s))
 
 
 @needs_compiled
@@ -170,16 +195,24 @@ def test_kernel_refuses_inconsistent_arguments():
     state, bins = acc._counts, acc.bins
     x = np.array([0.1, 0.7])
     lab = np.array([1, 0], dtype=np.uint8)
-    args = [x, lab, 1, state._base, state._page_of_row, 0, state._counts, False, 1, bins._shift, bins._tag_shift,
-            0, 0, False, 0.5, 0, 2]  # fmt: skip
+    args = [x, lab, 1, state._base, state._page_of_row, 0, state._counts, False, 1, 0, 0, False, 0.5, 0, 2,
+            bins._shift, bins._tag_shift]  # fmt: skip
     assert _speedups.count_range_free(*args)[:3] == (0, False, 0)  # no row to give: stops at once
-    wrong_values = [(3, state._base[:10]), (1, lab[:1].repeat(3)), (2, 3), (2, 8), (9, 3), (16, 3), (15, -1),
-                    (8, 2), (5, 1)]  # fmt: skip
+    wrong_values = [(3, state._base[:10]), (1, lab[:1].repeat(3)), (2, 3), (2, 8), (16, 3), (15, 3), (14, 3),
+                    (13, -1), (8, 2), (5, 1)]  # fmt: skip
     for index, bad in wrong_values:
         wrong = list(args)
         wrong[index] = bad
         with pytest.raises(ValueError, match="inconsistent arguments"):
             _speedups.count_range_free(*wrong)
+    uniform = se.Bins.uniform(0.0, 1.0, 10)
+    small = se.BinaryAccumulator(bins=uniform)._counts
+    ok = [x, lab, 1, small._base, small._page_of_row, 0, small._counts, False, 1, 0, 0, False, 0.5, 0, 2]
+    assert _speedups.count_uniform(*ok, 0.0, 10.0, 10, uniform._lower, uniform._upper)[:3] == (0, False, 0)
+    with pytest.raises(ValueError, match="inconsistent arguments"):
+        _speedups.count_uniform(*ok, 0.0, 10.0, 11, uniform._lower, uniform._upper)  # edges of another n
+    with pytest.raises(ValueError, match="inconsistent arguments"):  # a page table too small for the codes
+        _speedups.count_edges(*ok, np.linspace(0, 1, 1000))
 
 
 @needs_compiled
@@ -205,14 +238,14 @@ def test_batch_kernel_refuses_another_label_and_changes_nothing(bad, at):
         acc = se.BinaryAccumulator(threshold=0.377)
         acc.update_many(y[:50], s[:50])
         before = acc.to_bytes()
-        saved = binary.count_range_free
+        saved = binary.batch_kernel
         if plain:
-            binary.count_range_free = None
+            binary.batch_kernel = lambda bins: None
         try:
             with pytest.raises(ValueError) as info:
                 acc.update_many(labels, scores)
         finally:
-            binary.count_range_free = saved
+            binary.batch_kernel = saved
         messages.append(str(info.value))
         assert acc.to_bytes() == before
     assert messages[0] == messages[1] == f"y must be 1 (positive) or 0 (negative), got {bad} at index {at}"
