@@ -114,7 +114,7 @@ typedef struct {
     void *shadow;            /* same layout as counts, or NULL (for small batches) */
     uint64_t n_slots;
     int counts_float, sign, check_threshold, bad;
-    uint64_t t_neg, t_pos;
+    unsigned long long t_neg, t_pos;
     double threshold;
     long long above[2];
 } Table;
@@ -401,7 +401,7 @@ run_count(Batch *b, Table *tb, uint64_t code_limit, coder code, const Coding *co
 /* Parses the arguments every count_* function shares, then `extra` more. */
 #define PARSE_BATCH(FORMAT, ...)                                                                             \
     PyArg_ParseTuple(args, "y*y*iw*w*nw*piKKpdnn" FORMAT, &b.x, &b.labels, &b.width, &b.base, &b.rows,       \
-                     &tb.n_stored, &b.counts, &tb.counts_float, &tb.sign, &t_neg, &t_pos,                    \
+                     &tb.n_stored, &b.counts, &tb.counts_float, &tb.sign, &tb.t_neg, &tb.t_pos,              \
                      &tb.check_threshold, &tb.threshold, &b.start, &b.end, __VA_ARGS__)
 
 PyDoc_STRVAR(count_range_free_doc,
@@ -411,17 +411,11 @@ PyDoc_STRVAR(count_range_free_doc,
 static PyObject *
 count_range_free(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    Batch b;
-    Table tb;
-    Coding c;
-    unsigned long long t_neg, t_pos;
-    memset(&b, 0, sizeof b);
-    memset(&tb, 0, sizeof tb);
-    memset(&c, 0, sizeof c);
+    Batch b = {0};
+    Table tb = {0};
+    Coding c = {0};
     if (!PARSE_BATCH("ii:count_range_free", &c.shift, &c.tag_shift))
         return NULL;
-    tb.t_neg = t_neg;
-    tb.t_pos = t_pos;
     PyObject *result = NULL;
     /* every 64-bit pattern shifted by `shift`, with two tag bits on top, falls below 2 ** (66 - shift) */
     if (c.shift < 8 || c.shift > 63 || c.tag_shift != 64 - c.shift)
@@ -440,18 +434,12 @@ PyDoc_STRVAR(count_uniform_doc,
 static PyObject *
 count_uniform(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    Batch b;
-    Table tb;
-    Coding c;
+    Batch b = {0};
+    Table tb = {0};
+    Coding c = {0};
     Py_buffer lower, upper;
-    unsigned long long t_neg, t_pos;
-    memset(&b, 0, sizeof b);
-    memset(&tb, 0, sizeof tb);
-    memset(&c, 0, sizeof c);
     if (!PARSE_BATCH("ddny*y*:count_uniform", &c.lo, &c.scale, &c.n, &lower, &upper))
         return NULL;
-    tb.t_neg = t_neg;
-    tb.t_pos = t_pos;
     c.lower = (const double *)lower.buf;
     c.upper = (const double *)upper.buf;
     c.n_codes = (uint64_t)c.n + 2;
@@ -475,18 +463,12 @@ PyDoc_STRVAR(count_edges_doc,
 static PyObject *
 count_edges(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    Batch b;
-    Table tb;
-    Coding c;
+    Batch b = {0};
+    Table tb = {0};
+    Coding c = {0};
     Py_buffer edges;
-    unsigned long long t_neg, t_pos;
-    memset(&b, 0, sizeof b);
-    memset(&tb, 0, sizeof tb);
-    memset(&c, 0, sizeof c);
     if (!PARSE_BATCH("y*:count_edges", &edges))
         return NULL;
-    tb.t_neg = t_neg;
-    tb.t_pos = t_pos;
     c.edges = (const double *)edges.buf;
     c.n_edges = edges.len / (Py_ssize_t)sizeof(double);
     c.n_codes = (uint64_t)c.n_edges + 1;
