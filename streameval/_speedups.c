@@ -1,11 +1,14 @@
 /* Compiled hot paths of streameval.
  *
- * Two things live here, each with a pure Python/numpy twin that gives
- * identical results (streameval/_events.py and BinaryAccumulator._ingest):
+ * Each has a pure Python/numpy twin that gives identical results
+ * (streameval/_events.py and the numpy path of BinaryAccumulator._ingest):
  *
- *   count_range_free  counts a validated, unweighted batch of scores into the
- *                     paged counts of a range-free scheme in one pass: the
- *                     labelled code of every score, its page, its slot.
+ *   count_range_free, count_uniform, count_edges
+ *                     count an unweighted batch of scores into the paged
+ *                     counts of one binning scheme in one pass: the labelled
+ *                     code of every score, its page (given a row when new),
+ *                     its slot. They refuse a NaN score or a label other than
+ *                     0 and 1, and the caller takes back what was counted.
  *   EventBuffer       the base of BinaryAccumulator: update(y, score) checks
  *                     and stores one event in C and hands a full buffer to the
  *                     accumulator's _flush(); anything unusual (weights, bad
