@@ -24,9 +24,6 @@ __all__ = ["BinaryAccumulator", "BinaryReport"]
 
 Array = npt.NDArray[np.float64]
 
-_FLUSH_EVERY = FLUSH_EVERY
-
-
 def _readonly(a: np.ndarray) -> np.ndarray:
     a.setflags(write=False)
     return a
@@ -588,7 +585,7 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
         self._wbuf_score.append(s)
         self._wbuf_weight.append(weight)
         self._wbuf_pos.append(is_pos)
-        if len(self._wbuf_score) >= _FLUSH_EVERY:
+        if len(self._wbuf_score) >= FLUSH_EVERY:
             self._flush()
 
     # a call of update() with missing or unknown arguments fails in here (both

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from ._events import FLUSH_EVERY
 from ._persist import Mergeable, Persistable
 from ._validation import as_scores, as_weights, check_real, check_same_length
 from .binary import BinaryAccumulator, BinaryReport
@@ -20,8 +21,6 @@ from .bins import Bins
 from .confusion import ratio
 
 __all__ = ["MulticlassAccumulator", "MulticlassReport"]
-
-_FLUSH_EVERY = 4096
 
 
 def _show(value: Any) -> str:
@@ -476,7 +475,7 @@ class MulticlassAccumulator(Mergeable, Persistable):
         self._buf_w.append(weight)
         if weight != 1.0:
             self._buf_weighted = True
-        if len(self._buf_y) >= _FLUSH_EVERY:
+        if len(self._buf_y) >= FLUSH_EVERY:
             self._flush()
 
     def _flush(self) -> None:

@@ -10,6 +10,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from ._events import FLUSH_EVERY
 from ._persist import Mergeable, Persistable
 from ._validation import as_scores, as_weights, check_real, check_same_length
 from .bins import Bins
@@ -18,7 +19,6 @@ from .state import LabelledCounts
 
 __all__ = ["Moments", "QuantileEstimate", "RegressionAccumulator", "RegressionReport"]
 
-_FLUSH_EVERY = 4096
 _EPS = float(np.finfo(np.float64).eps)  # scikit-learn's floor on |y| in MAPE
 
 
@@ -281,7 +281,7 @@ class RegressionAccumulator(Mergeable, Persistable):
         self._buf_w.append(wv)
         if wv != 1.0:
             self._buf_weighted = True
-        if len(self._buf_y) >= _FLUSH_EVERY:
+        if len(self._buf_y) >= FLUSH_EVERY:
             self._flush()
 
     def _flush(self) -> None:

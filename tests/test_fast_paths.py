@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import streameval as se
-from streameval.binary import _FLUSH_EVERY
+from streameval._events import FLUSH_EVERY as _FLUSH_EVERY
 from streameval.bins import BLOCK
 
 BINS = {
