@@ -120,6 +120,7 @@ typedef struct {
     unsigned long long t_neg, t_pos;
     double threshold;
     long long above[2];
+    uint8_t *hits;           /* weighted: 1 for each event at a threshold code (when check_threshold) */
 } Table;
 
 #define THRESHOLD_HIT(CODE, X)                                                         \
@@ -206,6 +207,47 @@ fold_shadow(Table *tb)
         int64_t *c = tb->counts, *h = tb->shadow;
         for (Py_ssize_t k = 0; k < size; k++)
             c[k] += h[k];
+    }
+}
+
+/* Weighted events: add each weight to the pending tally `counts` (float64) in
+ * event order, as numpy's bincount does, and mark the events at a threshold
+ * code; nothing is taken back out here (the caller applies the tally). */
+static Py_ssize_t
+count_weighted_chunk(Table *tb, const uint64_t *codes, const double *w, uint8_t *hits, Py_ssize_t m)
+{
+    double *part = tb->counts;
+    Py_ssize_t j;
+    for (j = 0; j < m; j++) {
+        uint64_t code = codes[j];
+        int32_t b = tb->base[code >> PAGE_BITS];
+        if (b < 0) {
+            if (tb->n_stored >= tb->capacity)
+                break;
+            b = (int32_t)(tb->n_stored << PAGE_BITS);
+            tb->base[code >> PAGE_BITS] = b;
+            tb->page_of_row[tb->n_stored++] = (int64_t)(code >> PAGE_BITS);
+        }
+        if ((uint64_t)b + PAGE_MASK >= tb->n_slots) {
+            tb->bad = 1;
+            break;
+        }
+        part[b + (code & PAGE_MASK)] += w[j];
+        if (tb->check_threshold && (code == tb->t_neg || code == tb->t_pos))
+            hits[j] = 1;
+    }
+    return j;
+}
+
+/* End of a block: add its sums into the running tally and start the next from zero. */
+static void
+fold_block(Table *tb, double *tally)
+{
+    double *part = tb->counts;
+    Py_ssize_t size = tb->n_stored << PAGE_BITS;
+    for (Py_ssize_t k = 0; k < size; k++) {
+        tally[k] += part[k];
+        part[k] = 0.0;
     }
 }
 
@@ -297,9 +339,9 @@ code_edges(const Coding *c, const double *x, const uint8_t *labels, Py_ssize_t m
 
 /* The shared part of the count_* functions: the buffers every scheme takes. */
 typedef struct {
-    Py_buffer x, labels, base, rows, counts;
+    Py_buffer x, labels, base, rows, counts, weights, tally, hits;
     int width;
-    Py_ssize_t start, end;
+    Py_ssize_t start, end, block;
 } Batch;
 
 static void
@@ -310,6 +352,9 @@ release_batch(Batch *b)
     PyBuffer_Release(&b->base);
     PyBuffer_Release(&b->rows);
     PyBuffer_Release(&b->counts);
+    PyBuffer_Release(&b->weights);
+    PyBuffer_Release(&b->tally);
+    PyBuffer_Release(&b->hits);
 }
 
 /* Check the batch against the table (codes fall below 2 ** code_bits) and count it. */
@@ -334,6 +379,17 @@ run_count(Batch *b, Table *tb, uint64_t code_limit, coder code, const Coding *co
         PyErr_SetString(PyExc_ValueError, "count kernel: inconsistent arguments");
         return NULL;
     }
+    /* weighted: `counts` is the pending tally of the current block, `tally` the sum of the blocks before */
+    int weighted = b->weights.len > 0;
+    const double *weights = (const double *)b->weights.buf;
+    double *tally = (double *)b->tally.buf;
+    tb->hits = (uint8_t *)b->hits.buf;
+    if (weighted && (b->weights.len != n * (Py_ssize_t)sizeof(double) || !tb->counts_float || tb->sign != 1 ||
+                     b->tally.len != b->counts.len || b->block <= 0 || end != n ||
+                     (tb->check_threshold && b->hits.len != n))) {
+        PyErr_SetString(PyExc_ValueError, "count kernel: inconsistent arguments");
+        return NULL;
+    }
     const double *x = (const double *)b->x.buf;
     const char *labels = (const char *)b->labels.buf;
     uint64_t codes[CHUNK];
@@ -348,13 +404,15 @@ run_count(Batch *b, Table *tb, uint64_t code_limit, coder code, const Coding *co
     }
     /* the shadow table costs a pass over the slots: worth it for many events per slot */
     tb->shadow = NULL;
-    if (tb->capacity > 0 && (uint64_t)(end - start) >= 8 * (uint64_t)tb->capacity * (PAGE_MASK + 1)) {
+    if (!weighted && tb->capacity > 0 && (uint64_t)(end - start) >= 8 * (uint64_t)tb->capacity * (PAGE_MASK + 1)) {
         tb->shadow = PyMem_Calloc((size_t)tb->capacity << PAGE_BITS, 8);
         if (tb->shadow == NULL)
             return PyErr_NoMemory();
     }
     while (i < end && !refused) {
         Py_ssize_t m = end - i < CHUNK ? end - i : CHUNK;
+        if (weighted && b->block - i % b->block < m)
+            m = b->block - i % b->block; /* a chunk ends where a block does */
         if (!broadcast && labels_chunk(labels + i * width, width, m, chunk_labels)) {
             refused = 1;
             break;
@@ -363,10 +421,14 @@ run_count(Batch *b, Table *tb, uint64_t code_limit, coder code, const Coding *co
             refused = 1;
             break;
         }
-        Py_ssize_t counted = count_chunk(tb, codes, x + i, m);
+        Py_ssize_t counted =
+            weighted ? count_weighted_chunk(tb, codes, weights + i, tb->hits + (tb->check_threshold ? i : 0), m)
+                     : count_chunk(tb, codes, x + i, m);
         i += counted;
         if (tb->bad)
             break;
+        if (weighted && counted == m && (i % b->block == 0 || i == n))
+            fold_block(tb, tally);
         if (counted < m)
             break;
     }
@@ -383,7 +445,8 @@ run_count(Batch *b, Table *tb, uint64_t code_limit, coder code, const Coding *co
 
 #define COUNT_SIGNATURE                                                                \
     "(x, labels, label_width, base, page_of_row, n_stored, counts, counts_float,\n"  \
-    "    sign, t_neg, t_pos, check_threshold, threshold, start, end, "
+    "    sign, t_neg, t_pos, check_threshold, threshold, start, end,\n"              \
+    "    weights, tally, hits, block, "
 
 #define COUNT_DOC                                                                      \
     "Add ``sign`` at the labelled code of every score ``x[start:end]`` (float64)\n"  \
@@ -399,13 +462,19 @@ run_count(Batch *b, Table *tb, uint64_t code_limit, coder code, const Coding *co
     "above_pos)``: where it stopped, whether bad input stopped it, the rows now\n"   \
     "in use, and, when ``check_threshold``, the signed number of negatives and\n"    \
     "positives counted at the codes ``t_neg``/``t_pos`` with a score >=\n"           \
-    "``threshold``."
+    "``threshold``.\n\n"                                                              \
+    "With ``weights`` (float64, one per score; empty for none) nothing is\n"        \
+    "counted: ``counts`` (float64) and ``tally`` are the tallies of numpy's\n"       \
+    "path, summed in the same order (each block of ``block`` events in event\n"     \
+    "order, then added to ``tally``), ``hits`` marks the events at the\n"           \
+    "threshold codes, ``sign`` must be 1 and ``end`` the last event."
 
 /* Parses the arguments every count_* function shares, then `extra` more. */
 #define PARSE_BATCH(FORMAT, ...)                                                                             \
-    PyArg_ParseTuple(args, "y*y*iw*w*nw*piKKpdnn" FORMAT, &b.x, &b.labels, &b.width, &b.base, &b.rows,       \
+    PyArg_ParseTuple(args, "y*y*iw*w*nw*piKKpdnny*w*w*n" FORMAT, &b.x, &b.labels, &b.width, &b.base, &b.rows, \
                      &tb.n_stored, &b.counts, &tb.counts_float, &tb.sign, &tb.t_neg, &tb.t_pos,              \
-                     &tb.check_threshold, &tb.threshold, &b.start, &b.end, __VA_ARGS__)
+                     &tb.check_threshold, &tb.threshold, &b.start, &b.end, &b.weights, &b.tally, &b.hits,    \
+                     &b.block, __VA_ARGS__)
 
 PyDoc_STRVAR(count_range_free_doc,
 "count_range_free" COUNT_SIGNATURE "shift, tag_shift)\n--\n\n" COUNT_DOC

@@ -666,15 +666,37 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
         n = x.size
         if n == 0:
             return
-        kernel = None if weights is not None else batch_kernel(self.bins)
-        if kernel is not None:
+        kernel = batch_kernel(self.bins)
+        if kernel is not None and weights is None:
             refused = self._ingest_compiled(kernel, x, is_pos, sign)
             assert not refused, "checked events were refused"
             return
+        if kernel is not None:  # weights: the compiled pass sums them in numpy's order
+            labels = np.array([is_pos]) if isinstance(is_pos, (bool, np.bool_)) else np.ascontiguousarray(is_pos)
+            tally, hit = self._counts.tally_compiled(kernel[0], x, labels, weights, self._at_threshold(), kernel[1])
+        else:
+            tally, hit = self._tally(x, is_pos, weights)
+        above = None
+        if hit.size:
+            ge = x[hit] >= self.threshold
+            lab = np.broadcast_to(is_pos, (n,))[hit]
+            wt = np.ones(hit.size) if weights is None else weights[hit]
+            above = (wt[ge & ~lab].sum(), wt[ge & lab].sum())
+        self._counts.apply(tally if sign > 0 else -tally, weights is not None)
+        if self._counts.is_weighted and self._above.dtype != np.float64:
+            self._above = self._above.astype(np.float64)
+        if above is not None:
+            self._above += sign * np.array(above, dtype=self._above.dtype)
+
+    def _tally(
+        self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, weights: Array | None
+    ) -> tuple[np.ndarray, npt.NDArray[np.intp]]:
+        """numpy's path: the tally of validated events, block by block, and the events in the threshold's bin."""
+        n = x.size
         single_label = isinstance(is_pos, (bool, np.bool_))
         ws = Workspace(min(BLOCK, n))
         tally = None
-        hits = []
+        hits = [np.zeros(0, dtype=np.intp)]
         t_neg, t_pos = int(self._t_codes[0]), int(self._t_codes[1])
         for start in range(0, n, BLOCK):
             stop = min(start + BLOCK, n)
@@ -687,19 +709,12 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
             # gives storage to new pages (a logical no-op); counts are not touched yet
             flat = self._counts.flat_index(codes, ws)
             tally = self._counts.tally(flat, None if weights is None else weights[start:stop], tally)
-        above = None
-        if hits:
-            hit = np.concatenate(hits)
-            ge = x[hit] >= self.threshold
-            lab = np.broadcast_to(is_pos, (n,))[hit]
-            wt = np.ones(hit.size) if weights is None else weights[hit]
-            above = (wt[ge & ~lab].sum(), wt[ge & lab].sum())
         assert tally is not None
-        self._counts.apply(tally if sign > 0 else -tally, weights is not None)
-        if self._counts.is_weighted and self._above.dtype != np.float64:
-            self._above = self._above.astype(np.float64)
-        if above is not None:
-            self._above += sign * np.array(above, dtype=self._above.dtype)
+        return tally, np.concatenate(hits)
+
+    def _at_threshold(self) -> tuple[int, int, bool, float]:
+        """The compiled kernels' threshold arguments: its two codes, whether to check, the threshold."""
+        return int(self._t_codes[0]), int(self._t_codes[1]), not self._t_is_edge, self.threshold
 
     def _ingest_compiled(
         self, kernel: tuple[Callable[..., Any], tuple[Any, ...]], x: Array, is_pos: np.ndarray | bool, sign: int
@@ -721,7 +736,7 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
             labels = np.array([is_pos], dtype=np.bool_)
         else:
             labels = np.ascontiguousarray(is_pos)
-        at_threshold = (int(self._t_codes[0]), int(self._t_codes[1]), not self._t_is_edge, self.threshold)
+        at_threshold = self._at_threshold()
         done, refused = 0, False
         try:
             done, refused, above = state.count_compiled(function, x, labels, sign, at_threshold, scheme_args, 0, n)

@@ -19,13 +19,23 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .bins import Bins, Workspace
+from .bins import BLOCK, Bins, Workspace
 
 __all__ = ["PAGE", "LabelledCounts"]
 
 PAGE_BITS = 7
 PAGE = 1 << PAGE_BITS
 _UNSET = np.int32(-(1 << 30))  # offset of a page that has no storage yet
+
+
+_NO_WEIGHTS = b""  # the compiled kernels' "no weights"
+_SCRATCH = np.zeros(1, dtype=np.uint8)  # a writable buffer for the kernels' arguments that go unused
+
+
+def _grown(a: np.ndarray, size: int) -> np.ndarray:
+    out = np.zeros(size, dtype=a.dtype)
+    out[: a.size] = a
+    return out
 
 
 class LabelledCounts:
@@ -117,7 +127,7 @@ class LabelledCounts:
         def run(begin: int, stop: int, s: int) -> tuple[int, bool, int, int]:
             done, refused, self._n_stored, a_neg, a_pos = kernel(
                 x, labels, width, self._base, self._page_of_row, self._n_stored, self._counts, self.is_weighted, s,
-                *threshold_args, begin, stop, *scheme_args,
+                *threshold_args, begin, stop, _NO_WEIGHTS, _SCRATCH, _SCRATCH, 0, *scheme_args,
             )  # fmt: skip
             return done, refused, a_neg, a_pos
 
@@ -134,6 +144,33 @@ class LabelledCounts:
         except BaseException:  # growing failed: take back what was counted (its pages have rows)
             run(start, done, -sign)
             raise
+
+    def tally_compiled(
+        self, kernel: Callable[..., tuple[int, bool, int, int, int]], x: npt.NDArray[np.float64],
+        labels: np.ndarray, weights: npt.NDArray[np.float64], threshold_args: tuple[Any, ...],
+        scheme_args: tuple[Any, ...],
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.intp]]:  # fmt: skip
+        """The tally of checked, weighted events by a compiled kernel, and the events at the threshold codes.
+
+        The sums are those of :meth:`tally` over blocks of ``BLOCK`` events,
+        in the same order, so the result is the numpy path's to the bit. Only
+        pages get storage here (a logical no-op); :meth:`apply` adds the tally.
+        """
+        n = x.size
+        check = bool(threshold_args[2])
+        hits = np.zeros(n if check else 1, dtype=np.uint8)
+        part, tally = np.zeros(self._counts.size), np.zeros(self._counts.size)
+        done = 0
+        while True:
+            done, refused, self._n_stored, _, _ = kernel(
+                x, labels, labels.dtype.itemsize, self._base, self._page_of_row, self._n_stored, part, True, 1,
+                *threshold_args, done, n, weights, tally, hits, BLOCK, *scheme_args,
+            )  # fmt: skip
+            assert not refused, "checked events were refused"
+            if done == n:
+                return tally[: self._n_stored * PAGE], np.flatnonzero(hits) if check else np.zeros(0, dtype=np.intp)
+            self._make_room(self._n_stored + 1)
+            part, tally = _grown(part, self._counts.size), _grown(tally, self._counts.size)
 
     def _to_float(self) -> None:
         if not self.is_weighted:

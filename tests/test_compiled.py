@@ -112,6 +112,24 @@ def test_batch_kernel_of_fixed_bins_equals_the_numpy_path(name, threshold):
 
 
 @needs_compiled
+@pytest.mark.parametrize("bins", [se.Bins.range_free(), se.Bins.range_free(12), *FIXED_BINS.values()], ids=repr)
+@pytest.mark.parametrize("threshold", [0.5, 0.377])
+def test_weighted_batch_kernel_sums_like_the_numpy_path(bins, threshold):
+    y, s = _scores(12, 40_000)  # 160,000 events: three blocks, pages arriving inside blocks
+    rng = np.random.default_rng(13)
+    w = rng.choice([0.1, 1.0, 2.5, 1e-3, 0.0, 7.77], y.size) * rng.random(y.size)
+
+    def feed(acc):
+        acc.update_many(y, s, w)
+        acc.update_many(y[:5000], s[:5000], 0.3)
+        acc._ingest(s[:70_000], True, w[:70_000])
+        acc._ingest(s[:1000], y[:1000], w[:1000], sign=-1)
+
+    acc = _assert_same(lambda: se.BinaryAccumulator(bins=bins, threshold=threshold), feed)
+    assert acc.get().n == pytest.approx(w.sum() + 1500.0 + w[:70_000].sum() - w[:1000].sum())
+
+
+@needs_compiled
 def test_batch_kernel_takes_events_back_out_exactly():
     y, s = _scores(3, 20_000)
 
@@ -195,19 +213,29 @@ def test_kernel_refuses_inconsistent_arguments():
     state, bins = acc._counts, acc.bins
     x = np.array([0.1, 0.7])
     lab = np.array([1, 0], dtype=np.uint8)
+    scratch = np.zeros(1, dtype=np.uint8)
     args = [x, lab, 1, state._base, state._page_of_row, 0, state._counts, False, 1, 0, 0, False, 0.5, 0, 2,
-            bins._shift, bins._tag_shift]  # fmt: skip
+            b"", scratch, scratch, 0, bins._shift, bins._tag_shift]  # fmt: skip
     assert _speedups.count_range_free(*args)[:3] == (0, False, 0)  # no row to give: stops at once
-    wrong_values = [(3, state._base[:10]), (1, lab[:1].repeat(3)), (2, 3), (2, 8), (16, 3), (15, 3), (14, 3),
+    wrong_values = [(3, state._base[:10]), (1, lab[:1].repeat(3)), (2, 3), (2, 8), (20, 3), (19, 3), (14, 3),
                     (13, -1), (8, 2), (5, 1)]  # fmt: skip
     for index, bad in wrong_values:
         wrong = list(args)
         wrong[index] = bad
         with pytest.raises(ValueError, match="inconsistent arguments"):
             _speedups.count_range_free(*wrong)
+    part, tally = np.zeros(0), np.zeros(0)
+    weighted = [*args[:6], part, True, 1, *args[9:15], np.ones(2), tally, scratch, 65536, *args[19:]]
+    assert _speedups.count_range_free(*weighted)[:3] == (0, False, 0)
+    for index, bad in [(15, np.ones(3)), (8, -1), (7, False), (16, np.zeros(8)), (18, 0), (14, 1)]:
+        wrong = list(weighted)
+        wrong[index] = bad
+        with pytest.raises(ValueError, match="inconsistent arguments"):
+            _speedups.count_range_free(*wrong)
     uniform = se.Bins.uniform(0.0, 1.0, 10)
     small = se.BinaryAccumulator(bins=uniform)._counts
-    ok = [x, lab, 1, small._base, small._page_of_row, 0, small._counts, False, 1, 0, 0, False, 0.5, 0, 2]
+    ok = [x, lab, 1, small._base, small._page_of_row, 0, small._counts, False, 1, 0, 0, False, 0.5, 0, 2,
+          b"", scratch, scratch, 0]  # fmt: skip
     assert _speedups.count_uniform(*ok, 0.0, 10.0, 10, uniform._lower, uniform._upper)[:3] == (0, False, 0)
     with pytest.raises(ValueError, match="inconsistent arguments"):
         _speedups.count_uniform(*ok, 0.0, 10.0, 11, uniform._lower, uniform._upper)  # edges of another n
