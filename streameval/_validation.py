@@ -136,11 +136,14 @@ def as_weights(name: str, value: Any, n: int) -> npt.NDArray[np.float64] | None:
             raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}") from None
     w = np.ascontiguousarray(arr, dtype=np.float64)
     check_same_length((name, w), n=n)
-    bad = ~(np.isfinite(w) & (w >= 0))
-    if bad.any():
+    if not w.size:
+        return None
+    lowest, highest = w.min(), w.max()  # two reductions; NaN makes both NaN and fails the test below
+    if not (lowest >= 0 and highest < math.inf):
+        bad = ~(np.isfinite(w) & (w >= 0))
         i = int(np.argmax(bad))
         raise ValueError(f"{name} must be finite and >= 0, got {w[i]!r} at index {i}")
-    if np.all(w == 1.0):
+    if lowest == highest == 1.0:
         return None
     return w
 
