@@ -159,7 +159,7 @@ def bench_batch(sizes: list[int], rows: list[str], river_n: int, with_peers: boo
         w = np.full(n, 0.5)
         _, t_w, ratio_w = paired_ratio(limit, lambda y=y, s=s, w=w: se.BinaryAccumulator().update_many(y, s, w), 5)
         rows.append(
-            f"| {n:.0e} | streameval `update_many` (weighted: numpy path) | {t_w * 1e3:.1f} ms | {1 / ratio_w:.2f} | "
+            f"| {n:.0e} | streameval `update_many` (weights) | {t_w * 1e3:.1f} ms | {1 / ratio_w:.2f} | "
             f"{n / t_w / 1e6:.0f} M/s |"
         )
         rows.append(
