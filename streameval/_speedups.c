@@ -469,7 +469,7 @@ run_count(Batch *b, Table *tb, uint64_t code_limit, coder code, const Coding *co
     "order, then added to ``tally``), ``hits`` marks the events at the\n"           \
     "threshold codes, ``sign`` must be 1 and ``end`` the last event."
 
-/* Parses the arguments every count_* function shares, then `extra` more. */
+/* Parses the arguments every count_* function shares, then FORMAT: the scheme's own. */
 #define PARSE_BATCH(FORMAT, ...)                                                                             \
     PyArg_ParseTuple(args, "y*y*iw*w*nw*piKKpdnny*w*w*n" FORMAT, &b.x, &b.labels, &b.width, &b.base, &b.rows, \
                      &tb.n_stored, &b.counts, &tb.counts_float, &tb.sign, &tb.t_neg, &tb.t_pos,              \
