@@ -24,6 +24,7 @@ __all__ = ["BinaryAccumulator", "BinaryReport"]
 
 Array = npt.NDArray[np.float64]
 
+
 def _readonly(a: np.ndarray) -> np.ndarray:
     a.setflags(write=False)
     return a
@@ -463,6 +464,14 @@ def _default_neg_label(pos_label: Any) -> Any:
     raise ValueError(f"neg_label must be given when pos_label is not 0, 1 or a bool, got pos_label={pos_label!r}")
 
 
+def _kernel_inputs(x: Array, is_pos: np.ndarray | bool) -> tuple[Array, np.ndarray]:
+    """Scores and labels as the compiled kernels read them: contiguous, one label or one per score."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    if isinstance(is_pos, (bool, np.bool_)):
+        return x, np.array([is_pos], dtype=np.bool_)
+    return x, np.ascontiguousarray(is_pos)
+
+
 _THRESHOLD_PLACES: dict[tuple[Any, ...], tuple[int, npt.NDArray[np.int64], bool]] = {}
 
 
@@ -632,14 +641,14 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
         3
         """
         x = as_scores("scores", scores, check_nan=False)
-        raw = self._raw_labels(y)
+        kernel = batch_kernel(self.bins)
+        raw = self._raw_labels(y) if kernel is not None else None
         is_pos = raw if raw is not None else as_labels("y", y, self.pos_label, self.neg_label)
         check_same_length(("y", is_pos), ("scores", x))
         weights = as_weights("w", w, x.size)
-        # the kernel checks scores and 0/1 labels as it counts; on bad input it
-        # takes back what it counted and the plain checks below explain
-        kernel = None if weights is not None else batch_kernel(self.bins)
-        if kernel is not None and x.size and not self._ingest_compiled(kernel, x, is_pos, 1):
+        # without weights the kernel checks scores and 0/1 labels as it counts; on
+        # bad input it takes back what it counted and the plain checks below explain
+        if kernel is not None and weights is None and x.size and not self._ingest_compiled(kernel, x, is_pos, 1):
             return
         if raw is not None:
             is_pos = as_labels("y", raw, self.pos_label, self.neg_label)
@@ -649,8 +658,7 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
     def _raw_labels(self, y: Any) -> np.ndarray | None:
         """``y`` itself when the compiled kernel can check it (a 1-D bool or integer array of 0/1 labels)."""
         if (
-            batch_kernel(self.bins) is None
-            or not isinstance(y, np.ndarray)
+            not isinstance(y, np.ndarray)
             or y.ndim != 1
             or y.dtype.kind not in "biu"
             or not (self.pos_label == 1 and self.neg_label == 0)
@@ -672,7 +680,8 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
             assert not refused, "checked events were refused"
             return
         if kernel is not None:  # weights: the compiled pass sums them in numpy's order
-            labels = np.array([is_pos]) if isinstance(is_pos, (bool, np.bool_)) else np.ascontiguousarray(is_pos)
+            x, labels = _kernel_inputs(x, is_pos)
+            weights = np.ascontiguousarray(weights, dtype=np.float64)
             tally, hit = self._counts.tally_compiled(kernel[0], x, labels, weights, self._at_threshold(), kernel[1])
         else:
             tally, hit = self._tally(x, is_pos, weights)
@@ -683,10 +692,14 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
             wt = np.ones(hit.size) if weights is None else weights[hit]
             above = (wt[ge & ~lab].sum(), wt[ge & lab].sum())
         self._counts.apply(tally if sign > 0 else -tally, weights is not None)
+        self._add_above(None if above is None else (sign * above[0], sign * above[1]))
+
+    def _add_above(self, above: tuple[Any, Any] | list[int] | None) -> None:
+        """Add signed [negatives, positives] of the threshold's bin at or above it (float once counts are)."""
         if self._counts.is_weighted and self._above.dtype != np.float64:
             self._above = self._above.astype(np.float64)
         if above is not None:
-            self._above += sign * np.array(above, dtype=self._above.dtype)
+            self._above += np.array(above, dtype=self._above.dtype)
 
     def _tally(
         self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, weights: Array | None
@@ -731,11 +744,7 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
         function, scheme_args = kernel
         state = self._counts
         n = x.size
-        x = np.ascontiguousarray(x, dtype=np.float64)
-        if isinstance(is_pos, (bool, np.bool_)):
-            labels = np.array([is_pos], dtype=np.bool_)
-        else:
-            labels = np.ascontiguousarray(is_pos)
+        x, labels = _kernel_inputs(x, is_pos)
         at_threshold = self._at_threshold()
         done, refused = 0, False
         try:
@@ -745,10 +754,7 @@ class BinaryAccumulator(EventBuffer, Mergeable, Persistable):
                 state.count_compiled(function, x, labels, -sign, at_threshold, scheme_args, 0, done)
         if refused:
             return True
-        if state.is_weighted and self._above.dtype != np.float64:
-            self._above = self._above.astype(np.float64)
-        if above != [0, 0]:
-            self._above += np.array(above, dtype=self._above.dtype)
+        self._add_above(above)
         return False
 
     def _revert(self, is_pos: bool, score: Any, w: Any = 1.0) -> None:
