@@ -122,14 +122,12 @@ class LabelledCounts:
         codes. If growing fails, what was counted is taken back out before the
         error propagates.
         """
-        width = labels.dtype.itemsize
 
         def run(begin: int, stop: int, s: int) -> tuple[int, bool, int, int]:
-            done, refused, self._n_stored, a_neg, a_pos = kernel(
-                x, labels, width, self._base, self._page_of_row, self._n_stored, self._counts, self.is_weighted, s,
-                *threshold_args, begin, stop, _NO_WEIGHTS, _SCRATCH, _SCRATCH, 0, *scheme_args,
+            return self._run_kernel(
+                kernel, x, labels, self._counts, self.is_weighted, s, threshold_args, begin, stop,
+                (_NO_WEIGHTS, _SCRATCH, _SCRATCH, 0), scheme_args,
             )  # fmt: skip
-            return done, refused, a_neg, a_pos
 
         above = [0, 0]
         done = start
@@ -162,15 +160,26 @@ class LabelledCounts:
         part, tally = np.zeros(self._counts.size), np.zeros(self._counts.size)
         done = 0
         while True:
-            done, refused, self._n_stored, _, _ = kernel(
-                x, labels, labels.dtype.itemsize, self._base, self._page_of_row, self._n_stored, part, True, 1,
-                *threshold_args, done, n, weights, tally, hits, BLOCK, *scheme_args,
-            )  # fmt: skip
+            done, refused, _, _ = self._run_kernel(
+                kernel, x, labels, part, True, 1, threshold_args, done, n, (weights, tally, hits, BLOCK), scheme_args
+            )
             assert not refused, "checked events were refused"
             if done == n:
                 return tally[: self._n_stored * PAGE], np.flatnonzero(hits) if check else np.zeros(0, dtype=np.intp)
             self._make_room(self._n_stored + 1)
             part, tally = _grown(part, self._counts.size), _grown(tally, self._counts.size)
+
+    def _run_kernel(
+        self, kernel: Callable[..., tuple[int, bool, int, int, int]], x: npt.NDArray[np.float64],
+        labels: np.ndarray, target: np.ndarray, target_float: bool, sign: int, threshold_args: tuple[Any, ...],
+        begin: int, end: int, weighting: tuple[Any, ...], scheme_args: tuple[Any, ...],
+    ) -> tuple[int, bool, int, int]:  # fmt: skip
+        """One call of a compiled kernel on this table; it records the rows it gave to new pages."""
+        done, refused, self._n_stored, a_neg, a_pos = kernel(
+            x, labels, labels.dtype.itemsize, self._base, self._page_of_row, self._n_stored, target, target_float,
+            sign, *threshold_args, begin, end, *weighting, *scheme_args,
+        )  # fmt: skip
+        return done, refused, a_neg, a_pos
 
     def _to_float(self) -> None:
         if not self.is_weighted:
