@@ -33,7 +33,9 @@
 /* ------------------------------------------------------------------------ */
 
 /* Scores are coded a chunk at a time (a loop the compiler vectorises, with an
- * AVX2 clone on x86-64 Linux), then counted one by one. */
+ * AVX2 clone on x86-64 Linux), then counted one by one. The clone matters:
+ * built without it, update_many on 10^7 scores ran at 0.47-0.56 of bincount's
+ * throughput on a 2-core x86-64 machine, against 0.72-0.86 with it. */
 #define CHUNK 256
 
 #if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__) && defined(__has_attribute)
