@@ -312,7 +312,7 @@ PER_EVENT_SCRIPT = textwrap.dedent(
                     acc.update(*bad[int(rng.integers(0, len(bad)))])
                 except (TypeError, ValueError) as exc:
                     out.append(f"{type(exc).__name__}: {exc}")
-            elif i % 997 == 0:
+            elif i % 10 == 0:  # kind 19: a read now and then
                 r = acc.get()
                 out.append(f"read {r.n} {r.tp} {r.fp} {r.auc!r}")
         for args, kwargs in [((1,), {}), ((1, 0.2), {"weight": 2.0}), ((1, 0.2, 1.0, 4), {})]:
