@@ -9,20 +9,26 @@ install when a C compiler is present); without them every result is the same,
 only slower.
 """
 
+from typing import TYPE_CHECKING
+
 from ._events import COMPILED
 from .averaging import MacroReport, MetricSummary, macro, micro
-from .binary import BinaryAccumulator, BinaryReport
+from .binary import BinaryAccumulator
+from .binary_report import BinaryReport
 from .bins import Bins
 from .confusion import ConfusionReport
-from .inference import PairedAccumulator, PairedReport, paired_t_test
+from .inference import PairedReport, paired_t_test
 from .io import FormatError, from_bytes, from_dict, load, save, to_bytes, to_dict
 from .multiclass import MulticlassAccumulator, MulticlassReport
+from .paired import PairedAccumulator
+from .protocol import Accumulator
 from .regression import RegressionAccumulator, RegressionReport
 from .threads import Locked
 from .windows import Decayed, Monitor, Sliding, TimeWindow
 
 __all__ = [
     "COMPILED",
+    "Accumulator",
     "BinaryAccumulator",
     "BinaryReport",
     "Bins",
@@ -52,3 +58,17 @@ __all__ = [
     "to_dict",
 ]
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:  # mypy checks that every kind satisfies the accumulator protocol
+
+    def _binary(acc: BinaryAccumulator) -> Accumulator:
+        return acc
+
+    def _multiclass(acc: MulticlassAccumulator) -> Accumulator:
+        return acc
+
+    def _regression(acc: RegressionAccumulator) -> Accumulator:
+        return acc
+
+    def _paired(acc: PairedAccumulator) -> Accumulator:
+        return acc

@@ -10,19 +10,18 @@ compiler at install) or when the environment variable
 and explains a refusal) and give identical counts.
 
 The same switch selects the compiled batch kernels, one per binning scheme
-(:func:`batch_kernel` gives ``None`` without the extension).
+(``Bins.compiled_kernel()`` gives ``None`` without the extension).
 """
 
 from __future__ import annotations
 
-import os
 from array import array
 from collections.abc import Callable
 from typing import Any
 
-from .bins import Bins, EdgeBins, RangeFreeBins, UniformBins
+from ._compiled import SPEEDUPS
 
-__all__ = ["COMPILED", "FLUSH_EVERY", "EventBuffer", "PyEventBuffer", "batch_kernel"]
+__all__ = ["COMPILED", "FLUSH_EVERY", "EventBuffer", "PyEventBuffer"]
 
 FLUSH_EVERY = 4096  # per-event updates are counted in batches of this size
 _TICK = 256  # the Python twin checks its buffer every _TICK events (a small int stays cached)
@@ -116,33 +115,9 @@ class PyEventBuffer:
         self._room = _TICK
 
 
-def _compiled() -> Any:
-    if os.environ.get("STREAMEVAL_PURE_PYTHON", "") not in ("", "0"):
-        return None
-    try:
-        from . import _speedups
-    except ImportError:
-        return None
-    return _speedups
-
-
-_speedups = _compiled()
+_speedups = SPEEDUPS
 #: Whether the compiled hot paths are in use.
 COMPILED: bool = _speedups is not None
 EventBuffer: type = _speedups.EventBuffer if _speedups is not None else PyEventBuffer
 if _speedups is not None and _speedups.CAPACITY != FLUSH_EVERY:  # pragma: no cover
     raise ImportError(f"streameval._speedups was built for another version (CAPACITY {_speedups.CAPACITY})")
-
-
-def batch_kernel(bins: Bins) -> tuple[Callable[..., tuple[int, bool, int, int, int]], tuple[Any, ...]] | None:
-    """The compiled counting function of a scheme and the scheme's arguments to it, or None."""
-    if _speedups is None:
-        return None
-    kind = type(bins)
-    if kind is RangeFreeBins:
-        return _speedups.count_range_free, (bins._shift, bins._tag_shift)
-    if kind is UniformBins:
-        return _speedups.count_uniform, (bins.lo, bins._scale, bins.n, bins._lower, bins._upper)
-    if kind is EdgeBins:
-        return _speedups.count_edges, (bins.edges,)
-    return None

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sized
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["as_labels", "as_scores", "as_weights", "check_no_nan", "check_real", "check_same_length"]
+__all__ = [
+    "as_labels", "as_scores", "as_weights", "check_label_pair", "check_no_nan", "check_real", "check_same_length",
+]  # fmt: skip
 
 
 def _show(value: Any) -> str:
@@ -35,6 +38,19 @@ def check_real(
     if nonnegative and v < 0:
         raise ValueError(f"{name} must be >= 0, got {_show(value)}")
     return v
+
+
+def check_label_pair(pos_label: Any, neg_label: Any) -> None:
+    """TypeError unless both labels are hashable, ValueError if they are equal."""
+    try:
+        hash(pos_label), hash(neg_label)
+        same = bool(pos_label == neg_label)
+    except TypeError:
+        raise TypeError(
+            f"pos_label and neg_label must be hashable scalars, got {pos_label!r} and {neg_label!r}"
+        ) from None
+    if same:
+        raise ValueError(f"pos_label and neg_label must differ, got {pos_label!r} for both")
 
 
 def _one_dimensional(name: str, value: Any) -> np.ndarray:
@@ -126,8 +142,8 @@ def as_weights(name: str, value: Any, n: int) -> npt.NDArray[np.float64] | None:
     if value is None:
         return None
     if np.ndim(value) == 0:
-        w = check_real(name, value, finite=True, nonnegative=True)
-        return None if w == 1.0 else np.full(n, w)
+        one = check_real(name, value, finite=True, nonnegative=True)
+        return None if one == 1.0 else np.full(n, one)
     arr = _one_dimensional(name, value)
     if arr.dtype.kind not in "biuf":
         try:
@@ -148,7 +164,7 @@ def as_weights(name: str, value: Any, n: int) -> npt.NDArray[np.float64] | None:
     return w
 
 
-def check_same_length(*named: tuple[str, np.ndarray], n: int | None = None) -> None:
+def check_same_length(*named: tuple[str, Sized], n: int | None = None) -> None:
     """ValueError naming the arrays whose lengths differ."""
     lengths = [(name, len(a)) for name, a in named]
     expected = n if n is not None else lengths[0][1]

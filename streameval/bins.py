@@ -21,10 +21,13 @@ Three schemes exist:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from ._compiled import SPEEDUPS
 
 __all__ = ["BLOCK", "Bins", "EdgeBins", "RangeFreeBins", "UniformBins", "Workspace"]
 
@@ -198,7 +201,7 @@ class Bins:
         """Number of codes per label."""
         return self.n_bins
 
-    def _labelled_codes(self, x: FloatArray, is_pos: npt.NDArray[np.bool_] | bool, ws: Workspace) -> KeyArray:
+    def labelled_codes_into(self, x: FloatArray, is_pos: npt.NDArray[np.bool_] | bool, ws: Workspace) -> KeyArray:
         """Labelled codes of one block (no NaN); a view into ``ws``."""
         keys = self._keys_block(x, ws)
         n = x.size
@@ -216,7 +219,7 @@ class Bins:
         x = np.ascontiguousarray(scores, dtype=np.float64).reshape(-1)
         lab = np.ascontiguousarray(np.broadcast_to(np.asarray(is_pos, dtype=np.bool_), x.shape))
         ws = Workspace(x.size)
-        return self._labelled_codes(x, lab, ws).copy()
+        return self.labelled_codes_into(x, lab, ws).copy()
 
     def decode(self, codes: npt.ArrayLike) -> tuple[KeyArray, npt.NDArray[np.bool_]]:
         """Keys and labels (True = positive) of labelled codes."""
@@ -237,8 +240,16 @@ class Bins:
     def _lower_edges(self, k: KeyArray) -> FloatArray:  # pragma: no cover
         raise NotImplementedError
 
-    def _identity(self) -> tuple[Any, ...]:  # pragma: no cover
+    def identity(self) -> tuple[Any, ...]:  # pragma: no cover
+        """A hashable value equal for two schemes exactly when they bin every score alike."""
         raise NotImplementedError
+
+    def compiled_kernel(self) -> tuple[Callable[..., tuple[int, bool, int, int, int]], tuple[Any, ...]] | None:
+        """The compiled counting function of this scheme and its scheme arguments, or ``None``.
+
+        ``None`` when the compiled module is not in use (see ``streameval.COMPILED``).
+        """
+        return None
 
     def to_dict(self) -> dict[str, Any]:  # pragma: no cover
         """A JSON-safe description from which the scheme can be rebuilt."""
@@ -248,10 +259,10 @@ class Bins:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Bins):
             return NotImplemented
-        return self._identity() == other._identity()
+        return self.identity() == other.identity()
 
     def __hash__(self) -> int:
-        return hash(self._identity())
+        return hash(self.identity())
 
 
 class RangeFreeBins(Bins):
@@ -317,7 +328,7 @@ class RangeFreeBins(Bins):
         """Codes per label: a region bit above the sign, exponent and top mantissa bits."""
         return 1 << (13 + self.mantissa_bits)
 
-    def _labelled_codes(self, x: FloatArray, is_pos: npt.NDArray[np.bool_] | bool, ws: Workspace) -> KeyArray:
+    def labelled_codes_into(self, x: FloatArray, is_pos: npt.NDArray[np.bool_] | bool, ws: Workspace) -> KeyArray:
         # The code of s is the region (s >= 0.5), then the top 12 + m bits of t (the
         # same t as for keys) taken as unsigned after subtracting 1 from negative t:
         # a one-to-one image of the key that needs no sign handling (see decode).
@@ -379,8 +390,15 @@ class RangeFreeBins(Bins):
             edges[bump] = np.nextafter(edges[bump], np.inf)
         return edges
 
-    def _identity(self) -> tuple[Any, ...]:
+    def identity(self) -> tuple[Any, ...]:
+        """``("range_free", mantissa_bits)``."""
         return ("range_free", self.mantissa_bits)
+
+    def compiled_kernel(self) -> tuple[Callable[..., tuple[int, bool, int, int, int]], tuple[Any, ...]] | None:
+        """``_speedups.count_range_free`` and this scheme's shifts (``None`` without the compiled module)."""
+        if SPEEDUPS is None:
+            return None
+        return SPEEDUPS.count_range_free, (self._shift, self._tag_shift)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe description of the scheme.
@@ -458,8 +476,15 @@ class UniformBins(Bins):
     def _lower_edges(self, k: KeyArray) -> FloatArray:
         return self._lower[k]
 
-    def _identity(self) -> tuple[Any, ...]:
+    def identity(self) -> tuple[Any, ...]:
+        """``("uniform", lo, hi, n)``."""
         return ("uniform", self.lo, self.hi, self.n)
+
+    def compiled_kernel(self) -> tuple[Callable[..., tuple[int, bool, int, int, int]], tuple[Any, ...]] | None:
+        """``_speedups.count_uniform`` and this scheme's range and edges (``None`` without the compiled module)."""
+        if SPEEDUPS is None:
+            return None
+        return SPEEDUPS.count_uniform, (self.lo, self._scale, self.n, self._lower, self._upper)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe description of the scheme."""
@@ -505,8 +530,15 @@ class EdgeBins(Bins):
     def _lower_edges(self, k: KeyArray) -> FloatArray:
         return self._padded[k]
 
-    def _identity(self) -> tuple[Any, ...]:
+    def identity(self) -> tuple[Any, ...]:
+        """``("edges", the edges' bytes)``."""
         return ("edges", self.edges.tobytes())
+
+    def compiled_kernel(self) -> tuple[Callable[..., tuple[int, bool, int, int, int]], tuple[Any, ...]] | None:
+        """``_speedups.count_edges`` and the edges (``None`` without the compiled module)."""
+        if SPEEDUPS is None:
+            return None
+        return SPEEDUPS.count_edges, (self.edges,)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe description of the scheme."""

@@ -178,7 +178,7 @@ class Problem:
         self.first.setdefault(kind, where)
 
 
-def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> tuple[np.ndarray, ...]:
+def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> tuple[Any, ...]:
     """(is_pos, scores, weights, times, segments, keep) of a chunk, or BadRowError on the first bad row."""
     n = len(rows.lines)
     bad_score = np.zeros(n, dtype=np.bool_)
@@ -409,7 +409,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     metrics = _metrics(report)
     if args.json:
         print(json.dumps({"kind": type(acc).__name__, **metrics}, indent=2))
-    elif isinstance(acc, BinaryAccumulator):
+    elif hasattr(report, "summary"):
         print(report.summary())
     else:
         width = max(len(k) for k in metrics)

@@ -2,7 +2,7 @@
 
 * DeLong and Hanley & McNeil variances of the ROC AUC, from the histogram;
 * Wilson intervals for proportions (precision, recall, accuracy, ...);
-* McNemar's test for two classifiers on the same stream (``PairedAccumulator``);
+* McNemar's test for two classifiers on the same stream (``PairedReport``, from ``PairedAccumulator``);
 * the paired t-test over k folds or shards.
 """
 
@@ -17,13 +17,12 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from ._validation import as_labels, as_scores, as_weights, check_real, check_same_length
+from ._validation import check_real
 from .confusion import ConfusionReport, ratio
 
 __all__ = [
     "Interval",
     "McNemarResult",
-    "PairedAccumulator",
     "PairedReport",
     "TTestResult",
     "delong_variance",
@@ -185,91 +184,12 @@ class PairedReport:
         c = self.counts
         a_right_b_wrong = c[1, 1, 0] + c[0, 0, 1]
         a_wrong_b_right = c[1, 0, 1] + c[0, 1, 0]
-        return mcnemar(_number(a_right_b_wrong), _number(a_wrong_b_right))
+        return mcnemar(count_value(a_right_b_wrong), count_value(a_wrong_b_right))
 
 
-def _number(v: Any) -> float:
+def count_value(v: Any) -> int | float:
+    """A count as a Python number: float for weights, int otherwise."""
     return float(v) if isinstance(v, (float, np.floating)) else int(v)
-
-
-class PairedAccumulator:
-    """Two classifiers evaluated on the same stream, for McNemar's test.
-
-    Parameters
-    ----------
-    threshold : float, optional
-        Without it, predictions are labels (``pos_label`` / ``neg_label``);
-        with it, they are scores and predict positive at ``score >= threshold``.
-    pos_label, neg_label : labels of the two classes (default 1 and 0).
-
-    Examples
-    --------
-    >>> import streameval as se
-    >>> acc = se.PairedAccumulator(threshold=0.5)
-    >>> acc.update_many([1, 1, 0, 0, 1], [0.9, 0.8, 0.3, 0.6, 0.7], [0.4, 0.9, 0.2, 0.1, 0.3])
-    >>> r = acc.get()
-    >>> r.a.accuracy, r.b.accuracy, r.mcnemar.b, r.mcnemar.c
-    (0.8, 0.6, 2, 1)
-    """
-
-    def __init__(self, threshold: float | None = None, pos_label: Any = 1, neg_label: Any = 0) -> None:
-        self.threshold = None if threshold is None else check_real("threshold", threshold)
-        if pos_label == neg_label:
-            raise ValueError(f"pos_label and neg_label must differ, got {pos_label!r} for both")
-        self.pos_label, self.neg_label = pos_label, neg_label
-        self._counts = np.zeros((2, 2, 2), dtype=np.int64)
-
-    def _predictions(self, name: str, values: Any) -> npt.NDArray[np.bool_]:
-        if self.threshold is None:
-            return as_labels(name, values, self.pos_label, self.neg_label)
-        return as_scores(name, values) >= self.threshold
-
-    def update(self, y: Any, pred_a: Any, pred_b: Any, w: float = 1.0) -> None:
-        """Count one event seen by both classifiers."""
-        self.update_many([y], [pred_a], [pred_b], [check_real("w", w, finite=True, nonnegative=True)])
-
-    def update_many(self, y: Any, pred_a: Any, pred_b: Any, w: Any = None) -> None:
-        """Count many events; all of them or, on any bad input, none."""
-        truth = as_labels("y", y, self.pos_label, self.neg_label)
-        a = self._predictions("pred_a", pred_a)
-        b = self._predictions("pred_b", pred_b)
-        check_same_length(("y", truth), ("pred_a", a), ("pred_b", b))
-        weights = as_weights("w", w, truth.size)
-        idx = truth.astype(np.int64) * 4 + a.astype(np.int64) * 2 + b.astype(np.int64)
-        tally = np.bincount(idx, weights=weights, minlength=8).reshape(2, 2, 2)
-        if weights is not None and self._counts.dtype != np.float64:
-            self._counts = self._counts.astype(np.float64)
-        self._counts += tally.astype(self._counts.dtype, copy=False)
-
-    def get(self) -> PairedReport:
-        """Both 2x2 tables and McNemar's test."""
-        c = self._counts.copy()
-        t = math.nan if self.threshold is None else self.threshold
-
-        def table(axis_other: int) -> ConfusionReport:
-            m = c.sum(axis=axis_other)  # [y][prediction]
-            return ConfusionReport(
-                tp=_number(m[1, 1]), fp=_number(m[0, 1]), tn=_number(m[0, 0]), fn=_number(m[1, 0]), threshold=t
-            )
-
-        return PairedReport(a=table(2), b=table(1), counts=c)
-
-    def merge(self, other: PairedAccumulator) -> PairedAccumulator:
-        """A new accumulator holding both."""
-        if not isinstance(other, PairedAccumulator):
-            raise TypeError(f"can only merge a PairedAccumulator with another, got {type(other).__name__}")
-        for name in ("threshold", "pos_label", "neg_label"):
-            if getattr(self, name) != getattr(other, name):
-                raise ValueError(
-                    f"cannot merge accumulators whose {name} differ: {getattr(self, name)!r} and "
-                    f"{getattr(other, name)!r}"
-                )
-        new = PairedAccumulator(self.threshold, self.pos_label, self.neg_label)
-        new._counts = self._counts + other._counts
-        return new
-
-    def __add__(self, other: PairedAccumulator) -> PairedAccumulator:
-        return self.merge(other) if isinstance(other, PairedAccumulator) else NotImplemented
 
 
 # -- paired t-test ------------------------------------------------------------

@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from array import array
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
+from ._codec import FormatError, decode_bins, decode_count, decode_counts, decode_label, encode_label, require_fields
 from ._events import FLUSH_EVERY
-from ._persist import Mergeable, Persistable
 from ._validation import as_scores, as_weights, check_real, check_same_length
-from .binary import BinaryAccumulator, BinaryReport
+from .binary_report import BinaryReport
 from .bins import Bins
-from .confusion import ratio
+from .histogram import ScoreHistogram
+from .multiclass_report import MulticlassReport
+from .protocol import AccumulatorBase
 
 __all__ = ["MulticlassAccumulator", "MulticlassReport"]
 
@@ -28,243 +27,7 @@ def _show(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _ratios(num: np.ndarray, den: np.ndarray) -> npt.NDArray[np.float64]:
-    """Elementwise num / den of non-negative counts: nan where both are 0."""
-    out = np.full(num.shape, np.nan)
-    np.divide(num, den, out=out, where=den != 0)
-    return out
-
-
-def _nanmean(values: np.ndarray) -> float:
-    ok = ~np.isnan(values)
-    return float(values[ok].mean()) if ok.any() else math.nan
-
-
-def _weighted(values: np.ndarray, weights: np.ndarray) -> float:
-    ok = ~np.isnan(values) & (weights > 0)
-    total = weights[ok].sum()
-    return float((values[ok] * weights[ok]).sum() / total) if total > 0 else math.nan
-
-
-@dataclass(frozen=True, eq=False)
-class MulticlassReport:
-    """Every multiclass metric of an accumulator, frozen at the time of ``get()``.
-
-    Per-class rates come from the confusion matrix (the prediction is the
-    class with the highest score, or the given label; ties go to the class
-    first in a fixed order of labels, by type name then ``repr``, so that
-    every shard decides alike). Averages over classes
-    skip classes whose value is undefined (``nan``), as scikit-learn does with
-    ``zero_division=np.nan``; ``weighted_*`` averages weigh classes by support
-    (their number of true events).
-
-    Examples
-    --------
-    >>> import streameval as se
-    >>> acc = se.MulticlassAccumulator(classes=["a", "b", "c"])
-    >>> acc.update("a", {"a": 0.7, "b": 0.2, "c": 0.1})
-    >>> acc.update("b", {"a": 0.5, "b": 0.3, "c": 0.2})
-    >>> acc.update("c", [0.1, 0.2, 0.7])
-    >>> r = acc.get()
-    >>> r.confusion_matrix.tolist()
-    [[1, 0, 0], [1, 0, 0], [0, 0, 1]]
-    >>> round(r.accuracy, 4), round(r.mean_f1, 4)
-    (0.6667, 0.5556)
-    """
-
-    classes: tuple[Hashable, ...]
-    confusion_matrix: npt.NDArray[Any]
-    per_class: tuple[BinaryReport, ...] | None = field(repr=False)
-    pooled: BinaryReport | None = field(repr=False)
-
-    SCALAR_METRICS: ClassVar[tuple[str, ...]] = (
-        "n", "accuracy", "kappa",
-        "macro_precision", "macro_recall", "macro_f1", "mean_f1",
-        "micro_precision", "micro_recall", "micro_f1",
-        "weighted_precision", "weighted_recall", "weighted_f1",
-        "macro_auc", "micro_auc", "weighted_auc",
-        "macro_average_precision", "micro_average_precision", "weighted_average_precision",
-    )  # fmt: skip
-
-    # -- the table ----------------------------------------------------------
-    @property
-    def n(self) -> int | float:
-        """Total count (or weight) of events."""
-        total = self.confusion_matrix.sum()
-        return float(total) if self.confusion_matrix.dtype == np.float64 else int(total)
-
-    @cached_property
-    def _per_class_counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        cm = self.confusion_matrix.astype(np.float64)
-        tp = np.diag(cm)
-        fp = cm.sum(axis=0) - tp
-        fn = cm.sum(axis=1) - tp
-        return tp, fp, fn, cm.sum(axis=1)
-
-    @property
-    def support(self) -> npt.NDArray[np.float64]:
-        """True events per class (row sums of the confusion matrix)."""
-        return self._per_class_counts[3]
-
-    @cached_property
-    def precision_per_class(self) -> npt.NDArray[np.float64]:
-        """TP / (TP + FP) for every class, in the order of ``classes``."""
-        tp, fp, _, _ = self._per_class_counts
-        return _ratios(tp, tp + fp)
-
-    @cached_property
-    def recall_per_class(self) -> npt.NDArray[np.float64]:
-        """TP / (TP + FN) for every class."""
-        tp, _, fn, _ = self._per_class_counts
-        return _ratios(tp, tp + fn)
-
-    @cached_property
-    def f1_per_class(self) -> npt.NDArray[np.float64]:
-        """2 TP / (2 TP + FP + FN) for every class."""
-        tp, fp, fn, _ = self._per_class_counts
-        return _ratios(2 * tp, 2 * tp + fp + fn)
-
-    @property
-    def accuracy(self) -> float:
-        """Share of events whose predicted class is the true one."""
-        return ratio(float(np.trace(self.confusion_matrix)), float(self.n))
-
-    @property
-    def kappa(self) -> float:
-        """Cohen's kappa: (p_o - p_e) / (1 - p_e)."""
-        total = float(self.n)
-        if total == 0:
-            return math.nan
-        cm = self.confusion_matrix.astype(np.float64)
-        p_o = np.trace(cm) / total
-        p_e = float(np.dot(cm.sum(axis=0), cm.sum(axis=1))) / total**2
-        return ratio(p_o - p_e, 1.0 - p_e)
-
-    @property
-    def macro_precision(self) -> float:
-        """Mean over classes of precision."""
-        return _nanmean(self.precision_per_class)
-
-    @property
-    def macro_recall(self) -> float:
-        """Mean over classes of recall."""
-        return _nanmean(self.recall_per_class)
-
-    @property
-    def macro_f1(self) -> float:
-        """2 macro-P macro-R / (macro-P + macro-R): F1 of the macro averages."""
-        p, r = self.macro_precision, self.macro_recall
-        return ratio(2 * p * r, p + r)
-
-    @property
-    def mean_f1(self) -> float:
-        """Mean over classes of F1 (scikit-learn's ``average='macro'`` F1)."""
-        return _nanmean(self.f1_per_class)
-
-    @property
-    def micro_precision(self) -> float:
-        """Precision of the summed per-class counts (equal to accuracy here)."""
-        tp, fp, _, _ = self._per_class_counts
-        return ratio(tp.sum(), tp.sum() + fp.sum())
-
-    @property
-    def micro_recall(self) -> float:
-        """Recall of the summed per-class counts."""
-        tp, _, fn, _ = self._per_class_counts
-        return ratio(tp.sum(), tp.sum() + fn.sum())
-
-    @property
-    def micro_f1(self) -> float:
-        """F1 of the summed per-class counts."""
-        tp, fp, fn, _ = self._per_class_counts
-        return ratio(2 * tp.sum(), 2 * tp.sum() + fp.sum() + fn.sum())
-
-    @property
-    def weighted_precision(self) -> float:
-        """Precision averaged over classes weighted by support."""
-        return _weighted(self.precision_per_class, self.support)
-
-    @property
-    def weighted_recall(self) -> float:
-        """Recall averaged over classes weighted by support."""
-        return _weighted(self.recall_per_class, self.support)
-
-    @property
-    def weighted_f1(self) -> float:
-        """F1 averaged over classes weighted by support."""
-        return _weighted(self.f1_per_class, self.support)
-
-    # -- scores -------------------------------------------------------------
-    def _ovr(self, name: str) -> np.ndarray:
-        if self.per_class is None:
-            return np.full(len(self.classes), math.nan)
-        return np.array([getattr(r, name) for r in self.per_class])
-
-    @property
-    def auc_per_class(self) -> npt.NDArray[np.float64]:
-        """One-vs-rest ROC AUC of every class (``nan`` with hard labels only)."""
-        return self._ovr("auc")
-
-    @property
-    def average_precision_per_class(self) -> npt.NDArray[np.float64]:
-        """One-vs-rest average precision of every class."""
-        return self._ovr("average_precision")
-
-    @property
-    def macro_auc(self) -> float:
-        """Mean of the one-vs-rest AUCs."""
-        return _nanmean(self.auc_per_class)
-
-    @property
-    def weighted_auc(self) -> float:
-        """One-vs-rest AUCs averaged with class support as weights."""
-        return _weighted(self.auc_per_class, self.support)
-
-    @property
-    def micro_auc(self) -> float:
-        """AUC of all one-vs-rest (positive, negative) pairs pooled together."""
-        return self.pooled.auc if self.pooled is not None else math.nan
-
-    @property
-    def macro_average_precision(self) -> float:
-        """Mean of the one-vs-rest average precisions."""
-        return _nanmean(self.average_precision_per_class)
-
-    @property
-    def weighted_average_precision(self) -> float:
-        """One-vs-rest average precisions weighted by support."""
-        return _weighted(self.average_precision_per_class, self.support)
-
-    @property
-    def micro_average_precision(self) -> float:
-        """Average precision of all one-vs-rest scores pooled together."""
-        return self.pooled.average_precision if self.pooled is not None else math.nan
-
-    def report(self, cls: Hashable) -> BinaryReport:
-        """The one-vs-rest ``BinaryReport`` of class ``cls``.
-
-        Its 2x2 counts come from the confusion matrix; its histogram from the
-        scores of ``cls`` (positive: events of class ``cls``).
-        """
-        if self.per_class is None:
-            raise ValueError("this accumulator counted predicted labels only: there are no one-vs-rest scores")
-        try:
-            return self.per_class[self.classes.index(cls)]
-        except ValueError:
-            raise ValueError(f"cls must be one of {list(self.classes)!r}, got {cls!r}") from None
-
-    def to_dict(self) -> dict[str, float]:
-        """Every scalar metric by name."""
-        return {name: getattr(self, name) for name in self.SCALAR_METRICS}
-
-    def __repr__(self) -> str:
-        return (
-            f"MulticlassReport(classes={list(self.classes)!r}, n={self.n}, accuracy={self.accuracy:.4f}, "
-            f"mean_f1={self.mean_f1:.4f}, macro_auc={self.macro_auc:.4f})"
-        )
-
-
-class MulticlassAccumulator(Mergeable, Persistable):
+class MulticlassAccumulator(AccumulatorBase):
     """Streaming, mergeable evaluation of a K-class classifier.
 
     The state is the K x K confusion matrix (rows true, columns predicted) and,
@@ -302,6 +65,8 @@ class MulticlassAccumulator(Mergeable, Persistable):
     (('x', 'y', 'z'), [[1, 0, 0], [0, 0, 0], [0, 0, 1]])
     """
 
+    kind: ClassVar[str] = "multiclass"
+
     def __init__(self, classes: Iterable[Hashable] | None = None, bins: Bins | None = None) -> None:
         if bins is None:
             bins = Bins.range_free()
@@ -312,7 +77,7 @@ class MulticlassAccumulator(Mergeable, Persistable):
         self._index: dict[Hashable, int] = {}
         self._mode: str | None = None  # "scores" or "labels", fixed by the first update
         self._cm: np.ndarray = np.zeros((0, 0), dtype=np.int64)
-        self._ovr: list[BinaryAccumulator] = []
+        self._ovr: list[ScoreHistogram] = []  # one-vs-rest: class c's score of every event
         self._fixed = False
         self._reset_buffers()
         if classes is not None:
@@ -337,12 +102,9 @@ class MulticlassAccumulator(Mergeable, Persistable):
         """The classes in their current order."""
         return tuple(self._classes)
 
-    def _new_ovr(self) -> BinaryAccumulator:
+    def _new_ovr(self) -> ScoreHistogram:
         # threshold -inf is the lower edge of the lowest bin: no threshold tracking
-        return BinaryAccumulator(bins=self.bins, threshold=-math.inf, pos_label=True, neg_label=False)
-
-    def _zero_code(self) -> int:
-        return int(self.bins.labelled_codes([0.0], [False])[0])
+        return ScoreHistogram(self.bins)
 
     def _add_class(self, label: Hashable) -> None:
         self._flush()
@@ -356,7 +118,7 @@ class MulticlassAccumulator(Mergeable, Persistable):
             acc = self._new_ovr()
             earlier = self._total()
             if earlier:
-                acc._counts.add_at(self._zero_code(), earlier)  # earlier events: negatives with score 0
+                acc.add_count(0.0, False, earlier)  # earlier events: negatives with score 0
             self._ovr.append(acc)
 
     def _set_mode(self, mode: str) -> None:
@@ -512,9 +274,9 @@ class MulticlassAccumulator(Mergeable, Persistable):
             elif label in new:
                 idx[j] = len(self._classes) + new.index(label)
             elif self._fixed:
-                first = int(np.flatnonzero(inverse == j)[0])
+                at = int(np.flatnonzero(inverse == j)[0])
                 raise ValueError(
-                    f"{name} must be one of the classes {self._classes!r}, got {_show(label)} at index {first}"
+                    f"{name} must be one of the classes {self._classes!r}, got {_show(label)} at index {at}"
                 )
             else:
                 new.append(label)
@@ -633,8 +395,8 @@ class MulticlassAccumulator(Mergeable, Persistable):
     ) -> None:
         if pred is None:
             pred = self._canonical_argmax(scores)
-        for c, acc in enumerate(self._ovr):
-            acc._ingest(np.ascontiguousarray(scores[:, c]), y_idx == c, w)
+        for c, hist in enumerate(self._ovr):
+            hist.add(np.ascontiguousarray(scores[:, c]), y_idx == c, w)
         self._count_confusion(y_idx, pred, w)
 
     def _ingest_labels(self, y_idx: np.ndarray, pred_idx: np.ndarray, w: np.ndarray | None) -> None:
@@ -651,22 +413,38 @@ class MulticlassAccumulator(Mergeable, Persistable):
         if self._mode == "scores" and self._ovr:
             total = cm.sum()
             rows, cols = cm.sum(axis=1), cm.sum(axis=0)
+            cast = float if cm.dtype == np.float64 else int
             reports = []
-            for c, acc in enumerate(self._ovr):
+            for c, hist in enumerate(self._ovr):
                 tp = cm[c, c]
                 fp, fn = cols[c] - tp, rows[c] - tp
-                cast = float if cm.dtype == np.float64 else int
-                reports.append(
-                    dataclasses.replace(
-                        acc.get(), tp=cast(tp), fp=cast(fp), fn=cast(fn), tn=cast(total - tp - fp - fn),
-                        threshold=math.nan,
-                    )
-                )  # fmt: skip
+                table = (cast(tp), cast(fp), cast(fn), cast(total - tp - fp - fn))
+                reports.append(self._one_vs_rest(hist, table, math.nan))
             per_class = tuple(reports)
-            pooled = BinaryAccumulator.merge_all(self._ovr).get()
+            both = self._ovr[0].copy()
+            for hist in self._ovr[1:]:
+                both.merge_in(hist)
+            pooled = self._one_vs_rest(both, None, -math.inf)
         return MulticlassReport(classes=tuple(self._classes), confusion_matrix=cm, per_class=per_class, pooled=pooled)
 
-    # -- merging ------------------------------------------------------------
+    def _one_vs_rest(self, hist: ScoreHistogram, table: tuple[Any, Any, Any, Any] | None, t: float) -> BinaryReport:
+        """A report of one-vs-rest scores, with a class's (tp, fp, fn, tn) or, for ``None``, those at -inf."""
+        keys, neg, pos, tp, fp = hist.read()
+        fn, tn = tp - tp, fp - fp  # at -inf every event is predicted positive
+        if table is not None:
+            tp, fp, fn, tn = table
+        return BinaryReport(
+            tp=tp, fp=fp, tn=tn, fn=fn, threshold=t, bins=self.bins, keys=keys, neg=neg, pos=pos,
+            pos_label=True, neg_label=False,
+        )  # fmt: skip
+
+    @property
+    def n(self) -> int | float:
+        """Total count (or weight) of events so far."""
+        self._flush()
+        return self._total()
+
+    # -- combining ----------------------------------------------------------
     def copy(self) -> MulticlassAccumulator:
         """An independent accumulator with the same counts."""
         self._flush()
@@ -676,7 +454,7 @@ class MulticlassAccumulator(Mergeable, Persistable):
         new._index = dict(self._index)
         new._mode = self._mode
         new._cm = self._cm.copy()
-        new._ovr = [acc.copy() for acc in self._ovr]
+        new._ovr = [hist.copy() for hist in self._ovr]
         new._fixed = self._fixed
         new._reset_buffers()
         return new
@@ -692,26 +470,78 @@ class MulticlassAccumulator(Mergeable, Persistable):
         if extra and self._fixed:
             raise ValueError(f"cannot merge: classes {extra!r} are not among the fixed classes {self._classes!r}")
 
-    def _merge_in(self, other: MulticlassAccumulator) -> None:
-        """Add ``other`` in place, matching classes by label."""
+    def _merge_in(self, other: MulticlassAccumulator, sign: int) -> None:
+        """Add (``sign=-1``: take out) ``other`` in place, matching classes by label."""
         other._flush()
         self._flush()
+        if sign < 0:  # several arrays change: work on a copy, so that a refusal changes nothing
+            trial = self.copy()
+            trial._add(other, -1)
+            self.__dict__.update(trial.__dict__)
+        else:
+            self._add(other, 1)
+
+    def _add(self, other: MulticlassAccumulator, sign: int) -> None:
         if other._mode is not None:
             self._set_mode(other._mode)
-        for label in [c for c in other._classes if c not in self._index]:
+        extra = [c for c in other._classes if c not in self._index]
+        if sign < 0 and extra and other._total():
+            raise ValueError(f"cannot take out events of classes {extra!r}, which were never counted")
+        for label in extra:
             self._add_class(label)
         self._fixed = self._fixed and other._fixed
         where = np.array([self._index[c] for c in other._classes], dtype=np.int64)
         if other._cm.dtype == np.float64 and self._cm.dtype != np.float64:
             self._cm = self._cm.astype(np.float64)
-        self._cm[np.ix_(where, where)] += other._cm
+        cm = self._cm.copy()
+        cm[np.ix_(where, where)] += sign * other._cm
+        if sign < 0:
+            if cm.dtype == np.float64:
+                cm[np.abs(cm) <= 1e-9 * np.abs(self._cm)] = 0.0
+            if (cm < 0).any():
+                raise ValueError("cannot take out counts that were not added: the result would be negative")
+        self._cm = cm
         if self._mode == "scores":
             for c, label in enumerate(self._classes):
                 if label in other._index:
                     if other._ovr:
-                        self._ovr[c]._counts.merge_in(other._ovr[other._index[label]]._counts)
+                        self._ovr[c].merge_in(other._ovr[other._index[label]], sign)
                 elif other._total():
-                    self._ovr[c]._counts.add_at(self._zero_code(), other._total())  # other's events score 0 here
+                    zeros = ScoreHistogram(self.bins)  # other's events score 0 for a class it never saw
+                    zeros.add_count(0.0, False, other._total())
+                    self._ovr[c].merge_in(zeros, sign)
+
+    def _scale_in(self, factor: float) -> None:
+        self._flush()
+        self._cm = self._cm.astype(np.float64) * factor
+        for hist in self._ovr:
+            hist.scale_in(factor)
+
+    def revert(
+        self, y: Hashable, scores: Mapping[Hashable, float] | Sequence[float] | Hashable, w: float = 1.0
+    ) -> None:
+        """Take one event counted before back out (as :meth:`update` takes it).
+
+        Taking out an event that was never counted is a ``ValueError`` and
+        changes nothing.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.MulticlassAccumulator(classes=["a", "b"])
+        >>> acc.update("a", {"a": 0.8, "b": 0.2})
+        >>> acc.update("b", {"a": 0.7, "b": 0.3})
+        >>> acc.revert("b", {"a": 0.7, "b": 0.3})
+        >>> acc.get().confusion_matrix.tolist()
+        [[1, 0], [0, 0]]
+        """
+        self._flush()
+        one = MulticlassAccumulator(classes=self._classes if self._fixed else None, bins=self.bins)
+        for label in self._classes:  # the same class order, so that ties are decided alike
+            if label not in one._index:
+                one._add_class(label)
+        one.update(y, scores, w)
+        self -= one
 
     def __eq__(self, other: object) -> bool:
         """Same classes (in any order), same counts, same histograms."""
@@ -727,10 +557,82 @@ class MulticlassAccumulator(Mergeable, Persistable):
         if not np.array_equal(self._cm, other._cm[np.ix_(where, where)]):
             return False
         if self._mode == "scores" and other._mode == "scores":
-            return all(a._counts.same_counts(other._ovr[j]._counts) for a, j in zip(self._ovr, where, strict=True))
+            return all(a.same(other._ovr[j]) for a, j in zip(self._ovr, where, strict=True))
         return True
 
     __hash__ = None  # type: ignore[assignment]
+
+    # -- state --------------------------------------------------------------
+    def to_state(self) -> dict[str, Any]:
+        """The state: bins, classes, mode, the confusion matrix and, with scores, one histogram per class.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.MulticlassAccumulator(classes=[1, 2, 3])
+        >>> acc.update_many([1, 2, 3, 3], [1, 3, 3, 2])
+        >>> acc.to_state()["confusion"].tolist()
+        [[1, 0, 0], [0, 0, 1], [0, 1, 1]]
+        >>> se.MulticlassAccumulator.from_state(acc.to_state()) == acc
+        True
+        """
+        self._flush()
+        return {
+            "bins": self.bins.to_dict(),
+            "classes": [encode_label(c) for c in self._classes],
+            "fixed": self._fixed,
+            "mode": self._mode,
+            "weighted": self._cm.dtype == np.float64,
+            "confusion": self._cm.copy(),
+            "histograms": [hist.to_state() for hist in self._ovr] if self._mode == "scores" else [],
+            "n": self._total(),
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> MulticlassAccumulator:
+        """The accumulator of a :meth:`to_state` mapping; ``FormatError`` if anything in it is inconsistent."""
+        d = dict(state)
+        require_fields(d, "state", {"bins", "classes", "fixed", "mode", "weighted", "confusion", "histograms", "n"})
+        bins = decode_bins(d["bins"])
+        if not isinstance(d["classes"], list):
+            raise FormatError("classes must be a list")
+        classes = [decode_label(f"classes[{i}]", c) for i, c in enumerate(d["classes"])]
+        if len(set(classes)) != len(classes):
+            raise FormatError("classes must be distinct")
+        k = len(classes)
+        weighted, fixed, mode = d["weighted"], d["fixed"], d["mode"]
+        if not isinstance(weighted, bool) or not isinstance(fixed, bool) or mode not in (None, "scores", "labels"):
+            raise FormatError("weighted and fixed must be booleans, mode null, 'scores' or 'labels'")
+        rows = d["confusion"]
+        if isinstance(rows, np.ndarray):
+            rows = list(rows) if rows.ndim == 2 else None
+        if not isinstance(rows, list) or len(rows) != k or any(len(r) != k for r in rows if hasattr(r, "__len__")):
+            raise FormatError(f"confusion must be a {k} x {k} list of lists")
+        counts = [decode_counts(f"confusion[{i}]", r, weighted) for i, r in enumerate(rows)]
+        cm = np.array(counts, dtype=np.float64 if weighted else np.int64).reshape(k, k)
+        n = decode_count("n", d["n"], weighted)
+        if not math.isclose(float(n), float(cm.sum()), rel_tol=1e-12):
+            raise FormatError(f"n is {n!r} but the confusion matrix sums to {cm.sum().item()!r}")
+        hists = d["histograms"]
+        if not isinstance(hists, list) or len(hists) != (k if mode == "scores" else 0):
+            raise FormatError(f"histograms must hold one histogram per class in score mode, none otherwise ({k})")
+        acc = cls(bins=bins)
+        acc._mode = mode
+        for label in classes:
+            acc._add_class(label)
+        acc._fixed = fixed
+        acc._cm = cm
+        for c, h in enumerate(hists):
+            hist = acc._ovr[c]
+            hist.load(f"histograms[{c}]", h, weighted)
+            _, neg, pos = hist.histogram()
+            if not math.isclose(float(neg.sum() + pos.sum()), float(n), rel_tol=1e-12):
+                raise FormatError(f"histograms[{c}] counts {(neg.sum() + pos.sum()).item()!r} events, not n = {n!r}")
+            if not math.isclose(float(pos.sum()), float(cm[c].sum()), rel_tol=1e-12):
+                raise FormatError(
+                    f"histograms[{c}] has {pos.sum().item()!r} positives, its confusion row {cm[c].sum().item()!r}"
+                )
+        return acc
 
     def __repr__(self) -> str:
         return f"MulticlassAccumulator(classes={self._classes!r}, bins={self.bins!r}, n={self._total()})"

@@ -4,218 +4,27 @@ from __future__ import annotations
 
 import math
 from array import array
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, NamedTuple
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
+from ._codec import FormatError, decode_bins, decode_float, decode_histogram, require_fields
 from ._events import FLUSH_EVERY
-from ._persist import Mergeable, Persistable
 from ._validation import as_scores, as_weights, check_real, check_same_length
 from .bins import Bins
-from .confusion import ratio
-from .state import LabelledCounts
+from .histogram import ScoreHistogram
+from .protocol import AccumulatorBase
+from .regression_report import Moments, QuantileEstimate, RegressionReport
 
 __all__ = ["Moments", "QuantileEstimate", "RegressionAccumulator", "RegressionReport"]
+
 
 _EPS = float(np.finfo(np.float64).eps)  # scikit-learn's floor on |y| in MAPE
 
 
-@dataclass(frozen=True)
-class Moments:
-    """Total weight, weighted mean and sum of squared deviations of one quantity.
-
-    Two summaries combine with the parallel formulas of Chan, Golub and LeVeque,
-    which never sum raw squares of large numbers.
-
-    Examples
-    --------
-    >>> from streameval.regression import Moments
-    >>> a, b = Moments.of([1e9 + 1, 1e9 + 2]), Moments.of([1e9 + 3])
-    >>> both = a.combine(b)
-    >>> both.mean - 1e9, both.m2
-    (2.0, 2.0)
-    """
-
-    weight: float
-    mean: float
-    m2: float
-
-    @classmethod
-    def of(cls, x: npt.ArrayLike, w: npt.ArrayLike | None = None) -> Moments:
-        """Moments of a batch, by two passes over it."""
-        values = np.asarray(x, dtype=np.float64)
-        if values.size == 0:
-            return cls(0.0, 0.0, 0.0)
-        if w is None:
-            mean = float(values.mean())
-            return cls(float(values.size), mean, float(np.sum((values - mean) ** 2)))
-        weights = np.asarray(w, dtype=np.float64)
-        total = float(weights.sum())
-        if total == 0:
-            return cls(0.0, 0.0, 0.0)
-        mean = float(np.dot(weights, values) / total)
-        return cls(total, mean, float(np.dot(weights, (values - mean) ** 2)))
-
-    def combine(self, other: Moments) -> Moments:
-        """The moments of both sets together."""
-        if other.weight == 0:
-            return self
-        if self.weight == 0:
-            return other
-        total = self.weight + other.weight
-        delta = other.mean - self.mean
-        mean = self.mean + delta * (other.weight / total)
-        m2 = self.m2 + other.m2 + delta * delta * (self.weight * other.weight / total)
-        return Moments(total, mean, m2)
-
-
-class QuantileEstimate(NamedTuple):
-    """A quantile read off a histogram: an estimate and bounds the exact value lies in."""
-
-    value: float
-    lower: float
-    upper: float
-
-
-@dataclass(frozen=True, eq=False)
-class RegressionReport:
-    """Every regression metric of an accumulator, frozen at the time of ``get()``.
-
-    Error ``e = y_pred - y``. Weighted means use the event weights.
-
-    Examples
-    --------
-    >>> import streameval as se
-    >>> acc = se.RegressionAccumulator()
-    >>> acc.update_many([3.0, -0.5, 2.0, 7.0], [2.5, 0.0, 2.0, 8.0])
-    >>> r = acc.get()
-    >>> r.mse, r.mae, round(r.r2, 6), r.max_error
-    (0.375, 0.5, 0.948608, 1.0)
-    """
-
-    n: int
-    weight: float
-    y: Moments = field(repr=False)
-    error: Moments = field(repr=False)
-    sum_abs_error: float = field(repr=False)
-    sum_abs_pct_error: float = field(repr=False)
-    max_error: float
-    bins: Bins = field(repr=False)
-    abs_error_keys: npt.NDArray[np.int64] = field(repr=False)
-    abs_error_counts: np.ndarray = field(repr=False)
-
-    SCALAR_METRICS: ClassVar[tuple[str, ...]] = (
-        "n", "mse", "rmse", "mae", "mape", "r2", "explained_variance", "bias",
-        "error_variance", "error_std", "error_sample_std", "max_error", "median_absolute_error",
-    )  # fmt: skip
-
-    @property
-    def sse(self) -> float:
-        """Weighted sum of squared errors, from the error moments."""
-        return self.error.m2 + self.error.weight * self.error.mean**2
-
-    @property
-    def mse(self) -> float:
-        """Mean squared error."""
-        return ratio(self.sse, self.weight)
-
-    @property
-    def rmse(self) -> float:
-        """Root mean squared error."""
-        return math.sqrt(self.mse) if not math.isnan(self.mse) else math.nan
-
-    @property
-    def mae(self) -> float:
-        """Mean absolute error."""
-        return ratio(self.sum_abs_error, self.weight)
-
-    @property
-    def mape(self) -> float:
-        """Mean of |e| / max(|y|, machine epsilon), as scikit-learn computes it."""
-        return ratio(self.sum_abs_pct_error, self.weight)
-
-    @property
-    def r2(self) -> float:
-        """1 - SSE / SST; ``nan`` for a constant target predicted exactly, ``-inf`` if not exactly."""
-        return 1.0 - ratio(self.sse, self.y.m2) if self.weight else math.nan
-
-    @property
-    def explained_variance(self) -> float:
-        """1 - Var(e) / Var(y)."""
-        return 1.0 - ratio(self.error.m2, self.y.m2) if self.weight else math.nan
-
-    @property
-    def bias(self) -> float:
-        """Mean error (positive: predictions too high)."""
-        return self.error.mean if self.weight else math.nan
-
-    @property
-    def error_variance(self) -> float:
-        """Variance of the error around its mean (population form, divided by the total weight)."""
-        return ratio(self.error.m2, self.weight)
-
-    @property
-    def error_std(self) -> float:
-        """Standard deviation of the error (population form)."""
-        v = self.error_variance
-        return math.sqrt(v) if not math.isnan(v) else math.nan
-
-    @property
-    def error_sample_std(self) -> float:
-        """Sample standard deviation of the error (divided by total weight - 1)."""
-        v = ratio(self.error.m2, self.weight - 1) if self.weight > 1 else math.nan
-        return math.sqrt(v) if not math.isnan(v) else math.nan
-
-    def abs_error_quantile(self, q: float) -> QuantileEstimate:
-        """The ``q`` quantile of |e| from the residual histogram, with bounds.
-
-        The quantile is the smallest |e| whose cumulative weight reaches
-        ``q`` times the total; ``lower`` and ``upper`` are the edges of the
-        bins it can lie in (for an even count, ``numpy.median`` averages two
-        values, which the bounds hold as well). ``value`` is the middle of the
-        bounds.
-
-        Examples
-        --------
-        >>> import streameval as se
-        >>> acc = se.RegressionAccumulator()
-        >>> acc.update_many([0.0] * 5, [0.1, -0.2, 0.3, -0.4, 0.5])
-        >>> est = acc.get().abs_error_quantile(0.5)
-        >>> est.lower <= 0.3 <= est.upper, round(est.upper / est.lower, 3) <= 1.008
-        (True, True)
-        """
-        p = check_real("q", q)
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"q must be between 0 and 1, got {q!r}")
-        counts = self.abs_error_counts.astype(np.float64)
-        if counts.size == 0 or counts.sum() == 0:
-            return QuantileEstimate(math.nan, math.nan, math.nan)
-        cum = np.cumsum(counts)
-        target = p * cum[-1]
-        lo = int(np.searchsorted(cum, target, side="left"))
-        hi = int(np.searchsorted(cum, target, side="right"))
-        lo, hi = min(lo, cum.size - 1), min(hi, cum.size - 1)
-        keys = self.abs_error_keys
-        lower = float(self.bins.lower_edges([keys[lo]])[0])
-        top = keys[hi] + 1
-        upper = float(self.bins.lower_edges([top])[0]) if top <= self.bins.key_max else math.inf
-        lower = max(lower, 0.0)
-        upper = min(upper, self.max_error)
-        return QuantileEstimate((lower + upper) / 2.0, lower, upper)
-
-    @property
-    def median_absolute_error(self) -> float:
-        """Median of |e|, estimated from the residual histogram (see ``abs_error_quantile``)."""
-        return self.abs_error_quantile(0.5).value
-
-    def to_dict(self) -> dict[str, float]:
-        """Every scalar metric by name."""
-        return {name: getattr(self, name) for name in self.SCALAR_METRICS}
-
-
-class RegressionAccumulator(Mergeable, Persistable):
+class RegressionAccumulator(AccumulatorBase):
     """Streaming, mergeable evaluation of a regressor.
 
     The state is the total weight, the Chan-merged moments of the target and
@@ -241,6 +50,8 @@ class RegressionAccumulator(Mergeable, Persistable):
     (0.5, 0.0)
     """
 
+    kind: ClassVar[str] = "regression"
+
     def __init__(self, bins: Bins | None = None) -> None:
         if bins is None:
             bins = Bins.range_free()
@@ -253,7 +64,7 @@ class RegressionAccumulator(Mergeable, Persistable):
         self._sum_abs = 0.0
         self._sum_ape = 0.0
         self._max_abs = 0.0
-        self._hist = LabelledCounts(2 * bins.n_codes)
+        self._hist = ScoreHistogram(bins)  # absolute errors, all counted as negatives
         self._reset_buffers()
 
     def _reset_buffers(self) -> None:
@@ -327,11 +138,8 @@ class RegressionAccumulator(Mergeable, Persistable):
             sum_abs, sum_ape = math.fsum(abs_e * w), math.fsum(ape * w)
         y_m = Moments.of(y, w)
         e_m = Moments.of(e, w)
-        codes = self.bins.labelled_codes(abs_e, False)
-        flat = self._hist.flat_index(codes)
-        tally = self._hist.tally(flat, w, None)
+        self._hist.add(abs_e, False, w)  # checks the total weight first
         # everything computed: apply
-        self._hist.apply(tally, w is not None)
         self._n += int(y.size)
         self._y = self._y.combine(y_m)
         self._e = self._e.combine(e_m)
@@ -342,9 +150,7 @@ class RegressionAccumulator(Mergeable, Persistable):
     def get(self) -> RegressionReport:
         """A frozen report of every metric; the accumulated state does not change."""
         self._flush()
-        codes, counts = self._hist.nonzero()
-        keys, _ = self.bins.decode(codes)
-        order = np.argsort(keys, kind="stable")
+        keys, counts, _ = self._hist.histogram()
         return RegressionReport(
             n=self._n,
             weight=self._y.weight,
@@ -354,8 +160,8 @@ class RegressionAccumulator(Mergeable, Persistable):
             sum_abs_pct_error=self._sum_ape,
             max_error=self._max_abs if self._n else math.nan,
             bins=self.bins,
-            abs_error_keys=keys[order],
-            abs_error_counts=counts[order],
+            abs_error_keys=keys,
+            abs_error_counts=counts,
         )
 
     # -- merging ------------------------------------------------------------
@@ -376,16 +182,152 @@ class RegressionAccumulator(Mergeable, Persistable):
         if self.bins != other.bins:
             raise ValueError(f"cannot merge accumulators whose bins differ: {self.bins!r} and {other.bins!r}")
 
-    def _merge_in(self, other: RegressionAccumulator) -> None:
+    def _merge_in(self, other: RegressionAccumulator, sign: int) -> None:
         other._flush()
         self._flush()
-        self._n += other._n
-        self._y = self._y.combine(other._y)
-        self._e = self._e.combine(other._e)
-        self._sum_abs += other._sum_abs
-        self._sum_ape += other._sum_ape
-        self._max_abs = max(self._max_abs, other._max_abs)
-        self._hist.merge_in(other._hist)
+        if sign > 0:
+            self._hist.merge_in(other._hist)
+            self._n += other._n
+            self._y = self._y.combine(other._y)
+            self._e = self._e.combine(other._e)
+            self._sum_abs += other._sum_abs
+            self._sum_ape += other._sum_ape
+            self._max_abs = max(self._max_abs, other._max_abs)
+            return
+        if other._n > self._n:
+            raise ValueError(f"cannot take out {other._n} events from {self._n}: the result would be negative")
+        self._hist.merge_in(other._hist, -1)  # checks the counts before anything changes
+        self._n -= other._n
+        if self._n == 0:
+            self._y = self._e = Moments(0.0, 0.0, 0.0)
+            self._sum_abs = self._sum_ape = self._max_abs = 0.0
+            return
+        self._y = self._y.remove(other._y)
+        self._e = self._e.remove(other._e)
+        self._sum_abs = max(self._sum_abs - other._sum_abs, 0.0)
+        self._sum_ape = max(self._sum_ape - other._sum_ape, 0.0)
+        # the largest |e| left is not known exactly: at most the top of the highest non-empty bin
+        keys, _, _ = self._hist.histogram()
+        if keys.size == 0:
+            self._max_abs = 0.0
+        elif keys[-1] < self.bins.key_max:
+            self._max_abs = min(self._max_abs, float(self.bins.lower_edges([keys[-1] + 1])[0]))
+
+    def _scale_in(self, factor: float) -> None:
+        self._flush()
+        self._y = self._y.scaled(factor)
+        self._e = self._e.scaled(factor)
+        self._sum_abs *= factor
+        self._sum_ape *= factor
+        self._hist.scale_in(factor)
+
+    def revert(self, y: float, y_pred: float, w: float = 1.0) -> None:
+        """Take one prediction counted before back out.
+
+        The moments and sums are exact up to rounding; ``max_error`` becomes
+        an upper bound (the top of the highest non-empty error bin) when the
+        largest error is taken out.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.RegressionAccumulator()
+        >>> acc.update_many([1.0, 2.0, 3.0], [1.5, 2.0, 5.0])
+        >>> acc.revert(3.0, 5.0)
+        >>> acc.get().n, acc.get().mae
+        (2, 0.25)
+        """
+        one = RegressionAccumulator(bins=self.bins)
+        one.update(y, y_pred, w)
+        self -= one
+
+    @property
+    def n(self) -> int:
+        """Number of predictions counted (whatever their weights)."""
+        return self._n + len(self._buf_y)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RegressionAccumulator):
+            return NotImplemented
+        if self.bins != other.bins:
+            return False
+        self._flush()
+        other._flush()
+        mine = (self._n, self._y, self._e, self._sum_abs, self._sum_ape, self._max_abs)
+        theirs = (other._n, other._y, other._e, other._sum_abs, other._sum_ape, other._max_abs)
+        return mine == theirs and self._hist.same(other._hist)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- state --------------------------------------------------------------
+    def to_state(self) -> dict[str, Any]:
+        """The state: bins, event count, moments of y and of the error, sums, maximum and the |e| histogram.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.RegressionAccumulator()
+        >>> acc.update_many([1.0, 2.0], [1.5, 2.0])
+        >>> acc.to_state()["n"], acc.to_state()["sum_abs_error"]
+        (2, 0.5)
+        >>> se.RegressionAccumulator.from_state(acc.to_state()) == acc
+        True
+        """
+        self._flush()
+        keys, neg, _ = self._hist.histogram()
+        return {
+            "bins": self.bins.to_dict(),
+            "n": self._n,
+            "y": [self._y.weight, self._y.mean, self._y.m2],
+            "error": [self._e.weight, self._e.mean, self._e.m2],
+            "sum_abs_error": self._sum_abs,
+            "sum_abs_pct_error": self._sum_ape,
+            "max_abs_error": self._max_abs,
+            "weighted": self._hist.is_weighted,
+            "abs_error_histogram": {"keys": keys, "neg": neg, "pos": np.zeros(keys.size, dtype=neg.dtype)},
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> RegressionAccumulator:
+        """The accumulator of a :meth:`to_state` mapping; ``FormatError`` if anything in it is inconsistent."""
+        d = dict(state)
+        fields = {"bins", "n", "y", "error", "sum_abs_error", "sum_abs_pct_error", "max_abs_error", "weighted"}
+        require_fields(d, "state", fields | {"abs_error_histogram"})
+        bins = decode_bins(d["bins"])
+        n = d["n"]
+        if isinstance(n, np.integer):
+            n = int(n)
+        if type(n) is not int or n < 0:
+            raise FormatError(f"n must be a non-negative integer, got {n!r}")
+        moments = []
+        for name in ("y", "error"):
+            m = d[name]
+            if not isinstance(m, (list, tuple)) or len(m) != 3:
+                raise FormatError(f"{name} must be [weight, mean, m2]")
+            w, mean, m2 = (decode_float(f"{name}[{i}]", v) for i, v in enumerate(m))
+            if not (math.isfinite(w) and math.isfinite(mean) and math.isfinite(m2)) or w < 0 or m2 < 0:
+                raise FormatError(f"{name} must hold a finite weight >= 0, a finite mean and m2 >= 0, got {m!r}")
+            moments.append(Moments(w, mean, m2))
+        if moments[0].weight != moments[1].weight:
+            raise FormatError("y and error must have the same total weight")
+        sums = [decode_float(f, d[f]) for f in ("sum_abs_error", "sum_abs_pct_error", "max_abs_error")]
+        if not all(math.isfinite(v) and v >= 0 for v in sums):
+            raise FormatError(f"sums and maximum must be finite and >= 0, got {sums!r}")
+        weighted = d["weighted"]
+        if not isinstance(weighted, bool) or (not weighted and moments[0].weight != n):
+            raise FormatError("weighted must be a boolean, and without weights the total weight must equal n")
+        _, counts, pos = decode_histogram("abs_error_histogram", d["abs_error_histogram"], bins, weighted)
+        if pos.any():
+            raise FormatError("abs_error_histogram.pos must be all zero")
+        if not math.isclose(float(counts.sum()), moments[0].weight, rel_tol=1e-9):
+            raise FormatError(
+                f"abs_error_histogram counts {counts.sum().item()!r}, the total weight is {moments[0].weight!r}"
+            )
+        acc = cls(bins=bins)
+        acc._hist.load("abs_error_histogram", d["abs_error_histogram"], weighted)
+        acc._n, acc._y, acc._e = n, moments[0], moments[1]
+        acc._sum_abs, acc._sum_ape, acc._max_abs = sums
+        return acc
 
     def __repr__(self) -> str:
         return f"RegressionAccumulator(bins={self.bins!r}, n={self._n + len(self._buf_y)})"

@@ -82,7 +82,7 @@ class _Binary(river_metrics.base.BinaryMetric):
 
     def revert(self, y_true: Any, y_pred: Any, w: float = 1.0) -> None:
         """Take back an event counted before (``utils.Rolling`` uses this)."""
-        self._acc._revert(y_true == self.pos_val, self._score(y_pred), w)
+        self._acc.revert(y_true == self.pos_val, self._score(y_pred), w)
 
     def get(self) -> float:
         """The current value of the metric."""
@@ -190,7 +190,7 @@ class _Multiclass(river_metrics.base.MultiClassMetric):
         return True
 
     def _label(self, y_pred: Any) -> Any:
-        return max(y_pred, key=y_pred.get) if isinstance(y_pred, dict) else y_pred
+        return max(y_pred.items(), key=lambda item: item[1])[0] if isinstance(y_pred, dict) else y_pred
 
     def update(self, y_true: Any, y_pred: Any, w: float = 1.0) -> None:
         """Count one event."""
@@ -198,10 +198,7 @@ class _Multiclass(river_metrics.base.MultiClassMetric):
 
     def revert(self, y_true: Any, y_pred: Any, w: float = 1.0) -> None:
         """Take back an event counted before."""
-        acc = self._acc
-        acc._flush()
-        i, j = acc._index[y_true], acc._index[self._label(y_pred)]
-        acc._cm[i, j] -= w if acc._cm.dtype == np.float64 else int(w)
+        self._acc.revert(y_true, self._label(y_pred), w)
 
     def get(self) -> float:
         """The current value of the metric (``nan`` before any event)."""
@@ -289,10 +286,8 @@ class Adapter(river_metrics.base.Metric):
         self._acc.update(*self._args(y_true, y_pred), w=w)
 
     def revert(self, y_true: Any, y_pred: Any, w: float = 1.0) -> None:
-        """Reverting is supported for binary adapters."""
-        if self.kind != "binary":
-            raise NotImplementedError(f"revert is not supported for {self.kind} adapters; use streameval windows")
-        self._acc._revert(*self._args(y_true, y_pred), w)
+        """Take back an event counted before (``utils.Rolling`` uses this)."""
+        self._acc.revert(*self._args(y_true, y_pred), w=w)
 
     def get(self) -> float:
         """The current value of the metric."""

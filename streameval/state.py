@@ -13,6 +13,7 @@ float state gives a float state).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -66,7 +67,7 @@ class LabelledCounts:
         # offset in _counts of each page's first code, or _UNSET
         self._base = np.full(n_pages, _UNSET, dtype=np.int32)
         self._page_of_row = np.empty(0, dtype=np.int64)
-        self._counts = np.zeros(0, dtype=np.int64)
+        self._counts: np.ndarray = np.zeros(0, dtype=np.int64)
         self._n_stored = 0
         self._layout: tuple[Any, ...] | None = None
 
@@ -181,7 +182,8 @@ class LabelledCounts:
         )  # fmt: skip
         return done, refused, a_neg, a_pos
 
-    def _to_float(self) -> None:
+    def to_float(self) -> None:
+        """Turn integer counts into float weights, for good."""
         if not self.is_weighted:
             self._counts = self._counts.astype(np.float64)
 
@@ -220,9 +222,20 @@ class LabelledCounts:
         return into
 
     def apply(self, tally: np.ndarray, weighted: bool) -> None:
-        """Add a tally built by :meth:`tally` to the counts."""
+        """Add a tally built by :meth:`tally` to the counts.
+
+        Weights whose total would overflow to ``inf`` are refused with a
+        ``ValueError`` before anything changes.
+        """
         if weighted:
-            self._to_float()
+            with np.errstate(over="ignore"):
+                total = self._counts[: self._n_stored * PAGE].sum() + abs(tally).sum()
+            if not math.isfinite(total):
+                raise ValueError(
+                    f"w: the total weight would overflow (more than {np.finfo(np.float64).max:.4g}); "
+                    "scale the weights down"
+                )
+            self.to_float()
         self._counts[: tally.size] += tally
 
     def add_at(self, code: int, amount: int | float) -> None:
@@ -231,7 +244,7 @@ class LabelledCounts:
         if self._base[page[0]] < 0:
             self._reserve(page)
         if isinstance(amount, float) and not self.is_weighted:
-            self._to_float()
+            self.to_float()
         self._counts[int(self._base[page[0]]) + (code & (PAGE - 1))] += amount
 
     # -- combining ----------------------------------------------------------
@@ -246,18 +259,60 @@ class LabelledCounts:
         new._layout = None
         return new
 
-    def merge_in(self, other: LabelledCounts) -> None:
-        """Add the counts of ``other`` (same number of codes) into this state."""
-        if other.is_weighted:
-            self._to_float()
+    def merge_in(self, other: LabelledCounts, sign: int = 1) -> None:
+        """Add (``sign=1``) or take out (``sign=-1``) the counts of ``other`` (same number of codes).
+
+        Taking out counts that were never added is a ``ValueError`` and
+        changes nothing. With weights, a count that the subtraction brings
+        within rounding of zero (``|c| <= 1e-9`` of the count before) is set
+        to exactly zero, so that a bin emptied of its events is empty.
+        """
         n = other._n_stored
         if n == 0:
+            if other.is_weighted:
+                self.to_float()
             return
         pages = other._page_of_row[:n]
+        theirs = other._counts[: n * PAGE].reshape(n, PAGE)
+        if sign < 0:
+            stored = self._base[pages] >= 0
+            missing = ~stored & theirs.any(axis=1)
+            mine = np.zeros(theirs.shape, dtype=self._counts.dtype)
+            mine[stored] = self._counts[: self._n_stored * PAGE].reshape(-1, PAGE)[self._base[pages[stored]] // PAGE]
+            weighted = self.is_weighted or other.is_weighted
+            after = mine - theirs
+            if weighted:
+                after[np.abs(after) <= 1e-9 * np.abs(mine)] = 0.0
+            if missing.any() or (after < 0).any():
+                raise ValueError("cannot take out counts that were not added: the result would be negative")
+            if weighted:
+                self.to_float()
+            table = self._counts[: self._n_stored * PAGE].reshape(-1, PAGE)
+            table[self._base[pages[stored]] // PAGE] = after[stored]
+            return
+        if other.is_weighted:
+            self.to_float()
         self._reserve(pages[self._base[pages] < 0])
         rows = self._base[pages] // PAGE
         table = self._counts[: self._n_stored * PAGE].reshape(-1, PAGE)
-        table[rows] += other._counts[: n * PAGE].reshape(n, PAGE)  # rows are distinct
+        table[rows] += theirs  # rows are distinct
+
+    def scale_in(self, factor: float) -> None:
+        """Multiply every count by ``factor`` (counts become float weights)."""
+        self.to_float()
+        self._counts *= factor
+
+    def fill(self, codes: npt.NDArray[np.int64], values: np.ndarray) -> None:
+        """Set the counts at distinct ``codes`` (a fresh state being loaded); float values make the state weighted."""
+        if values.dtype == np.float64:
+            self.to_float()
+        flat = self.flat_index(codes.copy())
+        self._counts[flat] = values
+
+    def total(self) -> int | float:
+        """The sum of every count."""
+        total = self._counts[: self._n_stored * PAGE].sum()
+        return float(total) if self.is_weighted else int(total)
 
     # -- reading ------------------------------------------------------------
     def histogram(self, bins: Bins) -> tuple[npt.NDArray[np.int64], np.ndarray, np.ndarray]:

@@ -2,23 +2,22 @@
 
 Each wrapper behaves like an accumulator: ``update``, ``update_many``, ``get``
 and, where the result is well defined, ``merge``. ``Monitor`` records a
-report every k events or every t units of event time.
+report every k events or every t units of event time. They use accumulators
+only through the protocol (``update``, ``update_many``, ``+=``, ``-=``,
+``scaled``, ``copy``, ``get``), so they work with every kind.
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ._validation import as_labels, as_scores, as_weights, check_real, check_same_length
-from .binary import BinaryAccumulator
-from .multiclass import MulticlassAccumulator
-from .regression import Moments, RegressionAccumulator
-from .state import LabelledCounts
+from ._validation import as_scores, as_weights, check_real
 
 __all__ = ["Decayed", "Monitor", "Sliding", "TimeWindow"]
 
@@ -50,18 +49,64 @@ def _make(factory: Factory) -> Any:
 
 
 # -- Sliding ---------------------------------------------------------------------
-class Sliding:
-    """Exactly the last ``size`` events of a binary stream.
+_SETTLE_EVERY = 4096  # per-event updates are filed (and old events taken out) in groups of this many
 
-    Keeps each event's labelled bin code (a small integer) in a ring, and its
-    weight when weights are used, so that the oldest event is removed exactly
-    when a new one arrives: memory is O(size) integers, not raw scores.
+
+def _column(values: list[Any]) -> Any:
+    """A column of per-event values as a compact array when they are all plain floats, ints or bools."""
+    kinds = set(map(type, values))
+    if len(kinds) == 1:
+        (kind,) = kinds
+        dtype = {float: np.float64, bool: np.bool_, int: np.int64}.get(kind)
+        if dtype is not None:
+            try:
+                return np.array(values, dtype=dtype)
+            except OverflowError:  # ints beyond int64 stay as they are
+                pass
+    return values
+
+
+def _per_event(values: Any) -> bool:
+    """Whether an argument of a batch holds one value per event (not a scalar such as ``w=None``)."""
+    return isinstance(values, (list, tuple)) or np.ndim(values) > 0
+
+
+def _cut(values: Any, start: int, stop: int | None = None) -> Any:
+    """Events ``start:stop`` of one argument of a batch, as an independent copy (scalars pass as they are)."""
+    if not _per_event(values):
+        return values
+    if isinstance(values, np.ndarray):
+        return values[start:stop].copy()
+    if hasattr(values, "to_numpy"):  # pandas and friends
+        return np.asarray(values.to_numpy())[start:stop].copy()
+    return list(values)[start:stop]
+
+
+class _Batch:
+    """Events of the window, as the arguments of one ``update_many`` call (columns, keyword columns)."""
+
+    __slots__ = ("args", "kwargs", "n")
+
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any], n: int) -> None:
+        self.args, self.kwargs, self.n = args, kwargs, n
+
+    def part(self, start: int, stop: int | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return tuple(_cut(a, start, stop) for a in self.args), {k: _cut(v, start, stop) for k, v in self.kwargs.items()}
+
+
+class Sliding:
+    """Exactly the last ``size`` events, for any accumulator kind.
+
+    The window keeps its events (as compact columns: scores and labels as
+    arrays), counts each arriving event at once, and takes the oldest ones
+    back out with ``-=`` when they leave: the report is always that of the
+    last ``size`` events, whatever the kind. Per-event updates cost about one
+    accumulator update; old events are taken out in groups.
 
     Parameters
     ----------
     factory : callable
-        Returns an empty :class:`BinaryAccumulator` (its bins, threshold and
-        labels are used).
+        Returns an empty accumulator of any kind (its configuration is used).
     size : int
         Number of events in the window.
 
@@ -73,93 +118,101 @@ class Sliding:
     >>> r = win.get()
     >>> r.n, r.tp, r.fp, r.fn
     (3, 1, 1, 1)
+    >>> reg = se.Sliding(se.RegressionAccumulator, size=2)
+    >>> for y, y_pred in [(1.0, 9.0), (2.0, 2.5), (3.0, 3.5)]:
+    ...     reg.update(y, y_pred)
+    >>> reg.get().mae
+    0.5
     """
 
     def __init__(self, factory: Factory, size: int) -> None:
         acc = _make(factory)
-        if not isinstance(acc, BinaryAccumulator):
+        if not hasattr(acc, "subtract"):
             raise TypeError(
-                f"Sliding supports BinaryAccumulator, got {type(acc).__name__}; "
-                "for other kinds use TimeWindow (panes) or Decayed"
+                f"Sliding needs an accumulator that can take events out (subtract), got {type(acc).__name__}"
             )
         self.size = _count("size", size)
-        self._acc = acc
-        self._events = LabelledCounts(acc._counts.n_codes)  # events per code, to zero emptied weights exactly
-        self._codes = np.zeros(self.size, dtype=np.int32)
-        self._weights: np.ndarray | None = None
-        self._above = np.zeros(self.size, dtype=np.bool_)
-        self._head = 0  # where the next event goes
-        self._filled = 0
+        self._factory = factory
+        self._acc = acc  # counts every event held, and the per-event ones not yet filed
+        self._batches: deque[_Batch] = deque()
+        self._held = 0  # events in _batches
+        self._singles: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
 
     @property
     def n(self) -> int:
         """Events in the window."""
-        return self._filled
+        return min(self.size, self._held + len(self._singles))
 
-    def update(self, y: Any, score: float, w: float = 1.0) -> None:
-        """Add one event; the oldest leaves once the window is full."""
-        self.update_many([y], [check_real("score", score)], [check_real("w", w, finite=True, nonnegative=True)])
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """Count one event (the accumulator's ``update`` arguments); the oldest leaves once the window is full."""
+        self._acc.update(*args, **kwargs)  # checks the event before anything changes
+        self._singles.append((args, kwargs))
+        if len(self._singles) >= _SETTLE_EVERY:
+            self._settle()
 
-    def update_many(self, y: npt.ArrayLike, scores: npt.ArrayLike, w: npt.ArrayLike | float | None = None) -> None:
-        """Add many events in order; all of them or, on bad input, none."""
-        acc = self._acc
-        x = as_scores("scores", scores)
-        is_pos = as_labels("y", y, acc.pos_label, acc.neg_label)
-        check_same_length(("y", is_pos), ("scores", x))
-        weights = as_weights("w", w, x.size)
-        if x.size == 0:
+    def update_many(self, *args: Any, **kwargs: Any) -> None:
+        """Count many events in order (the accumulator's ``update_many`` arguments); all of them or none."""
+        n = len(args[0]) if args else 0
+        first = max(0, n - self.size)
+        if first:  # only the last `size` events can stay: check the others, then drop them
+            head = _Batch(args, kwargs, n).part(0, first)
+            _make(self._factory).update_many(*head[0], **head[1])
+        columns, keywords = _Batch(args, kwargs, n).part(first, None)
+        self._acc.update_many(*columns, **keywords)  # all or nothing
+        self._file_singles()
+        if n - first:
+            self._batches.append(_Batch(columns, keywords, n - first))
+            self._held += n - first
+        self._evict()
+
+    def _file_singles(self) -> None:
+        """File the per-event updates as batches of consecutive events called alike."""
+        singles, self._singles = self._singles, []
+        start = 0
+        while start < len(singles):
+            shape = (len(singles[start][0]), tuple(singles[start][1]))
+            stop = start + 1
+            while stop < len(singles) and (len(singles[stop][0]), tuple(singles[stop][1])) == shape:
+                stop += 1
+            group = singles[start:stop]
+            args = tuple(_column(list(col)) for col in zip(*(a for a, _ in group), strict=True))
+            kwargs = {k: _column([kw[k] for _, kw in group]) for k in shape[1]}
+            self._batches.append(_Batch(args, kwargs, stop - start))
+            self._held += stop - start
+            start = stop
+
+    def _settle(self) -> None:
+        self._file_singles()
+        self._evict()
+
+    def _evict(self) -> None:
+        """Take the events beyond the last ``size`` back out of the accumulator."""
+        excess = self._held - self.size
+        if excess <= 0:
             return
-        if x.size > self.size:  # only the last `size` events can stay
-            x, is_pos = x[-self.size :], is_pos[-self.size :]
-            weights = None if weights is None else weights[-self.size :]
-        codes = acc.bins.labelled_codes(x, is_pos)
-        above = np.zeros(x.size, dtype=np.bool_)
-        if not acc._t_is_edge:
-            above = np.isin(codes, acc._t_codes) & (x >= acc.threshold)
-        if weights is not None and self._weights is None:
-            self._weights = np.ones(self.size)
-        m = x.size
-        evict = max(0, self._filled + m - self.size)
-        old = (self._head - self._filled + np.arange(evict)) % self.size  # ring slots of the oldest events
-        self._apply(self._codes[old].astype(np.int64), self._slot_weights(old), self._above[old], sign=-1)
-        self._apply(codes, weights, above, sign=+1)
-        slots = (self._head + np.arange(m)) % self.size
-        self._codes[slots] = codes
-        self._above[slots] = above
-        if self._weights is not None:
-            self._weights[slots] = 1.0 if weights is None else weights
-        self._head = int((self._head + m) % self.size)
-        self._filled = min(self.size, self._filled + m)
-
-    def _slot_weights(self, slots: np.ndarray) -> np.ndarray | None:
-        return None if self._weights is None else self._weights[slots]
-
-    def _apply(self, codes: np.ndarray, weights: np.ndarray | None, above: np.ndarray, sign: int) -> None:
-        if codes.size == 0:
-            return
-        acc = self._acc
-        state = acc._counts
-        tally = state.tally(state.flat_index(codes.copy()), weights, None)
-        events = self._events.tally(self._events.flat_index(codes.copy()), None, None)
-        state.apply(sign * tally, weights is not None)
-        self._events.apply(sign * events, False)
-        if sign < 0 and state.is_weighted:  # no rounding residue where no event is left
-            left = np.unique(codes)
-            empty = left[self._events._counts[self._events.flat_index(left.copy())] == 0]
-            state._counts[state.flat_index(empty.copy())] = 0.0
-        if above.any():
-            pos = (codes >= acc.bins.n_codes)[above]
-            wt = np.ones(int(above.sum())) if weights is None else weights[above]
-            delta = np.array([wt[~pos].sum(), wt[pos].sum()])
-            if state.is_weighted:
-                acc._above = acc._above.astype(np.float64) + sign * delta
+        leaving = _make(self._factory)
+        while excess > 0:
+            oldest = self._batches[0]
+            take = min(excess, oldest.n)
+            args, kwargs = oldest.part(0, take)
+            leaving.update_many(*args, **kwargs)
+            if take == oldest.n:
+                self._batches.popleft()
             else:
-                acc._above = acc._above + sign * delta.astype(np.int64)
-        elif state.is_weighted and acc._above.dtype != np.float64:
-            acc._above = acc._above.astype(np.float64)
+                args, kwargs = oldest.part(take, oldest.n)
+                self._batches[0] = _Batch(args, kwargs, oldest.n - take)
+            self._held -= take
+            excess -= take
+        self._acc -= leaving
+
+    def accumulator(self) -> Any:
+        """An accumulator of exactly the events in the window (a copy)."""
+        self._settle()
+        return self._acc.copy()
 
     def get(self) -> Any:
         """The report of the events in the window."""
+        self._settle()
         return self._acc.get()
 
     def merge(self, other: Any) -> Any:
@@ -226,26 +279,31 @@ class TimeWindow:
         """Count one event at time ``t`` (the other arguments go to the accumulator)."""
         times = self._times([t], 1)
         pane = int(self._pane_of(times)[0])
+        current = self._ring.get(pane)
+        if current is not None:  # the pane is in the window: count the event there (checked first)
+            current.update(*args, **kwargs)
+            return
         fresh = self._factory()
         fresh.update(*args, **kwargs)  # checks the event before anything changes
-        self._add({pane: fresh})
+        self._add({pane: (fresh, 1)})
 
     def update_many(self, *args: Any, t: npt.ArrayLike, **kwargs: Any) -> None:
         """Count many events with times ``t``; all of them or, on bad input, none."""
         n = len(args[0]) if args else 0
         times = self._times(t, n)
         panes = self._pane_of(times)
-        fresh: dict[int, Any] = {}
+        fresh: dict[int, tuple[Any, int]] = {}
         for p in np.unique(panes):
             sel = np.flatnonzero(panes == p)
             part = [_take(a, sel) for a in args]
             extra = {k: (_take(v, sel) if np.ndim(v) else v) for k, v in kwargs.items()}
             acc = self._factory()
             acc.update_many(*part, **extra)
-            fresh[int(p)] = acc
+            fresh[int(p)] = (acc, int(sel.size))
         self._add(fresh)
 
-    def _add(self, fresh: dict[int, Any]) -> None:
+    def _add(self, fresh: dict[int, tuple[Any, int]]) -> None:
+        """Add accumulators (with their numbers of events) to their panes; late ones only count as late."""
         if not fresh:
             return
         latest = max(fresh) if self._latest is None else max(self._latest, max(fresh))
@@ -253,24 +311,27 @@ class TimeWindow:
         # late: already outside the window when it arrived (events that leave the window because
         # later events of the same batch advance the time are not late, just expired)
         before = -math.inf if self._latest is None else self._latest - self.panes + 1
-        for p, acc in fresh.items():
+        for p, (acc, events) in fresh.items():
             if p < before:
-                self.n_late += int(_events(acc))
+                self.n_late += events
             elif p >= oldest:
                 if p in self._ring:
-                    self._ring[p]._check_mergeable(acc)
-                    self._ring[p]._merge_in(acc)  # the window owns its panes: add in place
+                    self._ring[p] += acc  # the window owns its panes: add in place
                 else:
                     self._ring[p] = acc
         self._latest = latest
         for p in [p for p in self._ring if p < oldest]:
             del self._ring[p]
 
+    def accumulator(self) -> Any:
+        """An accumulator of the window's events (its panes merged)."""
+        if not self._ring:
+            return self._factory()
+        return type(self._empty).merge_all(list(self._ring.values()))
+
     def get(self) -> Any:
         """The report of the window's events."""
-        if not self._ring:
-            return self._factory().get()
-        return type(self._empty).merge_all(list(self._ring.values())).get()
+        return self.accumulator().get()
 
     def merge(self, other: TimeWindow) -> TimeWindow:
         """Pane-by-pane sum of two windows with the same grid (shards of one stream)."""
@@ -285,7 +346,7 @@ class TimeWindow:
         new._ring = {p: acc.copy() for p, acc in self._ring.items()}
         new._latest = self._latest
         new.n_late = self.n_late + other.n_late
-        new._add({p: acc.copy() for p, acc in other._ring.items()})
+        new._add({p: (acc.copy(), 0) for p, acc in other._ring.items()})
         return new
 
     __add__ = merge
@@ -298,38 +359,7 @@ def _take(values: Any, sel: np.ndarray) -> Any:
     return np.asarray(values)[sel]
 
 
-def _events(acc: Any) -> float:
-    if isinstance(acc, BinaryAccumulator):
-        return acc.n
-    rep = acc.get()
-    return rep.n
-
-
 # -- Decayed ---------------------------------------------------------------------
-def _scale(acc: Any, factor: float) -> None:
-    """Multiply every count (weight) of an accumulator by ``factor``, in place."""
-    if isinstance(acc, BinaryAccumulator):
-        acc._flush()
-        acc._counts._to_float()
-        acc._counts._counts *= factor
-        acc._above = acc._above.astype(np.float64) * factor
-    elif isinstance(acc, MulticlassAccumulator):
-        acc._flush()
-        acc._cm = acc._cm.astype(np.float64) * factor
-        for one in acc._ovr:
-            _scale(one, factor)
-    elif isinstance(acc, RegressionAccumulator):
-        acc._flush()
-        acc._y = Moments(acc._y.weight * factor, acc._y.mean, acc._y.m2 * factor)
-        acc._e = Moments(acc._e.weight * factor, acc._e.mean, acc._e.m2 * factor)
-        acc._sum_abs *= factor
-        acc._sum_ape *= factor
-        acc._hist._to_float()
-        acc._hist._counts *= factor
-    else:
-        raise TypeError(f"cannot decay a {type(acc).__name__}")
-
-
 class Decayed:
     """Exponentially decayed counts: an event ``half_life`` old weighs one half.
 
@@ -353,7 +383,8 @@ class Decayed:
     def __init__(self, factory: Factory, half_life: float, by: str = "events") -> None:
         self._factory = factory
         self._acc = _make(factory)
-        _scale(self._acc, 1.0)  # refuses kinds that cannot decay
+        if not hasattr(self._acc, "scaled"):
+            raise TypeError(f"Decayed needs an accumulator whose counts can be scaled, got {type(self._acc).__name__}")
         self.half_life = _positive("half_life", half_life)
         if by not in ("events", "time"):
             raise ValueError(f"by must be 'events' or 'time', got {by!r}")
@@ -394,18 +425,21 @@ class Decayed:
         fresh = self._factory()
         fresh.update_many(*args, w=decayed, **kwargs)  # checks everything before the state changes
         if t_ref != self._t_ref:
-            _scale(self._acc, 2.0 ** ((self._t_ref - t_ref) / self.half_life))
+            self._acc = self._acc.scaled(2.0 ** ((self._t_ref - t_ref) / self.half_life))
             self._t_ref = t_ref
-        self._acc._merge_in(fresh)  # in place: no copy of the state per update
+        self._acc += fresh  # in place: no copy of the state per update
         self._latest = top
         self._clock += n
 
+    def accumulator(self) -> Any:
+        """An accumulator of the decayed counts as seen at the latest event (that event weighs its own weight)."""
+        if not math.isfinite(self._latest):
+            return self._acc.copy()
+        return self._acc.scaled(2.0 ** ((self._t_ref - self._latest) / self.half_life))
+
     def get(self) -> Any:
         """The report with weights as seen at the latest event (that event weighs its own weight)."""
-        view = self._acc.copy()
-        if math.isfinite(self._latest):
-            _scale(view, 2.0 ** ((self._t_ref - self._latest) / self.half_life))
-        return view.get()
+        return self.accumulator().get()
 
     def merge(self, other: Decayed) -> Decayed:
         """Both decayed streams as one (same half-life and clock kind)."""
@@ -415,9 +449,8 @@ class Decayed:
             raise ValueError("cannot merge decayed accumulators with different half_life or by")
         new = Decayed(self._factory, self.half_life, self.by)
         ref = max(self._t_ref, other._t_ref)
-        a, b = self._acc.copy(), other._acc.copy()
-        _scale(a, 2.0 ** ((self._t_ref - ref) / self.half_life))
-        _scale(b, 2.0 ** ((other._t_ref - ref) / self.half_life))
+        a = self._acc.scaled(2.0 ** ((self._t_ref - ref) / self.half_life))
+        b = other._acc.scaled(2.0 ** ((other._t_ref - ref) / self.half_life))
         new._acc = a.merge(b)
         new._t_ref = ref
         new._latest = max(self._latest, other._latest)

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streameval as se
-from streameval import _events, binary
+from streameval import _events, histogram
 
 PURE = os.environ.get("STREAMEVAL_PURE_PYTHON", "") not in ("", "0")
 needs_compiled = pytest.mark.skipif(not _events.COMPILED, reason="the compiled paths are not in use")
@@ -38,11 +38,11 @@ def _counted(make, feed, plain):
     """An accumulator fed by ``feed``, with the compiled batch kernel or with the numpy path."""
     acc = make()
     if plain:
-        saved, binary.batch_kernel = binary.batch_kernel, lambda bins: None
+        saved, histogram.batch_kernel = histogram.batch_kernel, lambda bins: None
         try:
             feed(acc)
         finally:
-            binary.batch_kernel = saved
+            histogram.batch_kernel = saved
     else:
         feed(acc)
     return acc
@@ -81,8 +81,8 @@ def test_batch_kernel_equals_the_numpy_path(mantissa_bits, threshold):
     def feed(acc):
         acc.update_many(y, s)
         acc.update_many(y[:999], s[:999])  # a second batch into pages that exist
-        acc._ingest(s[:500], True, None)  # one label for the whole batch
-        acc._ingest(s[500:900], False, None)
+        acc._hist.add(s[:500], True, None)  # one label for the whole batch
+        acc._hist.add(s[500:900], False, None)
 
     acc = _assert_same(lambda: se.BinaryAccumulator(bins=bins, threshold=threshold), feed)
     assert acc.get().n == y.size + 999 + 900
@@ -105,8 +105,8 @@ def test_batch_kernel_of_fixed_bins_equals_the_numpy_path(name, threshold):
 
     def feed(acc):
         acc.update_many(y, s)
-        acc._ingest(s[:500], True, None)
-        acc._ingest(s[500:900], y[500:900], None, sign=-1)
+        acc._hist.add(s[:500], True, None)
+        acc._hist.add(s[500:900], y[500:900], None, sign=-1)
 
     _assert_same(lambda: se.BinaryAccumulator(bins=bins, threshold=threshold), feed)
 
@@ -122,8 +122,8 @@ def test_weighted_batch_kernel_sums_like_the_numpy_path(bins, threshold):
     def feed(acc):
         acc.update_many(y, s, w)
         acc.update_many(y[:5000], s[:5000], 0.3)
-        acc._ingest(s[:70_000], True, w[:70_000])
-        acc._ingest(s[:1000], y[:1000], w[:1000], sign=-1)
+        acc._hist.add(s[:70_000], True, w[:70_000])
+        acc._hist.add(s[:1000], y[:1000], w[:1000], sign=-1)
 
     acc = _assert_same(lambda: se.BinaryAccumulator(bins=bins, threshold=threshold), feed)
     assert acc.get().n == pytest.approx(w.sum() + 1500.0 + w[:70_000].sum() - w[:1000].sum())
@@ -135,12 +135,12 @@ def test_batch_kernel_takes_events_back_out_exactly():
 
     def feed(acc):
         acc.update_many(y, s)
-        acc._ingest(s[:7000], y[:7000], None, sign=-1)
+        acc._hist.add(s[:7000], y[:7000], None, sign=-1)
 
     _assert_same(lambda: se.BinaryAccumulator(threshold=0.377), feed)
     back = se.BinaryAccumulator(threshold=0.377)
     back.update_many(y, s)
-    back._ingest(s, y, None, sign=-1)
+    back._hist.add(s, y, None, sign=-1)
     assert back == se.BinaryAccumulator(threshold=0.377)
 
 
@@ -174,13 +174,13 @@ def test_batch_kernel_refuses_a_nan_and_changes_nothing(at, bins):
                 a.update_many(y, s)
             messages.append(str(info.value))
 
-        saved = binary.batch_kernel
+        saved = histogram.batch_kernel
         if plain:
-            binary.batch_kernel = lambda bins: None
+            histogram.batch_kernel = lambda bins: None
         try:
             feed(acc)
         finally:
-            binary.batch_kernel = saved
+            histogram.batch_kernel = saved
         assert acc.to_bytes() == before
     assert messages[0] == messages[1] == f"scores must not be NaN, got nan at index {at}"
 
@@ -210,7 +210,7 @@ def test_kernel_refuses_inconsistent_arguments():
     from streameval import _speedups
 
     acc = se.BinaryAccumulator()
-    state, bins = acc._counts, acc.bins
+    state, bins = acc._hist._counts, acc.bins
     x = np.array([0.1, 0.7])
     lab = np.array([1, 0], dtype=np.uint8)
     scratch = np.zeros(1, dtype=np.uint8)
@@ -233,7 +233,7 @@ def test_kernel_refuses_inconsistent_arguments():
         with pytest.raises(ValueError, match="inconsistent arguments"):
             _speedups.count_range_free(*wrong)
     uniform = se.Bins.uniform(0.0, 1.0, 10)
-    small = se.BinaryAccumulator(bins=uniform)._counts
+    small = se.BinaryAccumulator(bins=uniform)._hist._counts
     ok = [x, lab, 1, small._base, small._page_of_row, 0, small._counts, False, 1, 0, 0, False, 0.5, 0, 2,
           b"", scratch, scratch, 0]  # fmt: skip
     assert _speedups.count_uniform(*ok, 0.0, 10.0, 10, uniform._lower, uniform._upper)[:3] == (0, False, 0)
@@ -266,14 +266,14 @@ def test_batch_kernel_refuses_another_label_and_changes_nothing(bad, at):
         acc = se.BinaryAccumulator(threshold=0.377)
         acc.update_many(y[:50], s[:50])
         before = acc.to_bytes()
-        saved = binary.batch_kernel
+        saved = histogram.batch_kernel
         if plain:
-            binary.batch_kernel = lambda bins: None
+            histogram.batch_kernel = lambda bins: None
         try:
             with pytest.raises(ValueError) as info:
                 acc.update_many(labels, scores)
         finally:
-            binary.batch_kernel = saved
+            histogram.batch_kernel = saved
         messages.append(str(info.value))
         assert acc.to_bytes() == before
     assert messages[0] == messages[1] == f"y must be 1 (positive) or 0 (negative), got {bad} at index {at}"

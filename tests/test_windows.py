@@ -33,7 +33,7 @@ def test_sliding_equals_the_last_n_events(threshold, size):
         i = min(i + step, y.size)
         fresh = se.BinaryAccumulator(threshold=threshold)
         fresh.update_many(y[max(0, i - size) : i], s[max(0, i - size) : i])
-        assert win._acc == fresh
+        assert win.accumulator() == fresh
         assert win.n == min(i, size)
 
 
@@ -51,8 +51,8 @@ def test_weighted_sliding_leaves_no_residue():
     np.testing.assert_allclose(r1.pos, r2.pos, rtol=1e-9, atol=1e-12)
     with pytest.raises(TypeError, match="cannot be merged"):
         win.merge(win)
-    with pytest.raises(TypeError, match="BinaryAccumulator"):
-        se.Sliding(se.RegressionAccumulator, size=3)
+    with pytest.raises(TypeError, match="take events out"):
+        se.Sliding(lambda: se.Decayed(se.BinaryAccumulator, half_life=3), size=3)
     with pytest.raises(ValueError, match="size"):
         se.Sliding(se.BinaryAccumulator, size=0)
 
@@ -142,7 +142,7 @@ def test_decay_stays_accurate_over_a_billion_time_units():
     expected = 1e5 * (1 - 0.5**10**4) / (1 - 0.5)
     assert total == pytest.approx(expected, rel=1e-12)
     assert dec.get().mae == pytest.approx(0.5, rel=1e-12)
-    assert math.isfinite(dec._acc._y.weight)
+    assert math.isfinite(dec.accumulator().get().y.weight)
 
 
 def test_decayed_merge_and_multiclass():

@@ -1,0 +1,455 @@
+"""BinaryReport: every binary metric, a pure view over a score histogram and the 2x2 counts at a threshold.
+
+A report imports no accumulator: it is computed from counts alone (the curve
+and rate functions of ``curves`` and ``confusion``), so any accumulator kind,
+a merged state or a loaded file gives the same report for the same counts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from . import curves, inference
+from ._validation import check_real
+from .bins import Bins
+from .confusion import ConfusionReport
+
+__all__ = ["BinaryReport"]
+
+Array = npt.NDArray[np.float64]
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class BinaryReport(ConfusionReport):
+    """Every binary metric of an accumulator, frozen at the time of ``get()``.
+
+    The 2x2 rates (``precision``, ``recall``, ``f1``, ``mcc``, ...) come from
+    the exact counts at the accumulator's threshold. AUC, average precision,
+    EER and the curves come from the score histogram, treating the scores of
+    one bin as tied; they are exact when every bin holds one distinct score.
+
+    With only one class present, every rate that divides by the missing
+    class's total is ``nan`` (AUC, AP, EER, FPR or TPR) and the curves hold
+    ``nan`` in that coordinate; nothing is silently 0.
+
+    Examples
+    --------
+    >>> import streameval as se
+    >>> acc = se.BinaryAccumulator(bins=se.Bins.from_edges([0.1, 0.35, 0.4, 0.8]))
+    >>> acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+    >>> r = acc.get()
+    >>> r.auc, r.precision, r.recall
+    (0.75, 1.0, 0.5)
+    >>> fpr, tpr, thresholds = r.roc_curve()
+    >>> fpr.tolist(), tpr.tolist()
+    ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
+    """
+
+    bins: Bins = field(repr=False)
+    keys: npt.NDArray[np.int64] = field(repr=False)
+    neg: Array = field(repr=False)
+    pos: Array = field(repr=False)
+    pos_label: Any = field(default=1, repr=False)
+    neg_label: Any = field(default=0, repr=False)
+
+    SCALAR_METRICS: ClassVar[tuple[str, ...]] = (
+        "n", "positives", "negatives", "tp", "fp", "tn", "fn",
+        "accuracy", "error_rate", "precision", "recall", "f1", "specificity",
+        "fpr", "fnr", "npv", "lr_plus", "lr_minus", "youden", "balanced_accuracy", "mcc",
+        "auc", "auc_lower", "auc_upper", "rank_loss", "average_precision", "pr_auc",
+        "bep", "eer", "eer_threshold", "eer_rocch", "eer_nearest",
+    )  # fmt: skip
+
+    @cached_property
+    def edges(self) -> Array:
+        """Lower edge of every non-empty bin (ascending): the curve thresholds."""
+        return _readonly(self.bins.lower_edges(self.keys))
+
+    # -- histogram metrics --------------------------------------------------
+    @cached_property
+    def _auc(self) -> curves.AucBounds:
+        return curves.auc_bounds(self.neg, self.pos)
+
+    @property
+    def auc(self) -> float:
+        """ROC AUC, ties inside a bin counted as half (scikit-learn's ``roc_auc_score``)."""
+        return self._auc.auc
+
+    @property
+    def auc_lower(self) -> float:
+        """Lowest AUC over every ordering of the scores inside bins."""
+        return self._auc.lower
+
+    @property
+    def auc_upper(self) -> float:
+        """Highest AUC over every ordering of the scores inside bins."""
+        return self._auc.upper
+
+    @property
+    def rank_loss(self) -> float:
+        """1 - AUC: the share of (positive, negative) pairs ranked wrongly, ties as half."""
+        return 1.0 - self.auc
+
+    @cached_property
+    def average_precision(self) -> float:
+        """Average precision, the step-wise sum of scikit-learn's ``average_precision_score``."""
+        return curves.average_precision(self.edges, self.neg, self.pos)
+
+    @cached_property
+    def pr_auc(self) -> float:
+        """Area under the PR curve with Davis & Goadrich interpolation."""
+        return curves.pr_auc(self.edges, self.neg, self.pos)
+
+    @cached_property
+    def bep(self) -> float:
+        """Break-even point: precision = recall at the cut predicting exactly P positives."""
+        return curves.break_even_point(self.edges, self.neg, self.pos)
+
+    @cached_property
+    def _eer(self) -> curves.Crossing:
+        return curves.eer(self.edges, self.neg, self.pos)
+
+    @property
+    def eer(self) -> float:
+        """Equal error rate, where the straight segments of FAR and FRR cross."""
+        return self._eer.rate
+
+    @property
+    def eer_threshold(self) -> float:
+        """Threshold at the equal error rate, interpolated on the same segment."""
+        return self._eer.threshold
+
+    @cached_property
+    def _eer_rocch(self) -> curves.Crossing:
+        return curves.eer_rocch(self.edges, self.neg, self.pos)
+
+    @property
+    def eer_rocch(self) -> float:
+        """Equal error rate of the ROC convex hull (ROCCH-EER)."""
+        return self._eer_rocch.rate
+
+    @property
+    def eer_rocch_threshold(self) -> float:
+        """Threshold at the ROCCH-EER, interpolated along the hull segment."""
+        return self._eer_rocch.threshold
+
+    @cached_property
+    def _eer_nearest(self) -> curves.Crossing:
+        return curves.eer_nearest(self.edges, self.neg, self.pos)
+
+    @property
+    def eer_nearest(self) -> float:
+        """Mean of FAR and FRR at the threshold where they are closest."""
+        return self._eer_nearest.rate
+
+    @property
+    def eer_nearest_threshold(self) -> float:
+        """The threshold where FAR and FRR are closest."""
+        return self._eer_nearest.threshold
+
+    # -- curves -------------------------------------------------------------
+    def roc_curve(self) -> tuple[Array, Array, Array]:
+        """``(fpr, tpr, thresholds)``, thresholds decreasing from ``+inf``.
+
+        One point per non-empty bin, at its lower edge; equal to scikit-learn's
+        ``roc_curve(..., drop_intermediate=False)`` when every bin holds one
+        distinct score.
+        """
+        return curves.roc_curve(self.edges, self.neg, self.pos)
+
+    def pr_curve(self) -> tuple[Array, Array, Array]:
+        """``(precision, recall, thresholds)`` in scikit-learn's layout (thresholds increasing)."""
+        return curves.pr_curve(self.edges, self.neg, self.pos)
+
+    def det_curve(self) -> tuple[Array, Array, Array]:
+        """``(fpr, fnr, thresholds)`` in scikit-learn's layout; plot on normal-deviate axes."""
+        return curves.det_curve(self.edges, self.neg, self.pos)
+
+    # -- queries ------------------------------------------------------------
+    @cached_property
+    def _points(self) -> curves.OperatingPoints:
+        return curves.operating_points(self.edges, self.neg, self.pos)
+
+    def at(self, threshold: float) -> ConfusionReport:
+        """The 2x2 table and its rates at another threshold.
+
+        Exact when ``threshold`` is the lower edge of a bin (every curve
+        threshold is) or the accumulator's own threshold. Elsewhere the bin
+        holding ``threshold`` cannot be split, so the threshold is moved up to
+        that bin's upper edge: all of the bin counts as predicted negative.
+        The returned report's ``threshold`` is the one actually used.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator(bins=se.Bins.from_edges([0.1, 0.35, 0.4, 0.8]))
+        >>> acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+        >>> r = acc.get().at(0.35)
+        >>> r.tp, r.fp, r.threshold
+        (2, 1, 0.35)
+        >>> acc.get().at(0.6).threshold
+        0.8
+        """
+        t = check_real("threshold", threshold)
+        if t == self.threshold:
+            return ConfusionReport(self.tp, self.fp, self.tn, self.fn, self.threshold)
+        key = self.bins.key(t)
+        edge = float(self.bins.lower_edges([key])[0])
+        if edge != t:
+            key += 1
+            edge = float(self.bins.lower_edges([key])[0]) if key <= self.bins.key_max else math.inf
+        start = int(np.searchsorted(self.keys, key, side="left"))
+        tp = self.pos[start:].sum()
+        fp = self.neg[start:].sum()
+        cast = float if self.neg.dtype == np.float64 else int
+        tp, fp = cast(tp), cast(fp)
+        p, n = self.positives, self.negatives
+        return ConfusionReport(tp=tp, fp=fp, tn=n - fp, fn=p - tp, threshold=edge)
+
+    def best_threshold(self, metric: str = "f1") -> float:
+        """The curve threshold (a bin edge) that maximises ``metric``.
+
+        ``metric`` is one of ``"f1"``, ``"youden"``, ``"accuracy"``,
+        ``"balanced_accuracy"``, ``"mcc"``. Ties go to the highest threshold.
+        ``nan`` when the metric is undefined everywhere.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator(bins=se.Bins.from_edges([0.1, 0.35, 0.4, 0.8]))
+        >>> acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+        >>> acc.get().best_threshold("f1")
+        0.35
+        """
+        if metric not in _CURVE_METRICS:
+            raise ValueError(f"metric must be one of {sorted(_CURVE_METRICS)}, got {metric!r}")
+        pts = self._points
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = _CURVE_METRICS[metric](pts.tp, pts.fp, pts.positives, pts.negatives)
+        if np.isnan(values).all():
+            return math.nan
+        return float(pts.thresholds[int(np.nanargmax(values))])
+
+    def tpr_at_fpr(self, max_fpr: float) -> float:
+        """Highest TPR among the curve points whose FPR is at most ``max_fpr``.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator(bins=se.Bins.from_edges([0.1, 0.35, 0.4, 0.8]))
+        >>> acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+        >>> acc.get().tpr_at_fpr(0.0), acc.get().tpr_at_fpr(0.5)
+        (0.5, 1.0)
+        """
+        a = check_real("max_fpr", max_fpr)
+        pts = self._points
+        if pts.positives == 0 or pts.negatives == 0:
+            return math.nan
+        ok = pts.fp / pts.negatives <= a
+        return float((pts.tp[ok] / pts.positives).max()) if ok.any() else math.nan
+
+    def precision_at_recall(self, min_recall: float) -> float:
+        """Highest precision among the curve points whose recall is at least ``min_recall``.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator(bins=se.Bins.from_edges([0.1, 0.35, 0.4, 0.8]))
+        >>> acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+        >>> acc.get().precision_at_recall(1.0)
+        0.6666666666666666
+        """
+        r = check_real("min_recall", min_recall)
+        pts = self._points
+        if pts.positives == 0:
+            return math.nan
+        tp, fp = pts.tp[1:], pts.fp[1:]
+        ok = tp / pts.positives >= r
+        return float((tp[ok] / (tp[ok] + fp[ok])).max()) if ok.any() else math.nan
+
+    # -- cost-sensitive evaluation ----------------------------------------
+    def cost_curve(self) -> tuple[Array, Array]:
+        """Lower envelope of the cost curve as vertices ``(x, normalised cost)``.
+
+        ``x`` is the probability cost ``p cost_fn / (p cost_fn + (1 - p) cost_fp)``
+        (``p`` the prior of positives), which folds the prior and both costs
+        into one axis; every threshold's line is ``FNR x + FPR (1 - x)``.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator(bins=se.Bins.from_edges([0.1, 0.35, 0.4, 0.8]))
+        >>> acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+        >>> x, y = acc.get().cost_curve()
+        >>> x.tolist(), y.tolist()
+        ([0.0, 0.5, 1.0], [0.0, 0.25, 0.0])
+        """
+        return curves.cost_curve(self.edges, self.neg, self.pos)
+
+    def expected_cost(self) -> float:
+        """Area under the lower envelope of the cost curve."""
+        return curves.expected_cost(self.edges, self.neg, self.pos)
+
+    def min_cost(self, p: float, cost_fn: float = 1.0, cost_fp: float = 1.0) -> curves.CostPoint:
+        """Lowest normalised cost at prior ``p`` and the threshold reaching it.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator(bins=se.Bins.from_edges([0.1, 0.35, 0.4, 0.8]))
+        >>> acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+        >>> best = acc.get().min_cost(0.5, cost_fn=5.0, cost_fp=1.0)
+        >>> round(best.cost, 6), best.threshold
+        (0.083333, 0.35)
+        """
+        prior = check_real("p", p)
+        if not 0.0 <= prior <= 1.0:
+            raise ValueError(f"p must be between 0 and 1, got {p!r}")
+        c_fn = check_real("cost_fn", cost_fn, finite=True, nonnegative=True)
+        c_fp = check_real("cost_fp", cost_fp, finite=True, nonnegative=True)
+        if prior * c_fn + (1 - prior) * c_fp == 0:
+            raise ValueError(
+                f"p, cost_fn and cost_fp give no cost at all: p={p!r}, cost_fn={cost_fn!r}, cost_fp={cost_fp!r}"
+            )
+        return curves.min_cost(self.edges, self.neg, self.pos, curves.probability_cost(prior, c_fn, c_fp))
+
+    def min_dcf(self, p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -> curves.CostPoint:
+        """NIST minimum detection cost (normalised) and its threshold.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator(bins=se.Bins.from_edges([0.1, 0.35, 0.4, 0.8]))
+        >>> acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+        >>> acc.get().min_dcf(0.01)
+        CostPoint(cost=0.5, threshold=0.8)
+        """
+        p = check_real("p_target", p_target)
+        if not 0.0 < p < 1.0:
+            raise ValueError(f"p_target must be strictly between 0 and 1, got {p_target!r}")
+        cm = check_real("c_miss", c_miss, finite=True)
+        cf = check_real("c_fa", c_fa, finite=True)
+        if cm <= 0 or cf <= 0:
+            raise ValueError(f"c_miss and c_fa must be positive, got {c_miss!r} and {c_fa!r}")
+        return curves.min_dcf(self.edges, self.neg, self.pos, p, cm, cf)
+
+    # -- inference ----------------------------------------------------------
+    def auc_ci(self, level: float = 0.95, method: str = "delong") -> inference.Interval:
+        """Confidence interval of the AUC, by DeLong's or Hanley & McNeil's variance.
+
+        DeLong's variance is computed from the histogram (exact when every
+        bin holds one distinct score); weights count as frequencies.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator()
+        >>> acc.update_many([0, 0, 1, 0, 1, 1], [0.1, 0.3, 0.35, 0.4, 0.8, 0.9])
+        >>> ci = acc.get().auc_ci()
+        >>> round(ci.estimate, 4), round(ci.lower, 4), round(ci.upper, 4)
+        (0.8889, 0.5809, 1.0)
+        """
+        return inference.auc_interval(self.neg, self.pos, self.auc, level, method)
+
+    def wilson_ci(self, metric: str = "recall", level: float = 0.95) -> inference.Interval:
+        """Wilson interval of a proportion of the 2x2 table at the threshold.
+
+        ``metric`` is one of ``precision``, ``recall`` (``tpr``),
+        ``specificity`` (``tnr``), ``fpr``, ``fnr``, ``npv``, ``accuracy``.
+        """
+        pairs = {
+            "precision": (self.tp, self.tp + self.fp),
+            "recall": (self.tp, self.tp + self.fn),
+            "tpr": (self.tp, self.tp + self.fn),
+            "specificity": (self.tn, self.tn + self.fp),
+            "tnr": (self.tn, self.tn + self.fp),
+            "fpr": (self.fp, self.fp + self.tn),
+            "fnr": (self.fn, self.fn + self.tp),
+            "npv": (self.tn, self.tn + self.fn),
+            "accuracy": (self.tp + self.tn, self.n),
+        }
+        if metric not in pairs:
+            raise ValueError(f"metric must be one of {sorted(pairs)}, got {metric!r}")
+        return inference.wilson_interval(*pairs[metric], level=level)
+
+    # -- output -------------------------------------------------------------
+    def to_dict(self) -> dict[str, float]:
+        """Every scalar metric by name (counts as numbers, rates as floats).
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator()
+        >>> acc.update_many([0, 1, 1], [0.2, 0.7, 0.4])
+        >>> d = acc.get().to_dict()
+        >>> d["n"], d["tp"], round(d["auc"], 3)
+        (3, 1, 1.0)
+        """
+        return {name: getattr(self, name) for name in self.SCALAR_METRICS}
+
+    def summary(self) -> str:
+        """A short readable table of the main metrics."""
+        rows = [
+            ("events", f"{self.n:g}  (positives {self.positives:g}, negatives {self.negatives:g})"),
+            ("threshold", f"{self.threshold:g}"),
+            ("accuracy", f"{self.accuracy:.4f}"),
+            ("precision / recall", f"{self.precision:.4f} / {self.recall:.4f}"),
+            ("F1", f"{self.f1:.4f}"),
+            ("MCC", f"{self.mcc:.4f}"),
+            ("ROC AUC", f"{self.auc:.6f}  [{self.auc_lower:.6f}, {self.auc_upper:.6f}]"),
+            ("average precision", f"{self.average_precision:.6f}"),
+            ("PR AUC", f"{self.pr_auc:.6f}"),
+            ("EER", f"{self.eer:.4f} at threshold {self.eer_threshold:.4g}"),
+            ("break-even point", f"{self.bep:.4f}"),
+        ]
+        width = max(len(k) for k, _ in rows)
+        return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+    def __repr__(self) -> str:
+        return (
+            f"BinaryReport(n={self.n}, positives={self.positives}, threshold={self.threshold!r}, "
+            f"precision={self.precision:.4f}, recall={self.recall:.4f}, f1={self.f1:.4f}, "
+            f"auc={self.auc:.6f}, average_precision={self.average_precision:.6f}, eer={self.eer:.4f})"
+        )
+
+
+def _f1(tp: Array, fp: Array, p: float, n: float) -> Array:
+    return 2 * tp / (tp + fp + p)
+
+
+def _youden(tp: Array, fp: Array, p: float, n: float) -> Array:
+    return tp / p - fp / n
+
+
+def _accuracy(tp: Array, fp: Array, p: float, n: float) -> Array:
+    return (tp + n - fp) / (p + n)
+
+
+def _balanced_accuracy(tp: Array, fp: Array, p: float, n: float) -> Array:
+    return (tp / p + (n - fp) / n) / 2
+
+
+def _mcc(tp: Array, fp: Array, p: float, n: float) -> Array:
+    fn, tn = p - tp, n - fp
+    return (tp * tn - fp * fn) / np.sqrt((tp + fp) * p * n * (tn + fn))
+
+
+_CURVE_METRICS: dict[str, Callable[[Array, Array, float, float], Array]] = {
+    "f1": _f1,
+    "youden": _youden,
+    "accuracy": _accuracy,
+    "balanced_accuracy": _balanced_accuracy,
+    "mcc": _mcc,
+}

@@ -1,0 +1,196 @@
+"""PairedAccumulator: two classifiers on the same stream, for McNemar's test."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from ._codec import FormatError, decode_counts, decode_float, decode_label, encode_label, require_fields
+from ._validation import as_labels, as_scores, as_weights, check_label_pair, check_real, check_same_length
+from .confusion import ConfusionReport
+from .inference import PairedReport, count_value
+from .protocol import AccumulatorBase
+
+__all__ = ["PairedAccumulator", "PairedReport"]
+
+
+class PairedAccumulator(AccumulatorBase):
+    """Two classifiers evaluated on the same stream, for McNemar's test.
+
+    The state is the 2 x 2 x 2 table of counts [true label][A's prediction][B's prediction].
+
+    Parameters
+    ----------
+    threshold : float, optional
+        Without it, predictions are labels (``pos_label`` / ``neg_label``);
+        with it, they are scores and predict positive at ``score >= threshold``.
+    pos_label, neg_label : labels of the two classes (default 1 and 0).
+
+    Examples
+    --------
+    >>> import streameval as se
+    >>> acc = se.PairedAccumulator(threshold=0.5)
+    >>> acc.update_many([1, 1, 0, 0, 1], [0.9, 0.8, 0.3, 0.6, 0.7], [0.4, 0.9, 0.2, 0.1, 0.3])
+    >>> r = acc.get()
+    >>> r.a.accuracy, r.b.accuracy, r.mcnemar.b, r.mcnemar.c
+    (0.8, 0.6, 2, 1)
+    """
+
+    kind: ClassVar[str] = "paired"
+
+    def __init__(self, threshold: float | None = None, pos_label: Any = 1, neg_label: Any = 0) -> None:
+        self.threshold = None if threshold is None else check_real("threshold", threshold)
+        check_label_pair(pos_label, neg_label)
+        self.pos_label, self.neg_label = pos_label, neg_label
+        self._counts: np.ndarray = np.zeros((2, 2, 2), dtype=np.int64)
+
+    def _predictions(self, name: str, values: Any) -> npt.NDArray[np.bool_]:
+        if self.threshold is None:
+            return as_labels(name, values, self.pos_label, self.neg_label)
+        return as_scores(name, values) >= self.threshold
+
+    def _tally(self, y: Any, pred_a: Any, pred_b: Any, w: Any) -> np.ndarray:
+        truth = as_labels("y", y, self.pos_label, self.neg_label)
+        a = self._predictions("pred_a", pred_a)
+        b = self._predictions("pred_b", pred_b)
+        check_same_length(("y", truth), ("pred_a", a), ("pred_b", b))
+        weights = as_weights("w", w, truth.size)
+        idx = truth.astype(np.int64) * 4 + a.astype(np.int64) * 2 + b.astype(np.int64)
+        tally = np.bincount(idx, weights=weights, minlength=8).reshape(2, 2, 2)
+        if weights is not None and not math.isfinite(float(tally.sum()) + float(self._counts.sum())):
+            raise ValueError("w: the total weight would overflow; scale the weights down")
+        return tally
+
+    def _add_tally(self, tally: np.ndarray) -> None:
+        if tally.dtype == np.float64 and self._counts.dtype != np.float64:
+            self._counts = self._counts.astype(np.float64)
+        self._counts = self._counts + tally.astype(self._counts.dtype, copy=False)
+
+    def update(self, y: Any, pred_a: Any, pred_b: Any, w: float = 1.0) -> None:
+        """Count one event seen by both classifiers."""
+        self.update_many([y], [pred_a], [pred_b], [check_real("w", w, finite=True, nonnegative=True)])
+
+    def update_many(self, y: Any, pred_a: Any, pred_b: Any, w: Any = None) -> None:
+        """Count many events; all of them or, on any bad input, none."""
+        self._add_tally(self._tally(y, pred_a, pred_b, w))
+
+    def revert(self, y: Any, pred_a: Any, pred_b: Any, w: float = 1.0) -> None:
+        """Take one event counted before back out.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.PairedAccumulator()
+        >>> acc.update_many([1, 0], [1, 1], [0, 0])
+        >>> acc.revert(0, 1, 0)
+        >>> acc.get().a.n
+        1
+        """
+        one = PairedAccumulator(self.threshold, self.pos_label, self.neg_label)
+        one.update(y, pred_a, pred_b, w)
+        self -= one
+
+    def get(self) -> PairedReport:
+        """Both 2x2 tables and McNemar's test."""
+        c = self._counts.copy()
+        t = math.nan if self.threshold is None else self.threshold
+
+        def table(axis_other: int) -> ConfusionReport:
+            m = c.sum(axis=axis_other)  # [y][prediction]
+            return ConfusionReport(
+                tp=count_value(m[1, 1]), fp=count_value(m[0, 1]), tn=count_value(m[0, 0]), fn=count_value(m[1, 0]),
+                threshold=t,
+            )  # fmt: skip
+
+        return PairedReport(a=table(2), b=table(1), counts=c)
+
+    @property
+    def n(self) -> int | float:
+        """Count (or total weight) of events."""
+        return count_value(self._counts.sum())
+
+    # -- combining ----------------------------------------------------------
+    def copy(self) -> PairedAccumulator:
+        """An independent accumulator with the same counts."""
+        new = PairedAccumulator(self.threshold, self.pos_label, self.neg_label)
+        new._counts = self._counts.copy()
+        return new
+
+    def _check_mergeable(self, other: Any) -> None:
+        if not isinstance(other, PairedAccumulator):
+            raise TypeError(f"can only merge a PairedAccumulator with another, got {type(other).__name__}")
+        for name in ("threshold", "pos_label", "neg_label"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if not (mine == theirs and type(mine) is type(theirs)):
+                raise ValueError(f"cannot merge accumulators whose {name} differ: {mine!r} and {theirs!r}")
+
+    def _merge_in(self, other: PairedAccumulator, sign: int) -> None:
+        counts = self._counts + sign * other._counts
+        if sign < 0:
+            if counts.dtype == np.float64:
+                counts[np.abs(counts) <= 1e-9 * np.abs(self._counts)] = 0.0
+            if (counts < 0).any():
+                raise ValueError("cannot take out counts that were not added: the result would be negative")
+        self._counts = counts
+
+    def _scale_in(self, factor: float) -> None:
+        self._counts = self._counts.astype(np.float64) * factor
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PairedAccumulator):
+            return NotImplemented
+        try:
+            self._check_mergeable(other)
+        except ValueError:
+            return False
+        return bool(np.array_equal(self._counts, other._counts)) and self._counts.dtype == other._counts.dtype
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- state --------------------------------------------------------------
+    def to_state(self) -> dict[str, Any]:
+        """The state: threshold (or null for labels), the two labels and the 8 counts.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.PairedAccumulator()
+        >>> acc.update_many([1, 0], [1, 1], [0, 0])
+        >>> acc.to_state()["counts"].tolist()
+        [0, 0, 1, 0, 0, 0, 1, 0]
+        """
+        return {
+            "threshold": self.threshold,
+            "pos_label": encode_label(self.pos_label),
+            "neg_label": encode_label(self.neg_label),
+            "weighted": self._counts.dtype == np.float64,
+            "counts": self._counts.reshape(-1).copy(),
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> PairedAccumulator:
+        """The accumulator of a :meth:`to_state` mapping; ``FormatError`` if anything in it is inconsistent."""
+        d = dict(state)
+        require_fields(d, "state", {"threshold", "pos_label", "neg_label", "weighted", "counts"})
+        threshold = None if d["threshold"] is None else decode_float("threshold", d["threshold"])
+        if threshold is not None and threshold != threshold:
+            raise FormatError("threshold must not be nan")
+        weighted = d["weighted"]
+        if not isinstance(weighted, bool):
+            raise FormatError(f"weighted must be true or false, got {weighted!r}")
+        counts = decode_counts("counts", d["counts"], weighted)
+        if counts.size != 8:
+            raise FormatError(f"counts must hold 8 counts, got {counts.size}")
+        try:
+            acc = cls(threshold, decode_label("pos_label", d["pos_label"]), decode_label("neg_label", d["neg_label"]))
+        except (TypeError, ValueError) as exc:
+            raise FormatError(f"state: {exc}") from None
+        acc._counts = counts.reshape(2, 2, 2)
+        return acc
+
+    def __repr__(self) -> str:
+        return f"PairedAccumulator(threshold={self.threshold!r}, n={self.n})"

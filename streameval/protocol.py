@@ -1,0 +1,294 @@
+"""The accumulator protocol: what every kind of accumulator offers, and the shared part of it.
+
+Every kind (binary, multiclass, regression, paired, and the kinds added
+later) implements :class:`Accumulator`. Windows, averaging, the state format,
+river, Dask and the command line use accumulators only through it, so a new
+kind works everywhere once it implements the protocol.
+
+A kind subclasses :class:`AccumulatorBase`, which derives the whole protocol
+from a few methods the kind defines itself:
+
+* ``copy()``, ``update``, ``update_many``, ``revert``, ``get``, ``n``, ``==``;
+* ``to_state()`` and the class method ``from_state(state)``;
+* ``_check_mergeable(other)`` (raise when ``other`` cannot be combined),
+  ``_merge_in(other, sign)`` (add ``sign`` times ``other``'s counts in place)
+  and ``_scale_in(factor)`` (multiply every count in place);
+* a class attribute ``kind``: the tag the state format stores (each kind
+  registers itself under it).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+
+from . import io
+from ._validation import check_real
+
+__all__ = ["Accumulator", "AccumulatorBase"]
+
+A = TypeVar("A", bound="AccumulatorBase")
+P = TypeVar("P", bound="Accumulator")
+
+
+@runtime_checkable
+class Accumulator(Protocol):
+    """What every accumulator kind offers.
+
+    Updating
+        ``update(...)`` counts one event, ``update_many(...)`` a batch (all of
+        it or, on bad input, none), ``revert(...)`` takes one event counted
+        before back out. The arguments are the kind's own (``y, score, w``
+        for a binary accumulator).
+    Reading
+        ``get()`` returns a frozen report; ``n`` is the count (or total
+        weight) of events.
+    Combining
+        ``merge(other)`` / ``a + b`` / ``merge_all(...)`` add counts,
+        ``subtract(other)`` / ``a - b`` takes out counts added before (what a
+        sliding window needs), ``scaled(factor)`` multiplies them (what decay
+        needs); ``a += b`` and ``a -= b`` work in place. ``copy()`` and
+        ``==`` as usual.
+    State
+        ``to_state()`` is a plain mapping of named arrays, numbers and the
+        kind's configuration; ``from_state(mapping)`` validates it and
+        rebuilds the accumulator (``FormatError`` on anything inconsistent).
+        Pickles carry the compact state.
+    """
+
+    kind: ClassVar[str]
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """Count one event."""
+
+    def update_many(self, *args: Any, **kwargs: Any) -> None:
+        """Count a batch of events; all of them or none."""
+
+    def revert(self, *args: Any, **kwargs: Any) -> None:
+        """Take back one event counted before."""
+
+    def get(self) -> Any:
+        """A frozen report of every metric."""
+
+    @property
+    def n(self) -> int | float:
+        """Count (or total weight) of the events."""
+
+    def copy(self: P) -> P:
+        """An independent accumulator with the same counts."""
+
+    def merge(self: P, other: P) -> P:
+        """A new accumulator holding the counts of both."""
+
+    def subtract(self: P, other: P) -> P:
+        """A new accumulator holding this one's counts less ``other``'s."""
+
+    def scaled(self: P, factor: float) -> P:
+        """A new accumulator with every count multiplied by ``factor``."""
+
+    def to_state(self) -> dict[str, Any]:
+        """The state as named arrays and scalars, with the configuration."""
+
+    @classmethod
+    def from_state(cls: type[P], state: Mapping[str, Any]) -> P:
+        """The accumulator of a state; ``FormatError`` if it is not valid."""
+
+
+class AccumulatorBase:
+    """The protocol's shared part: combining, saving and pickling, from a few methods per kind.
+
+    Examples
+    --------
+    >>> import streameval as se
+    >>> a, b = se.BinaryAccumulator(), se.BinaryAccumulator()
+    >>> a.update_many([1, 0], [0.9, 0.4])
+    >>> b.update_many([1, 0], [0.3, 0.6])
+    >>> (a + b).get().n, (a + b - b) == a
+    (4, True)
+    >>> isinstance(a, se.Accumulator)
+    True
+    """
+
+    kind: ClassVar[str]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "kind" in cls.__dict__:
+            io.register(cls.kind, cls)
+
+    # -- to define per kind -------------------------------------------------------
+    def copy(self: A) -> A:  # pragma: no cover - every kind defines it
+        """An independent accumulator with the same counts."""
+        raise NotImplementedError
+
+    def to_state(self) -> dict[str, Any]:  # pragma: no cover - every kind defines it
+        """The state as named arrays and scalars, with the configuration."""
+        raise NotImplementedError
+
+    @classmethod
+    def from_state(cls: type[A], state: Mapping[str, Any]) -> A:  # pragma: no cover - every kind defines it
+        """The accumulator of a state; ``FormatError`` if it is not valid."""
+        raise NotImplementedError
+
+    def _check_mergeable(self, other: Any) -> None:  # pragma: no cover - every kind defines it
+        raise NotImplementedError
+
+    def _merge_in(self, other: Any, sign: int) -> None:  # pragma: no cover - every kind defines it
+        raise NotImplementedError
+
+    def _scale_in(self, factor: float) -> None:  # pragma: no cover - every kind defines it
+        raise NotImplementedError
+
+    # -- combining ----------------------------------------------------------------
+    def merge(self: A, other: A) -> A:
+        """A new accumulator holding the counts of both; neither input changes.
+
+        Raises ``TypeError`` for another kind and ``ValueError`` when the
+        configurations differ (bins, threshold, labels, fixed classes).
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> a, b = se.BinaryAccumulator(), se.BinaryAccumulator()
+        >>> a.update_many([1, 0], [0.9, 0.4])
+        >>> b.update_many([1, 0], [0.3, 0.6])
+        >>> a.merge(b).get().auc
+        0.5
+        >>> sum([a, b]).get().n
+        4
+        """
+        self._check_mergeable(other)
+        new = self.copy()
+        new._merge_in(other, 1)
+        return new
+
+    @classmethod
+    def merge_all(cls: type[A], accumulators: Iterable[A]) -> A:
+        """One accumulator holding the counts of all; none of the inputs changes.
+
+        Equal to merging them one by one (and to ``sum(accumulators)``), but
+        adds every one into a single copy instead of copying at each step.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> shards = [se.BinaryAccumulator() for _ in range(3)]
+        >>> for i, acc in enumerate(shards):
+        ...     acc.update_many([1, 0], [0.9 - i / 10, 0.2 + i / 10])
+        >>> se.BinaryAccumulator.merge_all(shards) == sum(shards)
+        True
+        """
+        accs = list(accumulators)
+        if not accs:
+            raise ValueError("accumulators must hold at least one accumulator, got none")
+        if not isinstance(accs[0], cls):
+            raise TypeError(f"can only merge {cls.__name__}s, got {type(accs[0]).__name__} at index 0")
+        out = accs[0].copy()
+        for acc in accs[1:]:
+            out._check_mergeable(acc)
+            out._merge_in(acc, 1)
+        return out
+
+    def subtract(self: A, other: A) -> A:
+        """A new accumulator holding this one's counts less ``other``'s (counts added before).
+
+        Taking out counts that were never added is a ``ValueError``. With
+        weights, a count brought within rounding of zero becomes exactly 0.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> everything, old = se.BinaryAccumulator(), se.BinaryAccumulator()
+        >>> everything.update_many([1, 0, 1, 0], [0.9, 0.4, 0.3, 0.6])
+        >>> old.update_many([1, 0], [0.9, 0.4])
+        >>> recent = everything.subtract(old)
+        >>> recent.get().n, recent.get().auc
+        (2, 0.0)
+        """
+        self._check_mergeable(other)
+        new = self.copy()
+        new._merge_in(other, -1)
+        return new
+
+    def scaled(self: A, factor: float) -> A:
+        """A new accumulator with every count (weight) multiplied by ``factor`` >= 0.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator()
+        >>> acc.update_many([1, 0], [0.9, 0.4])
+        >>> acc.scaled(0.5).get().n
+        1.0
+        """
+        f = check_real("factor", factor, finite=True, nonnegative=True)
+        new = self.copy()
+        new._scale_in(f)
+        return new
+
+    def __add__(self: A, other: Any) -> A:
+        if not isinstance(other, type(self)):
+            return NotImplemented
+        return self.merge(other)
+
+    def __radd__(self: A, other: Any) -> A:
+        if isinstance(other, int) and not isinstance(other, bool) and other == 0:
+            return self.copy()  # sum() starts from 0
+        return NotImplemented
+
+    def __iadd__(self: A, other: Any) -> A:
+        return self._in_place(other, 1)
+
+    def __sub__(self: A, other: Any) -> A:
+        if not isinstance(other, type(self)):
+            return NotImplemented
+        return self.subtract(other)
+
+    def __isub__(self: A, other: Any) -> A:
+        return self._in_place(other, -1)
+
+    def _in_place(self: A, other: Any, sign: int) -> A:
+        if not isinstance(other, type(self)):
+            return NotImplemented
+        self._check_mergeable(other)
+        self._merge_in(other, sign)
+        return self
+
+    # -- saving -------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict of the state (see :func:`streameval.to_dict`)."""
+        return io.to_dict(self)
+
+    def to_bytes(self) -> bytes:
+        """The compact binary state (see :func:`streameval.to_bytes`)."""
+        return io.to_bytes(self)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the state to ``path`` atomically (see :func:`streameval.save`)."""
+        io.save(self, path)
+
+    @classmethod
+    def _checked(cls: type[A], acc: Any) -> A:
+        if not isinstance(acc, cls):
+            raise io.FormatError(f"the state holds a {type(acc).__name__}, not a {cls.__name__}")
+        return acc
+
+    @classmethod
+    def from_dict(cls: type[A], d: dict[str, Any]) -> A:
+        """The accumulator in ``d``; ``FormatError`` if it is not a valid state of this kind."""
+        return cls._checked(io.from_dict(d))
+
+    @classmethod
+    def from_bytes(cls: type[A], blob: bytes) -> A:
+        """The accumulator in ``blob``; ``FormatError`` if it is not a valid state of this kind."""
+        return cls._checked(io.from_bytes(blob))
+
+    @classmethod
+    def load(cls: type[A], path: str | os.PathLike[str]) -> A:
+        """The accumulator saved at ``path``."""
+        return cls._checked(io.load(path))
+
+    def __reduce__(self) -> tuple[Any, tuple[bytes]]:
+        """Pickle the compact state (the format's bytes), not the in-memory layout."""
+        return io.from_bytes, (io.to_bytes(self, level=1),)

@@ -1,0 +1,232 @@
+"""RegressionReport: every regression metric, a pure view over merged moments and an absolute-error histogram."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from ._validation import check_real
+from .bins import Bins
+from .confusion import ratio
+
+__all__ = ["Moments", "QuantileEstimate", "RegressionReport"]
+
+
+@dataclass(frozen=True)
+class Moments:
+    """Total weight, weighted mean and sum of squared deviations of one quantity.
+
+    Two summaries combine with the parallel formulas of Chan, Golub and LeVeque,
+    which never sum raw squares of large numbers.
+
+    Examples
+    --------
+    >>> from streameval.regression import Moments
+    >>> a, b = Moments.of([1e9 + 1, 1e9 + 2]), Moments.of([1e9 + 3])
+    >>> both = a.combine(b)
+    >>> both.mean - 1e9, both.m2
+    (2.0, 2.0)
+    """
+
+    weight: float
+    mean: float
+    m2: float
+
+    @classmethod
+    def of(cls, x: npt.ArrayLike, w: npt.ArrayLike | None = None) -> Moments:
+        """Moments of a batch, by two passes over it."""
+        values = np.asarray(x, dtype=np.float64)
+        if values.size == 0:
+            return cls(0.0, 0.0, 0.0)
+        if w is None:
+            mean = float(values.mean())
+            return cls(float(values.size), mean, float(np.sum((values - mean) ** 2)))
+        weights = np.asarray(w, dtype=np.float64)
+        total = float(weights.sum())
+        if total == 0:
+            return cls(0.0, 0.0, 0.0)
+        mean = float(np.dot(weights, values) / total)
+        return cls(total, mean, float(np.dot(weights, (values - mean) ** 2)))
+
+    def combine(self, other: Moments) -> Moments:
+        """The moments of both sets together."""
+        if other.weight == 0:
+            return self
+        if self.weight == 0:
+            return other
+        total = self.weight + other.weight
+        delta = other.mean - self.mean
+        mean = self.mean + delta * (other.weight / total)
+        m2 = self.m2 + other.m2 + delta * delta * (self.weight * other.weight / total)
+        return Moments(total, mean, m2)
+
+    def remove(self, other: Moments) -> Moments:
+        """The moments of this set less ``other`` (a part of it): :meth:`combine` solved backwards.
+
+        Examples
+        --------
+        >>> from streameval.regression import Moments
+        >>> Moments.of([1.0, 2.0, 6.0]).remove(Moments.of([6.0])) == Moments.of([1.0, 2.0])
+        True
+        """
+        if other.weight == 0:
+            return self
+        rest = self.weight - other.weight
+        if rest <= 1e-12 * self.weight:
+            return Moments(0.0, 0.0, 0.0)
+        mean = (self.weight * self.mean - other.weight * other.mean) / rest
+        delta = other.mean - mean
+        m2 = self.m2 - other.m2 - delta * delta * (rest * other.weight / self.weight)
+        return Moments(rest, mean, max(m2, 0.0))
+
+    def scaled(self, factor: float) -> Moments:
+        """Every weight multiplied by ``factor`` (the mean stays)."""
+        return Moments(self.weight * factor, self.mean, self.m2 * factor)
+
+
+class QuantileEstimate(NamedTuple):
+    """A quantile read off a histogram: an estimate and bounds the exact value lies in."""
+
+    value: float
+    lower: float
+    upper: float
+
+
+@dataclass(frozen=True, eq=False)
+class RegressionReport:
+    """Every regression metric of an accumulator, frozen at the time of ``get()``.
+
+    Error ``e = y_pred - y``. Weighted means use the event weights.
+
+    Examples
+    --------
+    >>> import streameval as se
+    >>> acc = se.RegressionAccumulator()
+    >>> acc.update_many([3.0, -0.5, 2.0, 7.0], [2.5, 0.0, 2.0, 8.0])
+    >>> r = acc.get()
+    >>> r.mse, r.mae, round(r.r2, 6), r.max_error
+    (0.375, 0.5, 0.948608, 1.0)
+    """
+
+    n: int
+    weight: float
+    y: Moments = field(repr=False)
+    error: Moments = field(repr=False)
+    sum_abs_error: float = field(repr=False)
+    sum_abs_pct_error: float = field(repr=False)
+    max_error: float
+    bins: Bins = field(repr=False)
+    abs_error_keys: npt.NDArray[np.int64] = field(repr=False)
+    abs_error_counts: np.ndarray = field(repr=False)
+
+    SCALAR_METRICS: ClassVar[tuple[str, ...]] = (
+        "n", "mse", "rmse", "mae", "mape", "r2", "explained_variance", "bias",
+        "error_variance", "error_std", "error_sample_std", "max_error", "median_absolute_error",
+    )  # fmt: skip
+
+    @property
+    def sse(self) -> float:
+        """Weighted sum of squared errors, from the error moments."""
+        return self.error.m2 + self.error.weight * self.error.mean**2
+
+    @property
+    def mse(self) -> float:
+        """Mean squared error."""
+        return ratio(self.sse, self.weight)
+
+    @property
+    def rmse(self) -> float:
+        """Root mean squared error."""
+        return math.sqrt(self.mse) if not math.isnan(self.mse) else math.nan
+
+    @property
+    def mae(self) -> float:
+        """Mean absolute error."""
+        return ratio(self.sum_abs_error, self.weight)
+
+    @property
+    def mape(self) -> float:
+        """Mean of |e| / max(|y|, machine epsilon), as scikit-learn computes it."""
+        return ratio(self.sum_abs_pct_error, self.weight)
+
+    @property
+    def r2(self) -> float:
+        """1 - SSE / SST; ``nan`` for a constant target predicted exactly, ``-inf`` if not exactly."""
+        return 1.0 - ratio(self.sse, self.y.m2) if self.weight else math.nan
+
+    @property
+    def explained_variance(self) -> float:
+        """1 - Var(e) / Var(y)."""
+        return 1.0 - ratio(self.error.m2, self.y.m2) if self.weight else math.nan
+
+    @property
+    def bias(self) -> float:
+        """Mean error (positive: predictions too high)."""
+        return self.error.mean if self.weight else math.nan
+
+    @property
+    def error_variance(self) -> float:
+        """Variance of the error around its mean (population form, divided by the total weight)."""
+        return ratio(self.error.m2, self.weight)
+
+    @property
+    def error_std(self) -> float:
+        """Standard deviation of the error (population form)."""
+        v = self.error_variance
+        return math.sqrt(v) if not math.isnan(v) else math.nan
+
+    @property
+    def error_sample_std(self) -> float:
+        """Sample standard deviation of the error (divided by total weight - 1)."""
+        v = ratio(self.error.m2, self.weight - 1) if self.weight > 1 else math.nan
+        return math.sqrt(v) if not math.isnan(v) else math.nan
+
+    def abs_error_quantile(self, q: float) -> QuantileEstimate:
+        """The ``q`` quantile of |e| from the residual histogram, with bounds.
+
+        The quantile is the smallest |e| whose cumulative weight reaches
+        ``q`` times the total; ``lower`` and ``upper`` are the edges of the
+        bins it can lie in (for an even count, ``numpy.median`` averages two
+        values, which the bounds hold as well). ``value`` is the middle of the
+        bounds.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.RegressionAccumulator()
+        >>> acc.update_many([0.0] * 5, [0.1, -0.2, 0.3, -0.4, 0.5])
+        >>> est = acc.get().abs_error_quantile(0.5)
+        >>> est.lower <= 0.3 <= est.upper, round(est.upper / est.lower, 3) <= 1.008
+        (True, True)
+        """
+        p = check_real("q", q)
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"q must be between 0 and 1, got {q!r}")
+        counts = self.abs_error_counts.astype(np.float64)
+        if counts.size == 0 or counts.sum() == 0:
+            return QuantileEstimate(math.nan, math.nan, math.nan)
+        cum = np.cumsum(counts)
+        target = p * cum[-1]
+        lo = int(np.searchsorted(cum, target, side="left"))
+        hi = int(np.searchsorted(cum, target, side="right"))
+        lo, hi = min(lo, cum.size - 1), min(hi, cum.size - 1)
+        keys = self.abs_error_keys
+        lower = float(self.bins.lower_edges([keys[lo]])[0])
+        top = keys[hi] + 1
+        upper = float(self.bins.lower_edges([top])[0]) if top <= self.bins.key_max else math.inf
+        lower = max(lower, 0.0)
+        upper = min(upper, self.max_error)
+        return QuantileEstimate((lower + upper) / 2.0, lower, upper)
+
+    @property
+    def median_absolute_error(self) -> float:
+        """Median of |e|, estimated from the residual histogram (see ``abs_error_quantile``)."""
+        return self.abs_error_quantile(0.5).value
+
+    def to_dict(self) -> dict[str, float]:
+        """Every scalar metric by name."""
+        return {name: getattr(self, name) for name in self.SCALAR_METRICS}
