@@ -24,6 +24,7 @@ demo: $(STAMP_DEV)
 
 lint: $(STAMP_DEV)
 	$(VENV)/bin/ruff check streameval tests examples benchmarks docs
+	$(VENV)/bin/mypy streameval
 
 test: lint
 	$(PY) -m pytest

@@ -96,12 +96,13 @@ def decode_counts(where: str, values: Any, weighted: bool) -> np.ndarray:
             raise FormatError(f"{where} holds a count out of range: {values.max()}")
         arr = values.astype(np.float64 if weighted else np.int64)
     elif isinstance(values, list):
+        types = set(map(type, values))
         if weighted:
-            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            if not types <= {int, float}:
                 raise FormatError(f"{where} must hold numbers")
             arr = np.array(values, dtype=np.float64)
         else:
-            if not all(type(v) is int for v in values):
+            if not types <= {int}:
                 raise FormatError(f"{where} must hold integers (the state has no weights)")
             if values and max(values) >= 2**63:
                 raise FormatError(f"{where} holds a count out of range: {max(values)}")
@@ -138,7 +139,7 @@ def decode_histogram(where: str, d: Any, bins: Bins, weighted: bool) -> tuple[np
         if keys.ndim != 1 or keys.dtype.kind not in "iu":
             raise FormatError(f"{where}.keys must be a 1-D array of integers")
         k = keys.astype(np.int64)
-    elif isinstance(keys, list) and all(type(v) is int for v in keys):
+    elif isinstance(keys, list) and set(map(type, keys)) <= {int}:
         if keys and (keys[0] < bins.key_min or keys[-1] > bins.key_max):
             raise FormatError(f"{where}.keys must lie in [{bins.key_min}, {bins.key_max}]")
         if any(v < -(2**63) or v >= 2**63 for v in keys):

@@ -12,6 +12,7 @@ import numpy.typing as npt
 
 __all__ = [
     "as_labels", "as_scores", "as_weights", "check_label_pair", "check_no_nan", "check_real", "check_same_length",
+    "check_total",
 ]  # fmt: skip
 
 
@@ -143,6 +144,7 @@ def as_weights(name: str, value: Any, n: int) -> npt.NDArray[np.float64] | None:
         return None
     if np.ndim(value) == 0:
         one = check_real(name, value, finite=True, nonnegative=True)
+        check_total(name, one * n)
         return None if one == 1.0 else np.full(n, one)
     arr = _one_dimensional(name, value)
     if arr.dtype.kind not in "biuf":
@@ -161,7 +163,18 @@ def as_weights(name: str, value: Any, n: int) -> npt.NDArray[np.float64] | None:
         raise ValueError(f"{name} must be finite and >= 0, got {w[i]!r} at index {i}")
     if lowest == highest == 1.0:
         return None
+    with np.errstate(over="ignore"):
+        check_total(name, float(w.sum()))
     return w
+
+
+def check_total(name: str, total: float) -> None:
+    """ValueError when a total weight overflows to inf (counts would turn into inf)."""
+    if not math.isfinite(total):
+        raise ValueError(
+            f"{name}: the total weight would overflow (more than {np.finfo(np.float64).max:.4g}); "
+            "scale the weights down"
+        )
 
 
 def check_same_length(*named: tuple[str, Sized], n: int | None = None) -> None:

@@ -91,16 +91,20 @@ def from_dict(d: Any) -> Any:
 
 
 def _delta(d: Any, encode: bool) -> Any:
-    """Delta-encode (or decode) every 'keys' list, which makes the bytes small."""
+    """Delta-encode (or decode) every 'keys' list, which makes the bytes small.
+
+    Only mappings and lists of mappings or lists are walked: a flat list of
+    numbers is left as it is, whatever its length.
+    """
     if isinstance(d, dict):
         out = {}
         for k, v in d.items():
-            if k == "keys" and isinstance(v, list) and all(type(x) is int for x in v):
+            if k == "keys" and isinstance(v, list) and set(map(type, v)) <= {int}:
                 out[k] = (np.diff(v, prepend=0) if encode else np.cumsum(v)).tolist() if v else []
             else:
                 out[k] = _delta(v, encode)
         return out
-    if isinstance(d, list):
+    if isinstance(d, list) and d and isinstance(d[0], (dict, list)):
         return [_delta(v, encode) for v in d]
     return d
 

@@ -12,7 +12,7 @@ import numpy.typing as npt
 
 from ._codec import FormatError, decode_bins, decode_count, decode_counts, decode_label, encode_label, require_fields
 from ._events import FLUSH_EVERY
-from ._validation import as_scores, as_weights, check_real, check_same_length
+from ._validation import as_scores, as_weights, check_real, check_same_length, check_total
 from .binary_report import BinaryReport
 from .bins import Bins
 from .histogram import ScoreHistogram
@@ -361,6 +361,7 @@ class MulticlassAccumulator(AccumulatorBase):
             flat = as_scores("scores", scores_arr.reshape(-1))
             scores_arr = flat.reshape(n, k)
         weights = as_weights("w", w, n)
+        self._check_room(weights)
         if self._mode is not None and self._mode != mode:
             self._set_mode(mode)  # raises
         # everything checked: now change state
@@ -393,6 +394,7 @@ class MulticlassAccumulator(AccumulatorBase):
     def _ingest_scores(
         self, y_idx: np.ndarray, scores: np.ndarray, w: np.ndarray | None, pred: np.ndarray | None = None
     ) -> None:
+        self._check_room(w)
         if pred is None:
             pred = self._canonical_argmax(scores)
         for c, hist in enumerate(self._ovr):
@@ -400,7 +402,14 @@ class MulticlassAccumulator(AccumulatorBase):
         self._count_confusion(y_idx, pred, w)
 
     def _ingest_labels(self, y_idx: np.ndarray, pred_idx: np.ndarray, w: np.ndarray | None) -> None:
+        self._check_room(w)
         self._count_confusion(y_idx, pred_idx, w)
+
+    def _check_room(self, w: np.ndarray | None) -> None:
+        """ValueError, before anything changes, when weights would take the total weight to inf."""
+        if w is not None:
+            with np.errstate(over="ignore"):
+                check_total("w", float(self._cm.sum(dtype=np.float64) + w.sum()))
 
     # -- reading ------------------------------------------------------------
     def get(self) -> MulticlassReport:
@@ -618,8 +627,9 @@ class MulticlassAccumulator(AccumulatorBase):
             raise FormatError(f"histograms must hold one histogram per class in score mode, none otherwise ({k})")
         acc = cls(bins=bins)
         acc._mode = mode
-        for label in classes:
-            acc._add_class(label)
+        acc._classes = classes
+        acc._index = {label: c for c, label in enumerate(classes)}
+        acc._ovr = [acc._new_ovr() for _ in classes] if mode == "scores" else []
         acc._fixed = fixed
         acc._cm = cm
         for c, h in enumerate(hists):

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._codec import FormatError, decode_counts, decode_float, decode_label, encode_label, require_fields
-from ._validation import as_labels, as_scores, as_weights, check_label_pair, check_real, check_same_length
+from ._validation import as_labels, as_scores, as_weights, check_label_pair, check_real, check_same_length, check_total
 from .confusion import ConfusionReport
 from .inference import PairedReport, count_value
 from .protocol import AccumulatorBase
@@ -61,8 +61,9 @@ class PairedAccumulator(AccumulatorBase):
         weights = as_weights("w", w, truth.size)
         idx = truth.astype(np.int64) * 4 + a.astype(np.int64) * 2 + b.astype(np.int64)
         tally = np.bincount(idx, weights=weights, minlength=8).reshape(2, 2, 2)
-        if weights is not None and not math.isfinite(float(tally.sum()) + float(self._counts.sum())):
-            raise ValueError("w: the total weight would overflow; scale the weights down")
+        if weights is not None:
+            with np.errstate(over="ignore"):
+                check_total("w", float(tally.sum()) + float(self._counts.sum()))
         return tally
 
     def _add_tally(self, tally: np.ndarray) -> None:

@@ -81,7 +81,9 @@ class Moments:
         mean = (self.weight * self.mean - other.weight * other.mean) / rest
         delta = other.mean - mean
         m2 = self.m2 - other.m2 - delta * delta * (rest * other.weight / self.weight)
-        return Moments(rest, mean, max(m2, 0.0))
+        if m2 <= 1e-10 * self.m2:  # within rounding of what was there: no spread is left that can be told apart
+            m2 = 0.0
+        return Moments(rest, mean, m2)
 
     def scaled(self, factor: float) -> Moments:
         """Every weight multiplied by ``factor`` (the mean stays)."""

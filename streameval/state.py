@@ -13,13 +13,13 @@ float state gives a float state).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from ._validation import check_total
 from .bins import BLOCK, Bins, Workspace
 
 __all__ = ["PAGE", "LabelledCounts"]
@@ -229,12 +229,7 @@ class LabelledCounts:
         """
         if weighted:
             with np.errstate(over="ignore"):
-                total = self._counts[: self._n_stored * PAGE].sum() + abs(tally).sum()
-            if not math.isfinite(total):
-                raise ValueError(
-                    f"w: the total weight would overflow (more than {np.finfo(np.float64).max:.4g}); "
-                    "scale the weights down"
-                )
+                check_total("w", float(self._counts[: self._n_stored * PAGE].sum() + abs(tally).sum()))
             self.to_float()
         self._counts[: tally.size] += tally
 

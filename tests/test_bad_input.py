@@ -172,3 +172,63 @@ def test_labels_other_than_zero_and_one():
     bools.update_many(np.array([True, False]), [0.8, 0.2])
     bools.update(1, 0.9)  # 1 == True
     assert bools.get().tp == 2
+
+
+def _weight_overflow_cases():
+    binary = se.BinaryAccumulator()
+    multiclass = se.MulticlassAccumulator(classes=["a", "b"])
+    regression = se.RegressionAccumulator()
+    paired = se.PairedAccumulator(threshold=0.5)
+    return [
+        (binary, lambda a, w: a.update_many([1, 0, 1], [0.1, 0.2, 0.3], w)),
+        (multiclass, lambda a, w: a.update_many(["a", "b", "a"], [[0.1, 0.9]] * 3, w)),
+        (regression, lambda a, w: a.update_many([1.0, 2.0, 3.0], [1.5, 2.5, 3.5], w)),
+        (paired, lambda a, w: a.update_many([1, 0, 1], [0.1, 0.2, 0.3], [0.3, 0.2, 0.1], w)),
+    ]
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_weights_whose_total_overflows_are_refused_and_change_nothing(case):
+    acc, feed = _weight_overflow_cases()[case]
+    feed(acc, [1.0, 2.0, 0.5])
+    before = acc.to_bytes()
+    with pytest.raises(ValueError, match="overflow"):
+        feed(acc, [1e308, 1e308, 1e308])
+    assert acc.to_bytes() == before
+    feed(acc, [1e307, 1e307, 1e307])  # large, but the total is finite
+    assert np.isfinite(acc.n)
+
+
+def test_per_event_weights_whose_total_overflows_are_refused():
+    acc = se.BinaryAccumulator()
+    acc.update(1, 0.3, 1e308)
+    acc.update(0, 0.6, 1e307)
+    with pytest.raises(ValueError, match="overflow"):
+        acc.update(1, 0.7, 1e308)
+    assert acc.n == pytest.approx(1.1e308)
+    assert np.isfinite(acc.get().auc)
+
+
+PROTOCOL_CASES = [
+    (lambda a: a.revert(2, 0.5), ValueError, ["y", "2"]),
+    (lambda a: a.revert(1, float("nan")), ValueError, ["score", "nan"]),
+    (lambda a: a.revert(1, 0.5, -1.0), ValueError, ["w", "-1.0"]),
+    (lambda a: a.revert(1, 0.123), ValueError, ["cannot take out"]),
+    (lambda a: a.subtract(se.BinaryAccumulator(threshold=0.5)), ValueError, ["threshold", "0.3", "0.5"]),
+    (lambda a: a.subtract(se.RegressionAccumulator()), TypeError, ["BinaryAccumulator", "RegressionAccumulator"]),
+    (lambda a: a.scaled(-0.5), ValueError, ["factor", "-0.5"]),
+    (lambda a: a.scaled(float("nan")), ValueError, ["factor", "nan"]),
+    (lambda a: a.scaled("2"), TypeError, ["factor", "'2'"]),
+    (lambda a: se.BinaryAccumulator.from_state({"bins": 1}), se.FormatError, ["state", "fields"]),
+]
+
+
+@pytest.mark.parametrize(("call", "exc", "words"), PROTOCOL_CASES)
+def test_protocol_methods_reject_and_change_nothing(call, exc, words):
+    acc = _fed()
+    before = _snapshot(acc)
+    with pytest.raises(exc) as info:
+        call(acc)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+    assert _snapshot(acc) == before

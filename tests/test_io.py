@@ -244,3 +244,50 @@ def test_an_interrupted_save_leaves_the_old_file(tmp_path, monkeypatch):
     assert path.read_bytes() == before
     assert [p.name for p in Path(tmp_path).iterdir()] == ["state.sevl"]
     assert se.load(path) == old
+
+
+V1 = Path(__file__).parent / "data" / "format_v1"
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in V1.glob("*.sevl")))
+def test_files_of_format_version_1_still_load(name):
+    """These files were written before each kind owned its state; they load to the same metrics."""
+    expected = json.loads((V1 / "expected.json").read_text())[name]
+    acc = se.load(V1 / f"{name}.sevl")
+    want = {k: (float(v) if v == "nan" else v) for k, v in expected.items()}
+    assert acc.get().to_dict() == pytest.approx(want, rel=1e-12, abs=0, nan_ok=True)
+    assert se.from_bytes(acc.to_bytes()) == acc
+    assert acc.to_bytes() == (V1 / f"{name}.sevl").read_bytes()  # saved again: the same bytes
+
+
+def test_save_keeps_an_existing_files_mode_and_gives_a_new_one_the_umask_default(tmp_path):
+    acc = _binary(n=100)
+    old_umask = os.umask(0o022)
+    try:
+        fresh = tmp_path / "new.sevl"
+        acc.save(fresh)
+        assert fresh.stat().st_mode & 0o777 == 0o644
+        os.umask(0o077)
+        acc.save(tmp_path / "private.sevl")
+        assert (tmp_path / "private.sevl").stat().st_mode & 0o777 == 0o600
+    finally:
+        os.umask(old_umask)
+    shared = tmp_path / "shared.sevl"
+    shared.write_bytes(b"")
+    shared.chmod(0o640)
+    acc.save(shared)
+    assert shared.stat().st_mode & 0o777 == 0o640
+    assert se.load(shared) == acc
+
+
+def test_save_syncs_the_directory_after_the_rename(tmp_path, monkeypatch):
+    synced = []
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        synced.append(os.path.isdir(f"/proc/self/fd/{fd}") if os.path.exists("/proc/self/fd") else True)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    _binary(n=50).save(tmp_path / "state.sevl")
+    assert synced == [False, True]  # the file, then its directory

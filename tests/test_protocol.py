@@ -1,0 +1,293 @@
+"""The accumulator protocol: every kind merges, subtracts, scales, reverts, saves and pickles alike."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import streameval as se
+from streameval.protocol import AccumulatorBase
+
+
+# -- every kind, fed the same way ----------------------------------------------------
+def _binary_events(rng, n):
+    y = rng.random(n) < 0.4
+    return (y, np.round(rng.normal(y * 1.0, 1.0), 2))
+
+
+def _multiclass_events(rng, n):
+    return (np.array(["a", "b", "c"])[rng.integers(0, 3, n)], np.round(rng.random((n, 3)), 2))
+
+
+def _regression_events(rng, n):
+    # targets away from 0: a target of 0 makes a MAPE term of 1e15, which no float sum can take back out
+    y = np.round(rng.uniform(1.0, 10.0, n), 2)
+    return (y, np.round(y + rng.normal(0, 1, n), 2))
+
+
+def _paired_events(rng, n):
+    y = rng.random(n) < 0.5
+    return (y, np.round(rng.random(n), 2), np.round(rng.random(n), 2))
+
+
+KINDS = {
+    "binary": (lambda: se.BinaryAccumulator(threshold=0.3), _binary_events),
+    "binary-edges": (lambda: se.BinaryAccumulator(bins=se.Bins.uniform(-2, 3, 40), threshold=0.33), _binary_events),
+    "multiclass": (lambda: se.MulticlassAccumulator(classes=["a", "b", "c"]), _multiclass_events),
+    "regression": (se.RegressionAccumulator, _regression_events),
+    "paired": (lambda: se.PairedAccumulator(threshold=0.5), _paired_events),
+}
+
+
+def _fed(kind, seed, n, weighted=False):
+    make, events = KINDS[kind]
+    rng = np.random.default_rng(seed)
+    args = events(rng, n)
+    w = np.round(rng.uniform(0.1, 3.0, n), 3) if weighted else None
+    acc = make()
+    acc.update_many(*args, w=w)
+    return acc, args, w
+
+
+def _same_metrics(a, b, rel=1e-9):
+    da, db = a.get(), b.get()
+    if isinstance(da, se.PairedReport):
+        np.testing.assert_allclose(da.counts, db.counts, rtol=rel, atol=1e-9)
+        return
+    got, want = da.to_dict(), db.to_dict()
+    if isinstance(da, se.RegressionReport):  # after taking events out, the largest error is known to a bin
+        for name in ("max_error", "median_absolute_error"):
+            assert got.pop(name) == pytest.approx(want.pop(name), rel=2**-6, abs=1e-12, nan_ok=True)
+    assert got == pytest.approx(want, rel=rel, abs=1e-9, nan_ok=True)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_kind_satisfies_the_protocol(kind):
+    acc = KINDS[kind][0]()
+    assert isinstance(acc, se.Accumulator)
+    assert acc.kind in ("binary", "multiclass", "regression", "paired")
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), n_a=st.integers(0, 300), n_b=st.integers(1, 300), weighted=st.booleans())
+def test_subtract_undoes_merge(kind, seed, n_a, n_b, weighted):
+    a, _, _ = _fed(kind, seed, n_a, weighted)
+    b, _, _ = _fed(kind, seed + 1, n_b, weighted)
+    back = (a + b) - b
+    if not weighted and kind != "regression":  # integer counts: exactly the same state
+        assert back == a
+    _same_metrics(back, a, rel=1e-7)
+    in_place = a.copy()
+    in_place += b
+    in_place -= b
+    _same_metrics(in_place, a, rel=1e-7)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_taking_out_what_was_never_added_is_refused_and_changes_nothing(kind):
+    a, _, _ = _fed(kind, 1, 50)
+    b, _, _ = _fed(kind, 2, 80)
+    before = a.to_bytes()
+    with pytest.raises(ValueError, match=r"negative|never counted|cannot take out"):
+        a -= b
+    assert a.to_bytes() == before
+    with pytest.raises(ValueError, match=r"negative|never counted|cannot take out"):
+        a.subtract(b)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("factor", [0.0, 0.25, 3.0])
+def test_scaled_equals_weights_times_the_factor(kind, factor):
+    acc, args, w = _fed(kind, 3, 400, weighted=True)
+    ref = KINDS[kind][0]()
+    ref.update_many(*args, w=w * factor)
+    scaled = acc.scaled(factor)
+    if factor:
+        _same_metrics(scaled, ref, rel=1e-12)
+    assert scaled.n == pytest.approx(ref.n if kind != "regression" else acc.n, rel=1e-12)
+    _same_metrics(acc, _fed(kind, 3, 400, weighted=True)[0])  # the original is unchanged
+    with pytest.raises(ValueError, match="factor"):
+        acc.scaled(-1.0)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_revert_takes_one_event_back_out(kind):
+    acc, args, _ = _fed(kind, 4, 200)
+    rest = KINDS[kind][0]()
+    rest.update_many(*(a[:-1] for a in args))
+    last = [a[-1].tolist() if isinstance(a[-1], np.ndarray) else a[-1].item() for a in args]
+    acc.revert(*last)
+    _same_metrics(acc, rest)
+    if kind != "regression":
+        assert acc == rest
+    never = KINDS[kind][0]()
+    before = never.to_bytes()
+    with pytest.raises(ValueError):
+        never.revert(*last)
+    assert never.to_bytes() == before
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("weighted", [False, True])
+def test_state_round_trips_and_pickles_compactly(kind, weighted):
+    acc, _, _ = _fed(kind, 5, 5000, weighted)
+    state = acc.to_state()
+    assert type(acc).from_state(state) == acc
+    again = pickle.loads(pickle.dumps(acc))
+    assert again == acc and type(again) is type(acc)
+    assert len(pickle.dumps(acc)) < 1.5 * len(acc.to_bytes()) + 200
+
+
+def test_a_pickle_is_about_the_size_of_the_bytes():
+    acc = se.BinaryAccumulator()
+    rng = np.random.default_rng(0)
+    y = rng.random(10**6) < 0.3
+    acc.update_many(y, 1 / (1 + np.exp(-rng.normal(y * 2.0 - 1.0, 1.5))))
+    assert len(pickle.dumps(acc)) < 1.3 * len(acc.to_bytes())
+    assert len(pickle.dumps(se.BinaryAccumulator())) < 300
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_from_state_refuses_an_inconsistent_state(kind):
+    acc, _, _ = _fed(kind, 6, 100)
+    state = acc.to_state()
+    broken = dict(state)
+    broken.pop(next(iter(broken)))
+    with pytest.raises(se.FormatError):
+        type(acc).from_state(broken)
+    with pytest.raises(se.FormatError):
+        type(acc).from_state({**state, "weighted": "maybe"})
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_sliding_window_of_any_kind_equals_its_last_events(kind):
+    make, events = KINDS[kind]
+    rng = np.random.default_rng(7)
+    args = events(rng, 900)
+    win = se.Sliding(make, size=150)
+    i = 0
+    while i < 900:
+        step = int(rng.choice([1, 1, 1, 40, 333]))
+        if step == 1:
+            win.update(*(a[i].tolist() if isinstance(a[i], np.ndarray) else a[i].item() for a in args))
+        else:
+            win.update_many(*(a[i : i + step] for a in args))
+        i = min(900, i + step)
+        fresh = make()
+        fresh.update_many(*(a[max(0, i - 150) : i] for a in args))
+        _same_metrics(win.accumulator(), fresh, rel=1e-9)
+        assert win.n == min(i, 150)
+
+
+@pytest.mark.parametrize("kind", ["multiclass", "regression", "paired"])
+def test_time_window_and_decay_take_every_kind(kind):
+    make, events = KINDS[kind]
+    rng = np.random.default_rng(8)
+    args = events(rng, 400)
+    t = np.arange(400.0)
+    win = se.TimeWindow(make, width=100.0, panes=4)
+    win.update_many(*args, t=t)
+    fresh = make()
+    fresh.update_many(*(a[300:] for a in args))
+    _same_metrics(win.accumulator(), fresh)
+    dec = se.Decayed(make, half_life=50.0, by="time")
+    dec.update_many(*args, t=t)
+    ref = make()
+    ref.update_many(*args, w=np.exp2((t - t[-1]) / 50.0))
+    _same_metrics(dec.accumulator(), ref, rel=1e-9)
+
+
+# -- a kind the package has never seen ------------------------------------------------
+class CountingAccumulator(AccumulatorBase):
+    """Counts events per label: the smallest kind that implements the protocol."""
+
+    kind: ClassVar[str] = "test-counting"
+
+    def __init__(self) -> None:
+        self.counts: dict[str, float] = {}
+
+    def update(self, label: str, w: float = 1.0) -> None:
+        if not isinstance(label, str):
+            raise TypeError(f"label must be a str, got {label!r}")
+        self.counts[label] = self.counts.get(label, 0) + w
+
+    def update_many(self, labels: Any, w: Any = None) -> None:
+        labels = list(labels)
+        weights = [1.0] * len(labels) if w is None else list(np.broadcast_to(w, len(labels)))
+        trial = self.copy()
+        for label, weight in zip(labels, weights, strict=True):
+            trial.update(label, float(weight))
+        self.counts = trial.counts
+
+    def revert(self, label: str, w: float = 1.0) -> None:
+        one = CountingAccumulator()
+        one.update(label, w)
+        self -= one
+
+    def get(self) -> dict[str, float]:
+        return {k: v for k, v in sorted(self.counts.items()) if v}
+
+    @property
+    def n(self) -> float:
+        return sum(self.counts.values())
+
+    def copy(self) -> CountingAccumulator:
+        new = CountingAccumulator()
+        new.counts = dict(self.counts)
+        return new
+
+    def _check_mergeable(self, other: Any) -> None:
+        if not isinstance(other, CountingAccumulator):
+            raise TypeError("another kind")
+
+    def _merge_in(self, other: CountingAccumulator, sign: int) -> None:
+        out = dict(self.counts)
+        for k, v in other.counts.items():
+            out[k] = out.get(k, 0) + sign * v
+            if out[k] < -1e-9:
+                raise ValueError("cannot take out counts that were not added")
+        self.counts = out
+
+    def _scale_in(self, factor: float) -> None:
+        self.counts = {k: v * factor for k, v in self.counts.items()}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CountingAccumulator) and self.get() == other.get()
+
+    def to_state(self) -> dict[str, Any]:
+        return {"labels": sorted(self.counts), "counts": np.array([self.counts[k] for k in sorted(self.counts)])}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> CountingAccumulator:
+        if set(state) != {"labels", "counts"} or len(state["labels"]) != len(state["counts"]):
+            raise se.FormatError("a counting state holds labels and their counts")
+        acc = cls()
+        acc.counts = {str(k): float(v) for k, v in zip(state["labels"], state["counts"], strict=True)}
+        return acc
+
+
+def test_a_new_kind_works_in_windows_the_format_and_averaging(tmp_path):
+    stream = ["x", "y", "x", "z", "x", "y", "y", "z", "x", "x"]
+    win = se.Sliding(CountingAccumulator, size=4)
+    for label in stream:
+        win.update(label)
+    assert win.get() == {"x": 2.0, "y": 1.0, "z": 1.0}
+    timed = se.TimeWindow(CountingAccumulator, width=4.0, panes=2)
+    timed.update_many(stream, t=np.arange(10.0))
+    assert timed.get() == {"x": 2.0, "y": 1.0, "z": 1.0}  # times 6..9
+    dec = se.Decayed(CountingAccumulator, half_life=1.0)
+    dec.update_many(["x", "y"])
+    assert dec.get() == {"x": 0.5, "y": 1.0}
+    acc = CountingAccumulator()
+    acc.update_many(stream)
+    acc.save(tmp_path / "counts.sevl")
+    assert se.load(tmp_path / "counts.sevl") == acc
+    assert pickle.loads(pickle.dumps(acc)) == acc
+    assert CountingAccumulator.merge_all([acc, acc]).n == 20
