@@ -23,6 +23,7 @@ __all__ = [
     "decode_float",
     "decode_histogram",
     "decode_label",
+    "decode_values",
     "encode_float",
     "encode_label",
     "jsonable",
@@ -121,6 +122,25 @@ def decode_counts(where: str, values: Any, weighted: bool) -> np.ndarray:
 def decode_count(where: str, value: Any, weighted: bool) -> int | float:
     """One count, as :func:`decode_counts` checks it."""
     return decode_counts(where, [value.item() if isinstance(value, np.generic) else value], weighted)[0].item()
+
+
+def decode_values(where: str, values: Any) -> np.ndarray:
+    """Distinct scores: strictly increasing floats, no NaN (``-inf`` and ``inf`` allowed)."""
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1 or values.dtype.kind not in "iuf":
+            raise FormatError(f"{where} must be a 1-D array of numbers")
+        arr = values.astype(np.float64)
+    elif isinstance(values, list):
+        arr = np.array([decode_float(f"{where}[{i}]", v) for i, v in enumerate(values)], dtype=np.float64)
+    else:
+        raise FormatError(f"{where} must be a list, got {type(values).__name__}")
+    if np.isnan(arr).any():
+        raise FormatError(f"{where} must not hold nan")
+    if arr.size > 1 and np.any(np.diff(arr) <= 0):
+        raise FormatError(f"{where} must be strictly increasing")
+    if arr.size and np.any(np.signbit(arr[arr == 0])):
+        raise FormatError(f"{where} holds -0.0; the score 0 is stored as 0.0")
+    return arr
 
 
 def decode_bins(d: Any) -> Bins:

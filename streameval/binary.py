@@ -30,7 +30,7 @@ from ._validation import (
 )
 from .binary_report import BinaryReport
 from .bins import Bins
-from .histogram import ScoreHistogram
+from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, check_exact_up_to
 from .protocol import AccumulatorBase
 
 __all__ = ["BinaryAccumulator", "BinaryReport"]
@@ -70,6 +70,13 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         The label of the negative class; by default 0 for ``pos_label=1``,
         1 for ``pos_label=0`` and the other bool for a bool. Any other label
         is an error.
+    exact_up_to : int or None, default 8192
+        While the stream has at most this many distinct scores, every distinct
+        score is kept with its counts and every result equals scikit-learn's
+        (``get().is_exact``). Past it, the counts go into ``bins`` for good,
+        exactly as if they had been binned from the first event. ``0`` bins
+        from the first event; ``None`` keeps every distinct score, so memory
+        grows with them (24 bytes each).
 
     Examples
     --------
@@ -93,6 +100,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         threshold: float = 0.5,
         pos_label: Any = 1,
         neg_label: Any = None,
+        exact_up_to: int | None = DEFAULT_EXACT_UP_TO,
     ) -> None:
         if bins is None:
             bins = Bins.range_free()
@@ -107,7 +115,8 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         self.threshold = t
         self.pos_label = pos_label
         self.neg_label = neg_label
-        self._hist = ScoreHistogram(bins, t)
+        self.exact_up_to = check_exact_up_to(exact_up_to)
+        self._hist = ScoreHistogram(bins, t, self.exact_up_to)
         self._reset_buffers()
 
     # -- per-event path -----------------------------------------------------
@@ -248,7 +257,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         s = check_real("score", score)
         weight = check_real("w", w, finite=True, nonnegative=True)
         self._flush()
-        one = ScoreHistogram(self.bins, self.threshold)
+        one = ScoreHistogram(self.bins, self.threshold, self.exact_up_to)
         one.add(np.array([s]), np.array([is_pos]), None if weight == 1.0 else np.array([weight]))
         self._hist.merge_in(one, -1)
 
@@ -265,21 +274,22 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         1.0
         """
         self._flush()
-        keys, neg, pos, tp, fp = self._hist.read()
+        view = self._hist.read()
         cast = float if self._hist.is_weighted else int
-        p, n = cast(pos.sum()), cast(neg.sum())
+        p, n = cast(view.pos.sum()), cast(view.neg.sum())
         return BinaryReport(
-            tp=tp,
-            fp=fp,
-            tn=n - fp,
-            fn=p - tp,
+            tp=view.tp,
+            fp=view.fp,
+            tn=n - view.fp,
+            fn=p - view.tp,
             threshold=self.threshold,
             bins=self.bins,
-            keys=keys,
-            neg=neg,
-            pos=pos,
+            keys=view.keys,
+            neg=view.neg,
+            pos=view.pos,
             pos_label=self.pos_label,
             neg_label=self.neg_label,
+            values=view.edges if view.keys is None else None,
         )
 
     @property
@@ -308,7 +318,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
     def _check_mergeable(self, other: Any) -> None:
         if not isinstance(other, BinaryAccumulator):
             raise TypeError(f"can only merge a BinaryAccumulator with another, got {type(other).__name__}")
-        for name in ("bins", "threshold", "pos_label", "neg_label"):
+        for name in ("bins", "threshold", "pos_label", "neg_label", "exact_up_to"):
             mine, theirs = getattr(self, name), getattr(other, name)
             if not (mine == theirs and type(mine) is type(theirs)):
                 raise ValueError(f"cannot merge accumulators whose {name} differ: {mine!r} and {theirs!r}")
@@ -319,6 +329,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         new = BinaryAccumulator.__new__(BinaryAccumulator)
         new.bins, new.threshold = self.bins, self.threshold
         new.pos_label, new.neg_label = self.pos_label, self.neg_label
+        new.exact_up_to = self.exact_up_to
         new._hist = self._hist.copy()
         new._reset_buffers()
         return new
@@ -352,13 +363,17 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         Examples
         --------
         >>> import streameval as se
-        >>> acc = se.BinaryAccumulator(bins=se.Bins.uniform(0, 1, 4))
+        >>> acc = se.BinaryAccumulator(bins=se.Bins.uniform(0, 1, 4), exact_up_to=0)
         >>> acc.update_many([1, 0, 1], [0.9, 0.2, 0.8])
         >>> state = acc.to_state()
         >>> state["histogram"]["keys"].tolist(), state["histogram"]["pos"].tolist(), state["totals"]
         ([1, 4], [0, 2], {'neg': 1, 'pos': 2})
         >>> se.BinaryAccumulator.from_state(state) == acc
         True
+        >>> exact = se.BinaryAccumulator()
+        >>> exact.update_many([1, 0, 1], [0.9, 0.2, 0.9])
+        >>> exact.to_state()["histogram"]["values"].tolist(), exact.to_state()["histogram"]["pos"].tolist()
+        ([0.2, 0.9], [0, 2])
         """
         self._flush()
         hist = self._hist.to_state()
@@ -367,6 +382,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             "threshold": self.threshold,
             "pos_label": encode_label(self.pos_label),
             "neg_label": encode_label(self.neg_label),
+            "exact_up_to": self.exact_up_to,
             "weighted": self._hist.is_weighted,
             "histogram": hist,
             "above": self._hist.above_state(),
@@ -377,8 +393,15 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
     def from_state(cls, state: Mapping[str, Any]) -> BinaryAccumulator:
         """The accumulator of a :meth:`to_state` mapping; ``FormatError`` if anything in it is inconsistent."""
         d = dict(state)
-        require_fields(d, "state", {"bins", "threshold", "pos_label", "neg_label", "weighted", "histogram", "above",
-                                    "totals"})  # fmt: skip
+        fields = {"bins", "threshold", "pos_label", "neg_label", "weighted", "histogram", "above", "totals"}
+        if "exact_up_to" not in d:  # format version 1: binned, with today's default budget for what comes next
+            d["exact_up_to"] = DEFAULT_EXACT_UP_TO
+            if isinstance(d.get("histogram"), dict) and "values" in d["histogram"]:
+                raise FormatError("histogram holds exact values but the state has no exact_up_to")
+        require_fields(d, "state", fields | {"exact_up_to"})
+        exact_up_to = d["exact_up_to"]
+        if exact_up_to is not None and (type(exact_up_to) is not int or exact_up_to < 0):
+            raise FormatError(f"exact_up_to must be a whole number >= 0 or null, got {exact_up_to!r}")
         bins = decode_bins(d["bins"])
         threshold = decode_float("threshold", d["threshold"])
         if threshold != threshold:
@@ -388,11 +411,12 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         if not isinstance(weighted, bool):
             raise FormatError(f"weighted must be true or false, got {weighted!r}")
         try:
-            acc = cls(bins=bins, threshold=threshold, pos_label=pos_label, neg_label=neg_label)
+            acc = cls(bins=bins, threshold=threshold, pos_label=pos_label, neg_label=neg_label, exact_up_to=exact_up_to)
         except (TypeError, ValueError) as exc:
             raise FormatError(f"state: {exc}") from None
         acc._hist.load("histogram", d["histogram"], weighted, above=d["above"])
-        _, neg, pos = acc._hist.histogram()
+        view = acc._hist.read()
+        neg, pos = view.neg, view.pos
         require_fields(d["totals"], "totals", {"neg", "pos"})
         for name, arr in (("neg", neg), ("pos", pos)):
             total = decode_count(f"totals.{name}", d["totals"][name], weighted)
@@ -403,5 +427,5 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
     def __repr__(self) -> str:
         return (
             f"BinaryAccumulator(bins={self.bins!r}, threshold={self.threshold!r}, "
-            f"pos_label={self.pos_label!r}, n={self.n})"
+            f"pos_label={self.pos_label!r}, exact_up_to={self.exact_up_to!r}, n={self.n})"
         )

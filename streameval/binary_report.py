@@ -37,8 +37,11 @@ class BinaryReport(ConfusionReport):
 
     The 2x2 rates (``precision``, ``recall``, ``f1``, ``mcc``, ...) come from
     the exact counts at the accumulator's threshold. AUC, average precision,
-    EER and the curves come from the score histogram, treating the scores of
-    one bin as tied; they are exact when every bin holds one distinct score.
+    EER and the curves come from the scores' counts: in the exact regime
+    (``is_exact``) every distinct score with its counts, so every result is
+    scikit-learn's; in the binned regime the score histogram, with the scores
+    of one bin tied for ROC quantities and in random order for average
+    precision, and bounds that hold the exact values.
 
     With only one class present, every rate that divides by the missing
     class's total is ``nan`` (AUC, AP, EER, FPR or TPR) and the curves hold
@@ -58,23 +61,33 @@ class BinaryReport(ConfusionReport):
     """
 
     bins: Bins = field(repr=False)
-    keys: npt.NDArray[np.int64] = field(repr=False)
+    keys: npt.NDArray[np.int64] | None = field(repr=False)
     neg: Array = field(repr=False)
     pos: Array = field(repr=False)
     pos_label: Any = field(default=1, repr=False)
     neg_label: Any = field(default=0, repr=False)
+    values: Array | None = field(default=None, repr=False)
 
     SCALAR_METRICS: ClassVar[tuple[str, ...]] = (
         "n", "positives", "negatives", "tp", "fp", "tn", "fn",
         "accuracy", "error_rate", "precision", "recall", "f1", "specificity",
         "fpr", "fnr", "npv", "lr_plus", "lr_minus", "youden", "balanced_accuracy", "mcc",
-        "auc", "auc_lower", "auc_upper", "rank_loss", "average_precision", "pr_auc",
+        "auc", "auc_lower", "auc_upper", "rank_loss",
+        "average_precision", "average_precision_lower", "average_precision_upper", "pr_auc",
         "bep", "eer", "eer_threshold", "eer_rocch", "eer_nearest",
     )  # fmt: skip
 
+    @property
+    def is_exact(self) -> bool:
+        """Whether the counts are those of every distinct score (the exact regime) rather than of bins."""
+        return self.values is not None
+
     @cached_property
     def edges(self) -> Array:
-        """Lower edge of every non-empty bin (ascending): the curve thresholds."""
+        """The curve thresholds, ascending: every distinct score when exact, else every non-empty bin's lower edge."""
+        if self.values is not None:
+            return self.values
+        assert self.keys is not None
         return _readonly(self.bins.lower_edges(self.keys))
 
     # -- histogram metrics --------------------------------------------------
@@ -104,8 +117,29 @@ class BinaryReport(ConfusionReport):
 
     @cached_property
     def average_precision(self) -> float:
-        """Average precision, the step-wise sum of scikit-learn's ``average_precision_score``."""
-        return curves.average_precision(self.edges, self.neg, self.pos)
+        """Average precision: scikit-learn's ``average_precision_score`` when exact.
+
+        In the binned regime, the expected value over random orders of the
+        events inside each bin (tie-aware AP, McSherry & Najork 2008), which
+        ``average_precision_lower`` and ``average_precision_upper`` bound.
+        """
+        if self.is_exact:
+            return curves.average_precision(self.edges, self.neg, self.pos)
+        return self._ap.expected
+
+    @cached_property
+    def _ap(self) -> curves.ApBounds:
+        return curves.average_precision_bounds(self.edges, self.neg, self.pos)
+
+    @property
+    def average_precision_lower(self) -> float:
+        """Lowest average precision over every order of the events inside bins (or of tied scores)."""
+        return self._ap.lower
+
+    @property
+    def average_precision_upper(self) -> float:
+        """Highest average precision over every order of the events inside bins (or of tied scores)."""
+        return self._ap.upper
 
     @cached_property
     def pr_auc(self) -> float:
@@ -185,8 +219,9 @@ class BinaryReport(ConfusionReport):
     def at(self, threshold: float) -> ConfusionReport:
         """The 2x2 table and its rates at another threshold.
 
-        Exact when ``threshold`` is the lower edge of a bin (every curve
-        threshold is) or the accumulator's own threshold. Elsewhere the bin
+        Exact at any threshold in the exact regime. In the binned regime,
+        exact when ``threshold`` is the lower edge of a bin (every curve
+        threshold is) or the accumulator's own threshold; elsewhere the bin
         holding ``threshold`` cannot be split, so the threshold is moved up to
         that bin's upper edge: all of the bin counts as predicted negative.
         The returned report's ``threshold`` is the one actually used.
@@ -194,28 +229,35 @@ class BinaryReport(ConfusionReport):
         Examples
         --------
         >>> import streameval as se
-        >>> acc = se.BinaryAccumulator(bins=se.Bins.from_edges([0.1, 0.35, 0.4, 0.8]))
+        >>> acc = se.BinaryAccumulator(bins=se.Bins.from_edges([0.1, 0.35, 0.4, 0.8]), exact_up_to=0)
         >>> acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
         >>> r = acc.get().at(0.35)
         >>> r.tp, r.fp, r.threshold
         (2, 1, 0.35)
         >>> acc.get().at(0.6).threshold
         0.8
+        >>> exact = se.BinaryAccumulator()
+        >>> exact.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+        >>> exact.get().at(0.6).threshold, exact.get().at(0.6).tp
+        (0.6, 1)
         """
         t = check_real("threshold", threshold)
         if t == self.threshold:
             return ConfusionReport(self.tp, self.fp, self.tn, self.fn, self.threshold)
+        cast = float if self.neg.dtype == np.float64 else int
+        p, n = self.positives, self.negatives
+        if self.values is not None:
+            start = int(np.searchsorted(self.values, t, side="left"))
+            tp, fp = cast(self.pos[start:].sum()), cast(self.neg[start:].sum())
+            return ConfusionReport(tp=tp, fp=fp, tn=n - fp, fn=p - tp, threshold=t)
+        assert self.keys is not None
         key = self.bins.key(t)
         edge = float(self.bins.lower_edges([key])[0])
         if edge != t:
             key += 1
             edge = float(self.bins.lower_edges([key])[0]) if key <= self.bins.key_max else math.inf
         start = int(np.searchsorted(self.keys, key, side="left"))
-        tp = self.pos[start:].sum()
-        fp = self.neg[start:].sum()
-        cast = float if self.neg.dtype == np.float64 else int
-        tp, fp = cast(tp), cast(fp)
-        p, n = self.positives, self.negatives
+        tp, fp = cast(self.pos[start:].sum()), cast(self.neg[start:].sum())
         return ConfusionReport(tp=tp, fp=fp, tn=n - fp, fn=p - tp, threshold=edge)
 
     def best_threshold(self, metric: str = "f1") -> float:

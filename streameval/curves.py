@@ -17,10 +17,12 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "ApBounds",
     "AucBounds",
     "Crossing",
     "auc_bounds",
     "average_precision",
+    "average_precision_bounds",
     "break_even_point",
     "det_curve",
     "eer",
@@ -127,6 +129,99 @@ def average_precision(edges: Array, neg: Array, pos: Array) -> float:
     precision = pts.tp[1:] / (pts.tp[1:] + pts.fp[1:])
     recall_step = np.diff(pts.tp) / pts.positives
     return float(np.dot(recall_step, precision))
+
+
+class ApBounds(NamedTuple):
+    """Average precision when the scores inside each bin come in random order, and over the worst and best orders."""
+
+    lower: float
+    expected: float
+    upper: float
+
+
+_DIGAMMA_SHIFT = 12  # psi is shifted up to arguments >= 12, where its asymptotic series is accurate to 1e-15
+
+
+def _digamma_diff(x: Array, d: Array) -> Array:
+    """psi(x + d) - psi(x) for x > 0, d >= 0, accurate also when d is tiny next to x.
+
+    psi(x + 1) - psi(1) is the harmonic number H_x, so this is H_{x+d-1} - H_{x-1}:
+    the sum of 1 / (x + k) for k = 0 .. d - 1 when d is a whole number.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    d = np.asarray(d, dtype=np.float64)
+    out = np.zeros(np.broadcast(x, d).shape)
+    a, b = x.copy(), x + d
+    for _ in range(_DIGAMMA_SHIFT):  # psi(z) = psi(z + 1) - 1 / z, for the arguments still below the shift
+        low_a, low_b = a < _DIGAMMA_SHIFT, b < _DIGAMMA_SHIFT
+        out += np.where(low_a, 1.0 / a, 0.0) - np.where(low_b, 1.0 / b, 0.0)
+        a, b = np.where(low_a, a + 1, a), np.where(low_b, b + 1, b)
+
+    def tail(z: Array) -> Array:  # psi(z) - ln(z), asymptotically
+        z2 = 1.0 / (z * z)
+        return -0.5 / z - z2 * (1.0 / 12 - z2 * (1.0 / 120 - z2 * (1.0 / 252 - z2 * (1.0 / 240 - z2 / 132))))
+
+    return out + np.log1p((b - a) / a) + tail(b) - tail(a)
+
+
+def average_precision_bounds(edges: Array, neg: Array, pos: Array) -> ApBounds:
+    """Average precision as the expected value over random orders of the events inside each bin, and its bounds.
+
+    A bin with ``p`` positives and ``n`` negatives below ``T`` true and ``N``
+    predicted positives holds ``m = p + n`` ranks; the event at rank ``N + k + 1``
+    is positive with probability ``p / m``, and then the bin's positives before
+    it number ``k (p - 1) / (m - 1)`` on average. Precision at a fixed rank is
+    linear in that number, so the expectation is exact (McSherry & Najork,
+    ECIR 2008): ``p / m * sum_k (T + 1 + k (p - 1) / (m - 1)) / (N + k + 1)``,
+    summed in closed form with the digamma function. ``lower`` puts every bin's
+    negatives before its positives, ``upper`` after: the exact value of the
+    unbinned scores lies between them. With weights (counts that are not whole
+    numbers) the three are the limits of many events per bin.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streameval.curves import average_precision_bounds
+    >>> b = average_precision_bounds(np.array([0.0]), np.array([1.0]), np.array([1.0]))  # one tie: + - or - +
+    >>> round(b.lower, 12), round(b.expected, 12), round(b.upper, 12)
+    (0.5, 0.75, 1.0)
+    """
+    neg = np.asarray(neg, dtype=np.float64)
+    pos = np.asarray(pos, dtype=np.float64)
+    total_p = float(pos.sum())
+    if total_p == 0:
+        return ApBounds(math.nan, math.nan, math.nan)
+    t_above = (np.cumsum(pos[::-1]) - pos[::-1])[::-1]  # true positives in higher bins
+    n_above = t_above + (np.cumsum(neg[::-1]) - neg[::-1])[::-1]  # predicted positives in higher bins
+    keep = pos > 0
+    p, n, t, big_n = pos[keep], neg[keep], t_above[keep], n_above[keep]
+    m = p + n
+    whole = np.all(p == np.round(p)) and np.all(n == np.round(n))
+    one = 1.0 if whole else 0.0  # with weights, the continuous limit: no event counts itself
+    # upper: positives first, precision (T + i) / (N + i) for i = 1..p
+    upper = p + (t - big_n) * _digamma_diff(big_n + one, p) if whole else _fluid(t, big_n, p, p)
+    # lower: negatives first, precision (T + i) / (N + n + i)
+    lower = p + (t - big_n - n) * _digamma_diff(big_n + n + one, p) if whole else _fluid(t, big_n + n, p, p)
+    if whole:
+        b = np.where(m > 1, (p - 1) / np.maximum(m - 1, 1), 0.0)
+        a = t + 1
+        expected = p / m * (b * m + (a - b * (big_n + 1)) * _digamma_diff(big_n + 1, m))
+    else:
+        expected = _fluid(t, big_n, p, m)
+    return ApBounds(
+        float(lower.sum() / total_p), float(expected.sum() / total_p), float(min(1.0, upper.sum() / total_p))
+    )
+
+
+def _fluid(t: Array, n0: Array, p: Array, m: Array) -> Array:
+    """Integral over u in [0, 1] of p (t + p u) / (n0 + m u) du: positives spread evenly over ``m``."""
+    out = np.where(m > 0, p * p / np.where(m > 0, m, 1.0), 0.0)
+    start = n0 > 0
+    safe_n0 = np.where(start, n0, 1.0)
+    safe_m = np.where(m > 0, m, 1.0)
+    log_term = np.log1p(safe_m / safe_n0)
+    out = out + np.where(start & (m > 0), p * (t - p * n0 / safe_m) / safe_m * log_term, 0.0)
+    return out
 
 
 def pr_curve(edges: Array, neg: Array, pos: Array) -> tuple[Array, Array, Array]:

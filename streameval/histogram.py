@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from ._codec import FormatError, decode_counts, decode_histogram
+from ._codec import FormatError, decode_counts, decode_histogram, decode_values, require_fields
+from ._validation import check_total
 from .bins import BLOCK, Bins, Workspace
 from .state import LabelledCounts
 
-__all__ = ["ScoreHistogram", "batch_kernel"]
+__all__ = ["DEFAULT_EXACT_UP_TO", "ExactCounts", "HistogramView", "ScoreHistogram", "batch_kernel"]
+
+DEFAULT_EXACT_UP_TO = 8192  # distinct scores kept exactly before a histogram turns into bins
 
 Array = npt.NDArray[np.float64]
 Kernel = tuple[Callable[..., Any], tuple[Any, ...]]
@@ -64,18 +67,147 @@ def _threshold_place(bins: Bins, t: float) -> tuple[int, npt.NDArray[np.int64], 
     return place
 
 
+class ExactCounts:
+    """Every distinct score with its (negative, positive) counts: the exact regime of a histogram.
+
+    Scores are kept sorted; ``-0.0`` and ``0.0`` are one score (they compare
+    equal, as they do for scikit-learn). Integer counts stay integers; the
+    first weight makes them floats.
+    """
+
+    __slots__ = ("neg", "pos", "values")
+
+    def __init__(self) -> None:
+        self.values: Array = np.zeros(0)
+        self.neg: np.ndarray = np.zeros(0, dtype=np.int64)
+        self.pos: np.ndarray = np.zeros(0, dtype=np.int64)
+
+    @property
+    def is_weighted(self) -> bool:
+        return self.neg.dtype == np.float64
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.values.nbytes + self.neg.nbytes + self.pos.nbytes)
+
+    def copy(self) -> ExactCounts:
+        new = ExactCounts()
+        new.values, new.neg, new.pos = self.values.copy(), self.neg.copy(), self.pos.copy()
+        return new
+
+    @staticmethod
+    def of(x: Array, is_pos: npt.NDArray[np.bool_] | bool, weights: Array | None) -> ExactCounts:
+        """The distinct scores of a batch of validated events with their counts."""
+        out = ExactCounts()
+        values, inverse = np.unique(x, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        lab = np.broadcast_to(np.asarray(is_pos, dtype=np.bool_), x.shape)
+        pos_w = None if weights is None else np.where(lab, weights, 0.0)
+        neg_w = None if weights is None else np.where(lab, 0.0, weights)
+        if weights is None:
+            out.pos = np.bincount(inverse, weights=lab, minlength=values.size).astype(np.int64)
+            out.neg = np.bincount(inverse, minlength=values.size).astype(np.int64) - out.pos
+        else:
+            out.pos = np.bincount(inverse, weights=pos_w, minlength=values.size)
+            out.neg = np.bincount(inverse, weights=neg_w, minlength=values.size)
+        out.values = values.astype(np.float64, copy=False)
+        out.values[out.values == 0] = 0.0  # -0.0 and 0.0 are one score
+        return out.without_empty()
+
+    def without_empty(self) -> ExactCounts:
+        keep = (self.neg != 0) | (self.pos != 0)
+        if not keep.all():
+            self.values, self.neg, self.pos = self.values[keep], self.neg[keep], self.pos[keep]
+        return self
+
+    def union_size(self, other: ExactCounts) -> int:
+        """Distinct scores of both together."""
+        if other.values.size == 0 or self.values.size == 0:
+            return self.values.size + other.values.size
+        at = np.searchsorted(self.values, other.values)
+        found = (at < self.values.size) & (self.values[np.minimum(at, self.values.size - 1)] == other.values)
+        return int(self.values.size + other.values.size - found.sum())
+
+    def combined(self, other: ExactCounts, sign: int) -> ExactCounts:
+        """These counts plus (or, ``sign=-1``, less) ``other``'s; ``ValueError`` on a count that would go negative."""
+        values = np.union1d(self.values, other.values)
+        weighted = self.is_weighted or other.is_weighted
+        dtype = np.float64 if weighted else np.int64
+        out = ExactCounts()
+        out.values = values
+        out.neg, out.pos = np.zeros(values.size, dtype=dtype), np.zeros(values.size, dtype=dtype)
+        mine, theirs = np.searchsorted(values, self.values), np.searchsorted(values, other.values)
+        out.neg[mine], out.pos[mine] = self.neg, self.pos
+        before_neg, before_pos = out.neg.copy(), out.pos.copy()
+        out.neg[theirs] += sign * other.neg
+        out.pos[theirs] += sign * other.pos
+        if sign < 0:
+            if weighted:  # a count within rounding of zero is zero: an emptied score is gone
+                out.neg[np.abs(out.neg) <= 1e-9 * np.abs(before_neg)] = 0.0
+                out.pos[np.abs(out.pos) <= 1e-9 * np.abs(before_pos)] = 0.0
+            if (out.neg < 0).any() or (out.pos < 0).any():
+                raise ValueError("cannot take out counts that were not added: the result would be negative")
+        return out.without_empty()
+
+    def scaled(self, factor: float) -> ExactCounts:
+        out = ExactCounts()
+        out.values = self.values.copy()
+        out.neg, out.pos = self.neg.astype(np.float64) * factor, self.pos.astype(np.float64) * factor
+        return out
+
+    def same(self, other: ExactCounts) -> bool:
+        return (
+            self.is_weighted == other.is_weighted
+            and np.array_equal(self.values, other.values)
+            and np.array_equal(self.neg, other.neg)
+            and np.array_equal(self.pos, other.pos)
+        )
+
+
+class HistogramView(NamedTuple):
+    """What a report is built from: thresholds (ascending), counts at each, and the exact 2x2 at the threshold.
+
+    ``edges`` are the distinct scores in the exact regime and the bins' lower
+    edges in the binned one; ``keys`` are the bins (``None`` when exact).
+    """
+
+    edges: Array
+    keys: npt.NDArray[np.int64] | None
+    neg: np.ndarray
+    pos: np.ndarray
+    tp: int | float
+    fp: int | float
+
+
+def check_exact_up_to(value: Any) -> int | None:
+    """``exact_up_to`` as given: a whole number >= 0, or ``None`` for always exact."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"exact_up_to must be a whole number of distinct scores or None, got {value!r}")
+    if value < 0:
+        raise ValueError(f"exact_up_to must be >= 0, got {value!r}")
+    return int(value)
+
+
 class ScoreHistogram:
     """Counts of negatives and positives per score bin, exact at one threshold.
 
-    The events of the threshold's bin that score at or above the threshold
-    are counted apart, so that the 2x2 table at the threshold is exact
-    whatever the bins (with ``threshold=-inf``, the lower edge of the lowest
-    bin, nothing needs counting apart).
+    While the events have at most ``exact_up_to`` distinct scores, every
+    distinct score is kept with its counts (the exact regime); past that, the
+    counts go into bins for good (the binned regime), exactly as if they had
+    been binned from the first event. In the binned regime, the events of the
+    threshold's bin that score at or above the threshold are counted apart,
+    so that the 2x2 table at the threshold is exact whatever the bins (with
+    ``threshold=-inf``, the lower edge of the lowest bin, nothing needs
+    counting apart).
 
     Parameters
     ----------
     bins : Bins
     threshold : float, default -inf
+    exact_up_to : int or None, default 0
+        Distinct scores kept exactly before switching to bins; ``None``: always.
 
     Examples
     --------
@@ -84,16 +216,18 @@ class ScoreHistogram:
     >>> from streameval.histogram import ScoreHistogram
     >>> h = ScoreHistogram(se.Bins.from_edges([0.0, 0.5, 1.0]), threshold=0.7)
     >>> h.add(np.array([0.2, 0.6, 0.8, 0.9]), np.array([False, True, False, True]), None)
-    >>> keys, neg, pos, tp, fp = h.read()
-    >>> keys.tolist(), neg.tolist(), pos.tolist(), tp, fp
+    >>> view = h.read()
+    >>> view.keys.tolist(), view.neg.tolist(), view.pos.tolist(), view.tp, view.fp
     ([1, 2], [1, 1], [0, 2], 1, 1)
     """
 
-    __slots__ = ("_above", "_counts", "_t_codes", "_t_is_edge", "_t_key", "bins", "threshold")
+    __slots__ = ("_above", "_counts", "_exact", "_t_codes", "_t_is_edge", "_t_key", "bins", "exact_up_to", "threshold")
 
-    def __init__(self, bins: Bins, threshold: float = -math.inf) -> None:
+    def __init__(self, bins: Bins, threshold: float = -math.inf, exact_up_to: int | None = 0) -> None:
         self.bins = bins
         self.threshold = threshold
+        self.exact_up_to = exact_up_to
+        self._exact: ExactCounts | None = None if exact_up_to == 0 else ExactCounts()
         self._counts = LabelledCounts(2 * bins.n_codes)
         self._t_key, self._t_codes, self._t_is_edge = _threshold_place(bins, threshold)
         # events of the threshold's bin that score >= threshold: [negatives, positives]
@@ -101,14 +235,20 @@ class ScoreHistogram:
 
     # -- properties ---------------------------------------------------------
     @property
+    def is_exact(self) -> bool:
+        """Whether every distinct score is still kept with its counts (the exact regime)."""
+        return self._exact is not None
+
+    @property
     def is_weighted(self) -> bool:
         """Whether counts are float weights rather than integer event counts."""
-        return self._counts.is_weighted
+        return self._exact.is_weighted if self._exact is not None else self._counts.is_weighted
 
     @property
     def nbytes(self) -> int:
         """Bytes held by the arrays."""
-        return self._counts.nbytes + self._above.nbytes
+        exact = self._exact.nbytes if self._exact is not None else 0
+        return self._counts.nbytes + self._above.nbytes + exact
 
     @property
     def compiled(self) -> bool:
@@ -117,7 +257,49 @@ class ScoreHistogram:
 
     def total(self) -> int | float:
         """Count (or weight) of every event."""
+        if self._exact is not None:
+            total = self._exact.neg.sum() + self._exact.pos.sum()
+            return float(total) if self._exact.is_weighted else int(total)
         return self._counts.total()
+
+    def _fits(self, distinct: int) -> bool:
+        return self.exact_up_to is None or distinct <= self.exact_up_to
+
+    def _to_bins(self) -> None:
+        """Leave the exact regime for good: the counts go into bins, as if binned from the first event."""
+        exact = self._exact
+        if exact is None:
+            return
+        self._exact = None
+        if exact.values.size == 0:
+            if exact.is_weighted:
+                self._counts.to_float()
+                self._add_above(None)
+            return
+        both = np.concatenate([exact.values, exact.values])
+        labels = np.concatenate([np.zeros(exact.values.size, np.bool_), np.ones(exact.values.size, np.bool_)])
+        amounts = np.concatenate([exact.neg, exact.pos])
+        nz = amounts != 0
+        codes = self.bins.labelled_codes(both[nz], labels[nz])
+        flat = self._counts.flat_index(codes.copy())
+        tally = self._counts.tally(flat, amounts[nz].astype(np.float64), None)
+        if not exact.is_weighted:
+            tally = np.rint(tally).astype(np.int64)  # whole counts below 2**53 add exactly in floats
+        self._counts.apply(tally, exact.is_weighted)
+        above = None
+        if not self._t_is_edge:
+            at = np.isin(codes, self._t_codes) & (both[nz] >= self.threshold)
+            lab, amt = labels[nz][at], amounts[nz][at]
+            above = (amt[~lab].sum(), amt[lab].sum())
+        self._add_above(above)
+
+    def binned(self) -> ScoreHistogram:
+        """This histogram in the binned regime (itself when it is binned already, else a binned copy)."""
+        if self._exact is None:
+            return self
+        out = self.copy()
+        out._to_bins()
+        return out
 
     # -- counting -----------------------------------------------------------
     def add(self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, weights: Array | None, sign: int = 1) -> None:
@@ -128,6 +310,18 @@ class ScoreHistogram:
         n = x.size
         if n == 0:
             return
+        if self._exact is not None:
+            batch = ExactCounts.of(x, is_pos, weights)
+            if sign < 0:
+                self._exact = self._exact.combined(batch, -1)
+                return
+            if self._fits(self._exact.union_size(batch)):
+                if weights is not None:
+                    with np.errstate(over="ignore"):
+                        check_total("w", float(self.total()) + float(batch.neg.sum() + batch.pos.sum()))
+                self._exact = self._exact.combined(batch, 1)
+                return
+            self._to_bins()  # too many distinct scores: bins from now on, then count the batch there
         kernel = batch_kernel(self.bins)
         if kernel is not None and weights is None:
             refused = self._add_compiled(kernel, x, is_pos, sign)
@@ -158,12 +352,21 @@ class ScoreHistogram:
         compiled kernel: the caller checks the events and calls :meth:`add`.
         """
         kernel = batch_kernel(self.bins)
-        if kernel is None or x.size == 0:
+        if kernel is None or x.size == 0 or self._exact is not None:
             return x.size == 0
         return not self._add_compiled(kernel, x, labels, 1)
 
     def add_count(self, score: float, is_pos: bool, amount: int | float) -> None:
         """Add ``amount`` events (or weight) of one score and label (never at the threshold's bin)."""
+        if self._exact is not None:
+            one = ExactCounts()
+            one.values = np.array([score], dtype=np.float64)
+            counts = np.array([0, amount] if is_pos else [amount, 0])
+            one.neg, one.pos = counts[:1], counts[1:]
+            if self._fits(self._exact.union_size(one)):
+                self._exact = self._exact.combined(one, 1)
+                return
+            self._to_bins()
         code = int(self.bins.labelled_codes([score], [is_pos])[0])
         self._counts.add_at(code, amount)
         self._add_above(None)
@@ -225,17 +428,37 @@ class ScoreHistogram:
     def copy(self) -> ScoreHistogram:
         """An independent copy."""
         new = ScoreHistogram.__new__(ScoreHistogram)
-        new.bins, new.threshold = self.bins, self.threshold
+        new.bins, new.threshold, new.exact_up_to = self.bins, self.threshold, self.exact_up_to
         new._t_key, new._t_codes, new._t_is_edge = self._t_key, self._t_codes, self._t_is_edge
         new._counts = self._counts.copy()
         new._above = self._above.copy()
+        new._exact = None if self._exact is None else self._exact.copy()
         return new
 
     def merge_in(self, other: ScoreHistogram, sign: int = 1) -> None:
-        """Add (or with ``sign=-1`` take out) the counts of a histogram of the same bins and threshold.
+        """Add (or with ``sign=-1`` take out) the counts of a histogram of the same bins, threshold and budget.
 
-        Taking out more than was added raises ``ValueError`` and changes nothing.
+        Two exact histograms stay exact while their distinct scores together
+        fit the budget; otherwise the result is binned, as if every event had
+        been binned from the first. Taking out more than was added raises
+        ``ValueError`` and changes nothing.
         """
+        if self._exact is not None and other._exact is not None:
+            if sign < 0:
+                self._exact = self._exact.combined(other._exact, -1)
+                return
+            if self._fits(self._exact.union_size(other._exact)):
+                self._exact = self._exact.combined(other._exact, 1)
+                return
+        if self._exact is not None and sign < 0:  # bins only from here on: on a copy, so that a refusal changes nothing
+            trial = self.binned()
+            trial._merge_binned(other.binned(), sign)
+            self._exact, self._counts, self._above = None, trial._counts, trial._above
+            return
+        self._to_bins()
+        self._merge_binned(other.binned(), sign)
+
+    def _merge_binned(self, other: ScoreHistogram, sign: int) -> None:
         above = self._above.astype(np.float64) if other.is_weighted else self._above
         above = above + sign * other._above
         if sign < 0 and (above < -1e-9 * np.abs(self._above)).any():
@@ -246,22 +469,34 @@ class ScoreHistogram:
 
     def scale_in(self, factor: float) -> None:
         """Multiply every count by ``factor`` (counts become float weights)."""
+        if self._exact is not None:
+            self._exact = self._exact.scaled(factor)
         self._counts.scale_in(factor)
         self._above = self._above.astype(np.float64) * factor
 
     def same(self, other: ScoreHistogram) -> bool:
-        """Whether both hold exactly the same counts."""
+        """Whether both hold exactly the same counts (in the same regime)."""
+        if self._exact is not None or other._exact is not None:
+            return self._exact is not None and other._exact is not None and self._exact.same(other._exact)
         return self._counts.same_counts(other._counts) and np.array_equal(self._above, other._above)
 
     # -- reading ------------------------------------------------------------
     def histogram(self) -> tuple[npt.NDArray[np.int64], np.ndarray, np.ndarray]:
-        """Keys (ascending) of non-empty bins with their negatives and positives."""
-        return self._counts.histogram(self.bins)
+        """Keys (ascending) of non-empty bins with their negatives and positives (of the binned regime)."""
+        return self.binned()._counts.histogram(self.bins)
 
-    def read(self) -> tuple[npt.NDArray[np.int64], np.ndarray, np.ndarray, int | float, int | float]:
-        """``(keys, neg, pos, tp, fp)``: the histogram (read-only arrays) and the exact counts at the threshold."""
-        keys, neg, pos = self.histogram()
+    def read(self) -> HistogramView:
+        """The thresholds and counts a report is built from (read-only arrays), and the exact 2x2 at the threshold."""
         cast = float if self.is_weighted else int
+        if self._exact is not None:
+            exact = self._exact
+            start = int(np.searchsorted(exact.values, self.threshold, side="left"))
+            view = HistogramView(
+                _readonly(exact.values.copy()), None, _readonly(exact.neg.copy()), _readonly(exact.pos.copy()),
+                cast(exact.pos[start:].sum()), cast(exact.neg[start:].sum()),
+            )  # fmt: skip
+            return view
+        keys, neg, pos = self.histogram()
         start = int(np.searchsorted(keys, self._t_key, side="right"))
         tp = pos[start:].sum()
         fp = neg[start:].sum()
@@ -270,23 +505,32 @@ class ScoreHistogram:
             t_pos = self._counts.count_at(int(self._t_codes[1]))
         else:
             t_neg, t_pos = self._above[0], self._above[1]
-        return _readonly(keys), _readonly(neg), _readonly(pos), cast(tp + t_pos), cast(fp + t_neg)
+        edges = _readonly(self.bins.lower_edges(keys))
+        return HistogramView(edges, _readonly(keys), _readonly(neg), _readonly(pos), cast(tp + t_pos), cast(fp + t_neg))
 
     # -- state --------------------------------------------------------------
     def to_state(self) -> dict[str, Any]:
-        """``{"keys", "neg", "pos"}`` arrays of the non-empty bins."""
+        """``{"values", "neg", "pos"}`` in the exact regime, ``{"keys", "neg", "pos"}`` of the non-empty bins else."""
+        if self._exact is not None:
+            return {"values": self._exact.values.copy(), "neg": self._exact.neg.copy(), "pos": self._exact.pos.copy()}
         keys, neg, pos = self.histogram()
         return {"keys": keys, "neg": neg, "pos": pos}
 
     def above_state(self) -> np.ndarray:
-        """[negatives, positives] of the threshold's bin at or above the threshold."""
-        return self._above.copy()
+        """[negatives, positives] of the threshold's bin at or above the threshold (zeros while exact)."""
+        return self._above.astype(np.float64 if self.is_weighted else np.int64)
 
     def load(self, where: str, hist: Any, weighted: bool, above: Any = None) -> None:
-        """Fill this fresh histogram from a saved ``{"keys", "neg", "pos"}`` (and ``above``).
+        """Fill this fresh histogram from a saved ``{"keys", "neg", "pos"}`` or ``{"values", "neg", "pos"}``.
 
-        Raises ``FormatError`` if anything is invalid.
+        Raises ``FormatError`` if anything is invalid (the keys of bins of
+        another scheme, values that are not strictly increasing, more values
+        than the budget, ...).
         """
+        if isinstance(hist, dict) and "values" in hist:
+            self._load_exact(where, hist, weighted, above)
+            return
+        self._exact = None
         keys, neg, pos = decode_histogram(where, hist, self.bins, weighted)
         if above is not None:
             counts = decode_counts("above", above, weighted)
@@ -312,3 +556,25 @@ class ScoreHistogram:
         if weighted:
             self._counts.to_float()
         self._add_above(None)
+
+    def _load_exact(self, where: str, hist: dict[str, Any], weighted: bool, above: Any) -> None:
+        require_fields(hist, where, {"values", "neg", "pos"})
+        if self.exact_up_to == 0:
+            raise FormatError(f"{where} holds exact scores, but exact_up_to is 0")
+        values = decode_values(f"{where}.values", hist["values"])
+        neg = decode_counts(f"{where}.neg", hist["neg"], weighted)
+        pos = decode_counts(f"{where}.pos", hist["pos"], weighted)
+        if not neg.size == pos.size == values.size:
+            raise FormatError(f"{where}: values, neg and pos must have one entry per score")
+        if np.any((neg == 0) & (pos == 0)):
+            raise FormatError(f"{where} lists a score with no events")
+        if not self._fits(values.size):
+            raise FormatError(f"{where} holds {values.size} distinct scores, more than exact_up_to={self.exact_up_to}")
+        if above is not None and np.any(decode_counts("above", above, weighted) != 0):
+            raise FormatError("above must be [0, 0] in the exact regime")
+        exact = ExactCounts()
+        exact.values, exact.neg, exact.pos = values, neg, pos
+        self._exact = exact
+        if weighted:
+            self._counts.to_float()
+            self._add_above(None)

@@ -30,7 +30,8 @@ __all__ = [
     "FORMAT_VERSION", "FormatError", "from_bytes", "from_dict", "load", "register", "save", "to_bytes", "to_dict",
 ]  # fmt: skip
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: states may hold exact scores (the exact regime); 1 still loads
+_READABLE = (1, 2)
 MAGIC = b"SEVL"
 _HEADER = struct.Struct("<4sBI")  # magic, version, CRC-32 of the compressed body
 
@@ -63,7 +64,7 @@ def to_dict(acc: Any) -> dict[str, Any]:
     >>> acc.update_many([1, 0], [0.9, 0.2])
     >>> d = se.to_dict(acc)
     >>> d["kind"], d["version"], se.from_dict(json.loads(json.dumps(d))) == acc
-    ('binary', 1, True)
+    ('binary', 2, True)
     """
     kind = _kind_of(acc)
     return {"format": "streameval", "version": FORMAT_VERSION, "kind": kind, "state": jsonable(acc.to_state())}
@@ -76,8 +77,8 @@ def from_dict(d: Any) -> Any:
     require_fields(d, "the state", {"format", "version", "kind", "state"})
     if d["format"] != "streameval":
         raise FormatError(f"format must be 'streameval', got {d['format']!r}"[:200])
-    if d["version"] != FORMAT_VERSION or type(d["version"]) is not int:
-        raise FormatError(f"version {d['version']!r} is not supported; this is version {FORMAT_VERSION}"[:200])
+    if type(d["version"]) is not int or d["version"] not in _READABLE:
+        raise FormatError(f"version {d['version']!r} is not supported; this reads versions {list(_READABLE)}"[:200])
     if not isinstance(d["kind"], str) or d["kind"] not in _KINDS:
         raise FormatError(f"kind must be one of {sorted(_KINDS)}, got {d['kind']!r}"[:200])
     if not isinstance(d["state"], dict):
@@ -136,8 +137,8 @@ def from_bytes(blob: bytes) -> Any:
     magic, version, crc = _HEADER.unpack_from(blob)
     if magic != MAGIC:
         raise FormatError(f"not a streameval state (starts with {magic!r})")
-    if version != FORMAT_VERSION:
-        raise FormatError(f"version {version} is not supported; this is version {FORMAT_VERSION}")
+    if version not in _READABLE:
+        raise FormatError(f"version {version} is not supported; this reads versions {list(_READABLE)}")
     packed = blob[_HEADER.size :]
     if zlib.crc32(packed) != crc:
         raise FormatError("checksum mismatch: the state is truncated or altered")

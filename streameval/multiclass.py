@@ -15,7 +15,7 @@ from ._events import FLUSH_EVERY
 from ._validation import as_scores, as_weights, check_real, check_same_length, check_total
 from .binary_report import BinaryReport
 from .bins import Bins
-from .histogram import ScoreHistogram
+from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, check_exact_up_to
 from .multiclass_report import MulticlassReport
 from .protocol import AccumulatorBase
 
@@ -43,6 +43,9 @@ class MulticlassAccumulator(AccumulatorBase):
         a missing entry of a mapping means score 0).
     bins : Bins, optional
         The binning scheme of the per-class histograms; default range-free.
+    exact_up_to : int or None, default 8192
+        Each class's scores are kept exactly while they have at most this
+        many distinct values, as for :class:`BinaryAccumulator`.
 
     Examples
     --------
@@ -67,12 +70,18 @@ class MulticlassAccumulator(AccumulatorBase):
 
     kind: ClassVar[str] = "multiclass"
 
-    def __init__(self, classes: Iterable[Hashable] | None = None, bins: Bins | None = None) -> None:
+    def __init__(
+        self,
+        classes: Iterable[Hashable] | None = None,
+        bins: Bins | None = None,
+        exact_up_to: int | None = DEFAULT_EXACT_UP_TO,
+    ) -> None:
         if bins is None:
             bins = Bins.range_free()
         if not isinstance(bins, Bins):
             raise TypeError(f"bins must be a streameval Bins, got {bins!r}")
         self.bins = bins
+        self.exact_up_to = check_exact_up_to(exact_up_to)
         self._classes: list[Hashable] = []
         self._index: dict[Hashable, int] = {}
         self._mode: str | None = None  # "scores" or "labels", fixed by the first update
@@ -104,7 +113,7 @@ class MulticlassAccumulator(AccumulatorBase):
 
     def _new_ovr(self) -> ScoreHistogram:
         # threshold -inf is the lower edge of the lowest bin: no threshold tracking
-        return ScoreHistogram(self.bins)
+        return ScoreHistogram(self.bins, exact_up_to=self.exact_up_to)
 
     def _add_class(self, label: Hashable) -> None:
         self._flush()
@@ -438,13 +447,14 @@ class MulticlassAccumulator(AccumulatorBase):
 
     def _one_vs_rest(self, hist: ScoreHistogram, table: tuple[Any, Any, Any, Any] | None, t: float) -> BinaryReport:
         """A report of one-vs-rest scores, with a class's (tp, fp, fn, tn) or, for ``None``, those at -inf."""
-        keys, neg, pos, tp, fp = hist.read()
+        view = hist.read()
+        tp, fp = view.tp, view.fp
         fn, tn = tp - tp, fp - fp  # at -inf every event is predicted positive
         if table is not None:
             tp, fp, fn, tn = table
         return BinaryReport(
-            tp=tp, fp=fp, tn=tn, fn=fn, threshold=t, bins=self.bins, keys=keys, neg=neg, pos=pos,
-            pos_label=True, neg_label=False,
+            tp=tp, fp=fp, tn=tn, fn=fn, threshold=t, bins=self.bins, keys=view.keys, neg=view.neg, pos=view.pos,
+            pos_label=True, neg_label=False, values=view.edges if view.keys is None else None,
         )  # fmt: skip
 
     @property
@@ -459,6 +469,7 @@ class MulticlassAccumulator(AccumulatorBase):
         self._flush()
         new = MulticlassAccumulator.__new__(MulticlassAccumulator)
         new.bins = self.bins
+        new.exact_up_to = self.exact_up_to
         new._classes = list(self._classes)
         new._index = dict(self._index)
         new._mode = self._mode
@@ -473,6 +484,10 @@ class MulticlassAccumulator(AccumulatorBase):
             raise TypeError(f"can only merge a MulticlassAccumulator with another, got {type(other).__name__}")
         if self.bins != other.bins:
             raise ValueError(f"cannot merge accumulators whose bins differ: {self.bins!r} and {other.bins!r}")
+        if self.exact_up_to != other.exact_up_to:
+            raise ValueError(
+                f"cannot merge accumulators whose exact_up_to differ: {self.exact_up_to!r} and {other.exact_up_to!r}"
+            )
         if self._mode is not None and other._mode is not None and self._mode != other._mode:
             raise ValueError(f"cannot merge an accumulator of {self._mode} with one of {other._mode}")
         extra = [c for c in other._classes if c not in self._index]
@@ -516,7 +531,7 @@ class MulticlassAccumulator(AccumulatorBase):
                     if other._ovr:
                         self._ovr[c].merge_in(other._ovr[other._index[label]], sign)
                 elif other._total():
-                    zeros = ScoreHistogram(self.bins)  # other's events score 0 for a class it never saw
+                    zeros = self._new_ovr()  # other's events score 0 for a class it never saw
                     zeros.add_count(0.0, False, other._total())
                     self._ovr[c].merge_in(zeros, sign)
 
@@ -545,7 +560,9 @@ class MulticlassAccumulator(AccumulatorBase):
         [[1, 0], [0, 0]]
         """
         self._flush()
-        one = MulticlassAccumulator(classes=self._classes if self._fixed else None, bins=self.bins)
+        one = MulticlassAccumulator(
+            classes=self._classes if self._fixed else None, bins=self.bins, exact_up_to=self.exact_up_to
+        )
         for label in self._classes:  # the same class order, so that ties are decided alike
             if label not in one._index:
                 one._add_class(label)
@@ -588,6 +605,7 @@ class MulticlassAccumulator(AccumulatorBase):
         self._flush()
         return {
             "bins": self.bins.to_dict(),
+            "exact_up_to": self.exact_up_to,
             "classes": [encode_label(c) for c in self._classes],
             "fixed": self._fixed,
             "mode": self._mode,
@@ -601,7 +619,12 @@ class MulticlassAccumulator(AccumulatorBase):
     def from_state(cls, state: Mapping[str, Any]) -> MulticlassAccumulator:
         """The accumulator of a :meth:`to_state` mapping; ``FormatError`` if anything in it is inconsistent."""
         d = dict(state)
-        require_fields(d, "state", {"bins", "classes", "fixed", "mode", "weighted", "confusion", "histograms", "n"})
+        d.setdefault("exact_up_to", DEFAULT_EXACT_UP_TO)  # format version 1 had no exact regime
+        fields = {"bins", "exact_up_to", "classes", "fixed", "mode", "weighted", "confusion", "histograms", "n"}
+        require_fields(d, "state", fields)
+        exact_up_to = d["exact_up_to"]
+        if exact_up_to is not None and (type(exact_up_to) is not int or exact_up_to < 0):
+            raise FormatError(f"exact_up_to must be a whole number >= 0 or null, got {exact_up_to!r}")
         bins = decode_bins(d["bins"])
         if not isinstance(d["classes"], list):
             raise FormatError("classes must be a list")
@@ -625,7 +648,7 @@ class MulticlassAccumulator(AccumulatorBase):
         hists = d["histograms"]
         if not isinstance(hists, list) or len(hists) != (k if mode == "scores" else 0):
             raise FormatError(f"histograms must hold one histogram per class in score mode, none otherwise ({k})")
-        acc = cls(bins=bins)
+        acc = cls(bins=bins, exact_up_to=exact_up_to)
         acc._mode = mode
         acc._classes = classes
         acc._index = {label: c for c, label in enumerate(classes)}
@@ -635,7 +658,8 @@ class MulticlassAccumulator(AccumulatorBase):
         for c, h in enumerate(hists):
             hist = acc._ovr[c]
             hist.load(f"histograms[{c}]", h, weighted)
-            _, neg, pos = hist.histogram()
+            view = hist.read()
+            neg, pos = view.neg, view.pos
             if not math.isclose(float(neg.sum() + pos.sum()), float(n), rel_tol=1e-12):
                 raise FormatError(f"histograms[{c}] counts {(neg.sum() + pos.sum()).item()!r} events, not n = {n!r}")
             if not math.isclose(float(pos.sum()), float(cm[c].sum()), rel_tol=1e-12):

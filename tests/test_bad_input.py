@@ -18,7 +18,7 @@ def _fed():
 
 def _snapshot(acc):
     r = acc.get()
-    return (r.tp, r.fp, r.tn, r.fn, r.keys.tolist(), r.neg.tolist(), r.pos.tolist())
+    return (r.tp, r.fp, r.tn, r.fn, r.edges.tolist(), r.neg.tolist(), r.pos.tolist())
 
 
 BATCH_CASES = [
@@ -83,12 +83,18 @@ def test_update_rejects_and_changes_nothing(y, s, w, exc, words):
 
 
 def test_infinite_scores_are_accepted_and_land_in_the_end_bins():
-    acc = se.BinaryAccumulator(bins=se.Bins.uniform(0, 1, 10))
+    acc = se.BinaryAccumulator(bins=se.Bins.uniform(0, 1, 10), exact_up_to=0)
     acc.update_many([1, 0, 1], [np.inf, -np.inf, 0.5])
     acc.update(0, float("inf"))
     r = acc.get()
     assert r.keys.tolist() == [0, 6, 11]
     assert r.tp == 2 and r.fp == 1
+    exact = se.BinaryAccumulator(bins=se.Bins.uniform(0, 1, 10))
+    exact.update_many([1, 0, 1], [np.inf, -np.inf, 0.5])
+    exact.update(0, float("inf"))
+    assert exact.get().edges.tolist() == [-np.inf, 0.5, np.inf]
+    # positive-negative pairs: (inf, -inf) 1, (inf, inf) 1/2, (0.5, -inf) 1, (0.5, inf) 0
+    assert exact.get().tp == 2 and exact.get().fp == 1 and exact.get().auc == 2.5 / 4
 
 
 @pytest.mark.parametrize(

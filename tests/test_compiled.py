@@ -138,10 +138,10 @@ def test_batch_kernel_takes_events_back_out_exactly():
         acc._hist.add(s[:7000], y[:7000], None, sign=-1)
 
     _assert_same(lambda: se.BinaryAccumulator(threshold=0.377), feed)
-    back = se.BinaryAccumulator(threshold=0.377)
+    back = se.BinaryAccumulator(threshold=0.377, exact_up_to=0)
     back.update_many(y, s)
     back._hist.add(s, y, None, sign=-1)
-    assert back == se.BinaryAccumulator(threshold=0.377)
+    assert back == se.BinaryAccumulator(threshold=0.377, exact_up_to=0)
 
 
 @needs_compiled

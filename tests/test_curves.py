@@ -146,7 +146,7 @@ def test_operating_point_queries_against_bruteforce():
 
 
 def test_at_moves_a_threshold_inside_a_bin_up_to_the_bins_upper_edge():
-    acc = se.BinaryAccumulator(bins=se.Bins.uniform(0, 1, 4))
+    acc = se.BinaryAccumulator(bins=se.Bins.uniform(0, 1, 4), exact_up_to=0)
     acc.update_many([1, 0, 1, 0], [0.1, 0.3, 0.6, 0.9])
     r = acc.get()
     c = r.at(0.3)  # inside [0.25, 0.5): the bin counts negative; threshold used 0.5

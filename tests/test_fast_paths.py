@@ -75,10 +75,10 @@ def test_per_event_across_flush_boundaries_with_reads_in_between(name):
 def test_mixed_weighted_and_unit_events_per_event_equal_batch():
     y, s = _stream(2 * _FLUSH_EVERY + 5, seed=3)
     w = np.where(np.arange(y.size) % 3 == 0, 2.5, 1.0)
-    per_event = se.BinaryAccumulator()
+    per_event = se.BinaryAccumulator(exact_up_to=0)
     for yi, si, wi in zip(y, s, w, strict=True):
         per_event.update(bool(yi), float(si), float(wi))
-    batch = se.BinaryAccumulator()
+    batch = se.BinaryAccumulator(exact_up_to=0)
     batch.update_many(y, s, w)
     r1, r2 = per_event.get(), batch.get()
     np.testing.assert_array_equal(r1.keys, r2.keys)
