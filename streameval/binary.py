@@ -275,13 +275,11 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         """
         self._flush()
         view = self._hist.read()
-        cast = float if self._hist.is_weighted else int
-        p, n = cast(view.pos.sum()), cast(view.neg.sum())
         return BinaryReport(
             tp=view.tp,
             fp=view.fp,
-            tn=n - view.fp,
-            fn=p - view.tp,
+            tn=view.tn,
+            fn=view.fn,
             threshold=self.threshold,
             bins=self.bins,
             keys=view.keys,

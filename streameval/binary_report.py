@@ -245,11 +245,11 @@ class BinaryReport(ConfusionReport):
         if t == self.threshold:
             return ConfusionReport(self.tp, self.fp, self.tn, self.fn, self.threshold)
         cast = float if self.neg.dtype == np.float64 else int
-        p, n = self.positives, self.negatives
         if self.values is not None:
             start = int(np.searchsorted(self.values, t, side="left"))
             tp, fp = cast(self.pos[start:].sum()), cast(self.neg[start:].sum())
-            return ConfusionReport(tp=tp, fp=fp, tn=n - fp, fn=p - tp, threshold=t)
+            tn, fn = cast(self.neg[:start].sum()), cast(self.pos[:start].sum())  # sums, not differences: no -1e-14
+            return ConfusionReport(tp=tp, fp=fp, tn=tn, fn=fn, threshold=t)
         assert self.keys is not None
         key = self.bins.key(t)
         edge = float(self.bins.lower_edges([key])[0])
@@ -258,7 +258,8 @@ class BinaryReport(ConfusionReport):
             edge = float(self.bins.lower_edges([key])[0]) if key <= self.bins.key_max else math.inf
         start = int(np.searchsorted(self.keys, key, side="left"))
         tp, fp = cast(self.pos[start:].sum()), cast(self.neg[start:].sum())
-        return ConfusionReport(tp=tp, fp=fp, tn=n - fp, fn=p - tp, threshold=edge)
+        tn, fn = cast(self.neg[:start].sum()), cast(self.pos[:start].sum())
+        return ConfusionReport(tp=tp, fp=fp, tn=tn, fn=fn, threshold=edge)
 
     def best_threshold(self, metric: str = "f1") -> float:
         """The curve threshold (a bin edge) that maximises ``metric``.

@@ -188,7 +188,7 @@ class ConfusionReport:
     @property
     def mcc(self) -> float:
         """Matthews correlation coefficient; ``nan`` when a margin of the table is 0."""
-        tp, fp, tn, fn = (float(v) for v in (self.tp, self.fp, self.tn, self.fn))
+        tp, fp, tn, fn = (max(float(v), 0.0) for v in (self.tp, self.fp, self.tn, self.fn))  # rounding: -1e-14 is 0
         den = math.sqrt(tp + fp) * math.sqrt(tp + fn) * math.sqrt(tn + fp) * math.sqrt(tn + fn)
         return ratio(tp * tn - fp * fn, den)
 

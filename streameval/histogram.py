@@ -177,6 +177,8 @@ class HistogramView(NamedTuple):
     pos: np.ndarray
     tp: int | float
     fp: int | float
+    tn: int | float
+    fn: int | float
 
 
 def check_exact_up_to(value: Any) -> int | None:
@@ -228,7 +230,7 @@ class ScoreHistogram:
         self.threshold = threshold
         self.exact_up_to = exact_up_to
         self._exact: ExactCounts | None = None if exact_up_to == 0 else ExactCounts()
-        self._counts = LabelledCounts(2 * bins.n_codes)
+        self._counts = LabelledCounts(2 * bins.n_codes if exact_up_to == 0 else 0)  # no page table while exact
         self._t_key, self._t_codes, self._t_is_edge = _threshold_place(bins, threshold)
         # events of the threshold's bin that score >= threshold: [negatives, positives]
         self._above: np.ndarray = np.zeros(2, dtype=np.int64)
@@ -271,6 +273,7 @@ class ScoreHistogram:
         if exact is None:
             return
         self._exact = None
+        self._counts = LabelledCounts(2 * self.bins.n_codes)  # the page table exists from the switch on
         if exact.values.size == 0:
             if exact.is_weighted:
                 self._counts.to_float()
@@ -491,11 +494,11 @@ class ScoreHistogram:
         if self._exact is not None:
             exact = self._exact
             start = int(np.searchsorted(exact.values, self.threshold, side="left"))
-            view = HistogramView(
+            return HistogramView(
                 _readonly(exact.values.copy()), None, _readonly(exact.neg.copy()), _readonly(exact.pos.copy()),
                 cast(exact.pos[start:].sum()), cast(exact.neg[start:].sum()),
+                cast(exact.neg[:start].sum()), cast(exact.pos[:start].sum()),
             )  # fmt: skip
-            return view
         keys, neg, pos = self.histogram()
         start = int(np.searchsorted(keys, self._t_key, side="right"))
         tp = pos[start:].sum()
@@ -505,8 +508,14 @@ class ScoreHistogram:
             t_pos = self._counts.count_at(int(self._t_codes[1]))
         else:
             t_neg, t_pos = self._above[0], self._above[1]
+        # below the threshold: lower bins, and the threshold's bin less what is at or above it (never below 0)
+        tn, fn = neg[:start].sum() - t_neg, pos[:start].sum() - t_pos
+        tn, fn = (max(v, 0.0) if self.is_weighted else v for v in (tn, fn))
         edges = _readonly(self.bins.lower_edges(keys))
-        return HistogramView(edges, _readonly(keys), _readonly(neg), _readonly(pos), cast(tp + t_pos), cast(fp + t_neg))
+        return HistogramView(
+            edges, _readonly(keys), _readonly(neg), _readonly(pos),
+            cast(tp + t_pos), cast(fp + t_neg), cast(tn), cast(fn),
+        )  # fmt: skip
 
     # -- state --------------------------------------------------------------
     def to_state(self) -> dict[str, Any]:
@@ -530,7 +539,9 @@ class ScoreHistogram:
         if isinstance(hist, dict) and "values" in hist:
             self._load_exact(where, hist, weighted, above)
             return
-        self._exact = None
+        if self._exact is not None:  # a binned state: no exact scores, and the page table bins need
+            self._exact = None
+            self._counts = LabelledCounts(2 * self.bins.n_codes)
         keys, neg, pos = decode_histogram(where, hist, self.bins, weighted)
         if above is not None:
             counts = decode_counts("above", above, weighted)

@@ -209,7 +209,7 @@ def test_batch_kernel_equals_the_numpy_path_on_any_floats(events, threshold, bin
 def test_kernel_refuses_inconsistent_arguments():
     from streameval import _speedups
 
-    acc = se.BinaryAccumulator()
+    acc = se.BinaryAccumulator(exact_up_to=0)
     state, bins = acc._hist._counts, acc.bins
     x = np.array([0.1, 0.7])
     lab = np.array([1, 0], dtype=np.uint8)
@@ -233,7 +233,7 @@ def test_kernel_refuses_inconsistent_arguments():
         with pytest.raises(ValueError, match="inconsistent arguments"):
             _speedups.count_range_free(*wrong)
     uniform = se.Bins.uniform(0.0, 1.0, 10)
-    small = se.BinaryAccumulator(bins=uniform)._hist._counts
+    small = se.BinaryAccumulator(bins=uniform, exact_up_to=0)._hist._counts
     ok = [x, lab, 1, small._base, small._page_of_row, 0, small._counts, False, 1, 0, 0, False, 0.5, 0, 2,
           b"", scratch, scratch, 0]  # fmt: skip
     assert _speedups.count_uniform(*ok, 0.0, 10.0, 10, uniform._lower, uniform._upper)[:3] == (0, False, 0)

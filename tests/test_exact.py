@@ -1,0 +1,219 @@
+"""Exact while it fits: scikit-learn's results to 1e-12, and a switch to bins that leaves no trace."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import exact_eer
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn import metrics as skm
+
+import streameval as se
+
+
+def _stream(n, seed, ties=True):
+    rng = np.random.default_rng(seed)
+    y = rng.random(n) < 0.35
+    s = 1 / (1 + np.exp(-rng.normal(y * 1.2 - 0.6, 1.0)))
+    if ties:
+        s = np.round(s, 2)  # many events share a score
+    return y, s
+
+
+def _fed(y, s, w=None, per_event=False, **kwargs):
+    acc = se.BinaryAccumulator(**kwargs)
+    if per_event:
+        for i in range(y.size):
+            acc.update(bool(y[i]), float(s[i]), 1.0 if w is None else float(w[i]))
+    else:
+        acc.update_many(y, s, w)
+    return acc
+
+
+CASES = [(n, seed, weighted, per_event) for n in (30, 100, 1000, 5000) for seed in (0, 1)
+         for weighted in (False, True) for per_event in (False, True) if not (per_event and n > 1000)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("n", "seed", "weighted", "per_event"), CASES)
+def test_every_result_equals_scikit_learn_while_exact(n, seed, weighted, per_event):
+    y, s = _stream(n, seed)
+    w = np.random.default_rng(seed + 7).uniform(0.2, 3.0, n) if weighted else None
+    r = _fed(y, s, w, per_event).get()
+    assert r.is_exact
+    assert r.auc == pytest.approx(skm.roc_auc_score(y, s, sample_weight=w), abs=1e-12)
+    assert r.average_precision == pytest.approx(skm.average_precision_score(y, s, sample_weight=w), abs=1e-12)
+    for ours, theirs in [
+        (r.roc_curve(), skm.roc_curve(y, s, sample_weight=w, drop_intermediate=False)),
+        (r.pr_curve(), skm.precision_recall_curve(y, s, sample_weight=w)),
+        (r.det_curve(), skm.det_curve(y, s, sample_weight=w)),
+    ]:
+        for a, b in zip(ours, theirs, strict=True):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    rng = np.random.default_rng(seed)
+    for t in [*rng.uniform(0, 1, 8), *rng.choice(s, 4), 0.0, 1.0, 0.5]:
+        at = r.at(float(t))
+        pred = s >= t
+        assert at.threshold == t
+        assert at.tp == pytest.approx(np.sum((w if weighted else 1) * (pred & y)), abs=1e-9)
+        for name, fn in [("precision", skm.precision_score), ("recall", skm.recall_score), ("f1", skm.f1_score)]:
+            assert getattr(at, name) == pytest.approx(
+                fn(y, pred, sample_weight=w, zero_division=np.nan), abs=1e-12, nan_ok=True
+            ), name
+        mcc = skm.matthews_corrcoef(y, pred, sample_weight=w)
+        if np.isnan(at.mcc):  # 0/0: scikit-learn says 0, the SPEC says nan
+            assert mcc == 0 and (pred.all() or not pred.any() or y.all() or not y.any())
+        else:
+            assert at.mcc == pytest.approx(mcc, abs=1e-12)
+        assert at.fbeta(2.0) == pytest.approx(
+            skm.fbeta_score(y, pred, beta=2.0, sample_weight=w, zero_division=np.nan), abs=1e-12, nan_ok=True
+        )
+    if not weighted:
+        assert r.eer == pytest.approx(exact_eer(y, s), abs=1e-12)
+
+
+def test_without_ties_the_auc_bounds_close_on_the_auc():
+    y, s = _stream(2000, 3, ties=False)
+    r = _fed(y, s).get()
+    assert r.is_exact and r.auc_lower == r.auc_upper == pytest.approx(r.auc, abs=1e-15)
+    assert r.average_precision_lower == pytest.approx(r.average_precision_upper, abs=1e-12)
+    assert r.auc == pytest.approx(skm.roc_auc_score(y, s), abs=1e-12)
+
+
+def test_the_river_example_of_thirty_events_equals_scikit_learn():
+    from river import datasets, linear_model, preprocessing
+
+    from streameval import river as se_river
+
+    model = preprocessing.StandardScaler() | linear_model.LogisticRegression()
+    metric = se_river.ROCAUC()
+    ys, ps = [], []
+    for x, y in list(datasets.Phishing())[:30]:
+        p = model.predict_proba_one(x).get(True, 0.0)
+        metric.update(y, model.predict_proba_one(x))
+        ys.append(y)
+        ps.append(p)
+        model.learn_one(x, y)
+    assert metric.get() == pytest.approx(skm.roc_auc_score(ys, ps), abs=1e-12)
+
+
+@pytest.mark.parametrize("n", [30, 1000])
+def test_multiclass_one_vs_rest_is_exact_too(n):
+    rng = np.random.default_rng(n)
+    y = rng.integers(0, 3, n)
+    p = np.round(rng.dirichlet([1, 1, 1], n) + np.eye(3)[y] * 0.3, 2)
+    acc = se.MulticlassAccumulator(classes=[0, 1, 2])
+    acc.update_many(y, p)
+    r = acc.get()
+    for c in range(3):
+        assert r.report(c).is_exact
+        assert r.auc_per_class[c] == pytest.approx(skm.roc_auc_score(y == c, p[:, c]), abs=1e-12)
+    onehot = np.eye(3)[y]
+    assert r.macro_auc == pytest.approx(skm.roc_auc_score(onehot, p, average="macro"), abs=1e-12)
+    assert r.micro_auc == pytest.approx(skm.roc_auc_score(onehot, p, average="micro"), abs=1e-12)
+
+
+def test_a_sliding_window_is_exact_over_its_events():
+    y, s = _stream(3000, 4)
+    win = se.Sliding(se.BinaryAccumulator, size=500)
+    for lo in range(0, 3000, 70):
+        win.update_many(y[lo : lo + 70], s[lo : lo + 70])
+    r = win.get()
+    assert r.is_exact and r.auc == pytest.approx(skm.roc_auc_score(y[-500:], s[-500:]), abs=1e-12)
+
+
+# -- the switch to bins -----------------------------------------------------------
+events = st.lists(
+    st.tuples(st.booleans(), st.integers(0, 60).map(lambda k: k / 60), st.sampled_from([1.0, 1.0, 0.5, 2.0])),
+    min_size=1,
+    max_size=200,
+)
+
+
+def _binned_view(acc):
+    r = acc.get()
+    return (r.is_exact, r.edges.tolist(), r.neg.tolist(), r.pos.tolist(), r.tp, r.fp)
+
+
+@settings(max_examples=150, deadline=None)
+@given(events, st.integers(1, 40), st.data())
+def test_the_switch_leaves_the_state_of_binning_from_the_start(evs, budget, data):
+    y = np.array([e[0] for e in evs])
+    s = np.array([e[1] for e in evs])
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(evs)), max_size=5)))
+    exact = se.BinaryAccumulator(threshold=0.41, exact_up_to=budget)
+    for lo, hi in zip([0, *cuts], [*cuts, len(evs)], strict=True):
+        exact.update_many(y[lo:hi], s[lo:hi])
+    binned = se.BinaryAccumulator(threshold=0.41, exact_up_to=0)
+    binned.update_many(y, s)
+    distinct = np.unique(s).size
+    assert exact.get().is_exact == (distinct <= budget)
+    if distinct > budget:  # bit for bit the binned state
+        assert _binned_view(exact) == _binned_view(binned)
+    r = exact.get()
+    assert (r.tp, r.fp) == (binned.get().tp, binned.get().fp)
+
+
+@settings(max_examples=150, deadline=None)
+@given(events, st.integers(1, 40), st.data())
+def test_any_merge_tree_gives_the_one_stream(evs, budget, data):
+    n_shards = data.draw(st.integers(1, 5))
+    shard_of = data.draw(st.lists(st.integers(0, n_shards - 1), min_size=len(evs), max_size=len(evs)))
+    weighted = data.draw(st.booleans())
+
+    def make():
+        return se.BinaryAccumulator(threshold=0.41, exact_up_to=budget)
+
+    shards = [make() for _ in range(n_shards)]
+    for (yi, si, wi), k in zip(evs, shard_of, strict=True):
+        shards[k].update(yi, si, wi if weighted else 1.0)
+    one = make()
+    for yi, si, wi in evs:
+        one.update(yi, si, wi if weighted else 1.0)
+    order = data.draw(st.permutations(range(n_shards)))
+    merged = shards[order[0]]
+    for k in order[1:]:  # a random left-deep tree in a random order
+        merged = merged + shards[k] if data.draw(st.booleans()) else shards[k] + merged
+    a, b = merged.get(), one.get()
+    assert a.is_exact == b.is_exact
+    assert a.edges.tolist() == b.edges.tolist()
+    np.testing.assert_allclose(a.neg, b.neg, rtol=1e-12)
+    np.testing.assert_allclose(a.pos, b.pos, rtol=1e-12)
+    if not weighted:
+        assert merged == one
+
+
+def test_exact_up_to_none_keeps_every_score_and_zero_bins_at_once():
+    y, s = _stream(20_000, 5, ties=False)
+    always = _fed(y, s, exact_up_to=None)
+    assert always.get().is_exact and always.get().edges.size == np.unique(s).size
+    assert always.get().auc == pytest.approx(skm.roc_auc_score(y, s), abs=1e-12)
+    default = _fed(y, s)
+    assert not default.get().is_exact
+    assert not _fed(y[:3], s[:3], exact_up_to=0).get().is_exact
+    with pytest.raises(ValueError, match="exact_up_to"):
+        se.BinaryAccumulator(exact_up_to=-1)
+    with pytest.raises(TypeError, match="exact_up_to"):
+        se.BinaryAccumulator(exact_up_to=2.5)
+    with pytest.raises(ValueError, match="exact_up_to"):
+        _fed(y[:5], s[:5]).merge(_fed(y[:5], s[:5], exact_up_to=10))
+
+
+def test_memory_at_the_default_budget_stays_within_256_kib():
+    rng = np.random.default_rng(6)
+    s = np.concatenate([np.arange(8192), rng.integers(0, 8192, 40_000)]) / 8192  # exactly 8,192 distinct scores
+    y = rng.random(s.size) < 0.3
+    acc = _fed(y, s)
+    assert acc.get().is_exact and acc.get().edges.size == 8192
+    assert acc.nbytes <= 256 * 1024, acc.nbytes
+
+
+def test_exact_states_round_trip_and_subtract():
+    y, s = _stream(800, 7)
+    acc = _fed(y, s)
+    back = se.from_bytes(acc.to_bytes())
+    assert back == acc and back.get().is_exact
+    part = _fed(y[:300], s[:300])
+    rest = acc - part
+    assert rest == _fed(y[300:], s[300:])
+    assert rest.get().auc == pytest.approx(skm.roc_auc_score(y[300:], s[300:]), abs=1e-12)
