@@ -33,7 +33,7 @@ from .bins import Bins
 from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, check_exact_up_to
 from .protocol import AccumulatorBase
 
-__all__ = ["BinaryAccumulator", "BinaryReport"]
+__all__ = ["DEFAULT_EXACT_UP_TO", "BinaryAccumulator", "BinaryReport"]
 
 Array = npt.NDArray[np.float64]
 

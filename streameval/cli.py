@@ -1,7 +1,7 @@
 """The ``streameval`` command: evaluate CSV or JSON Lines files, merge and report saved states.
 
     streameval eval FILE... [-] [--label COL] [--score COL] [--weight COL] [--time COL]
-                    [--threshold T] [--bins SPEC] [--by COL] [--window N] [--json]
+                    [--threshold T] [--bins SPEC] [--exact-up-to N] [--by COL] [--window N] [--json]
                     [--save STATE] [--skip-bad]
     streameval merge STATE... -o OUT
     streameval report STATE [--json]
@@ -30,7 +30,7 @@ import numpy as np
 
 from . import io as state_io
 from .averaging import macro
-from .binary import BinaryAccumulator
+from .binary import DEFAULT_EXACT_UP_TO, BinaryAccumulator
 from .bins import Bins
 from .windows import Sliding
 
@@ -220,6 +220,18 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
 
 
 # -- evaluating -----------------------------------------------------------------
+def _exact_up_to(text: str) -> int | None:
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0 or 'none', got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0 or 'none', got {text!r}")
+    return value
+
+
 def _parse_bins(spec: str) -> Bins:
     parts = spec.split(":")
     try:
@@ -261,7 +273,9 @@ def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
     bins = _parse_bins(args.bins)
 
     def make() -> BinaryAccumulator:
-        return BinaryAccumulator(bins=bins, threshold=args.threshold, pos_label=True, neg_label=False)
+        return BinaryAccumulator(
+            bins=bins, threshold=args.threshold, pos_label=True, neg_label=False, exact_up_to=args.exact_up_to
+        )
 
     overall = make()
     segments: dict[str, BinaryAccumulator] = {}
@@ -429,6 +443,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--time", help="event time column (events are taken in time order within a chunk)")
     ev.add_argument("--threshold", type=float, default=0.5, help="decision threshold (default: 0.5)")
     ev.add_argument("--bins", default="range_free", help="range_free[:M], uniform:LO:HI:N or edges:E1,E2,...")
+    ev.add_argument(
+        "--exact-up-to", type=_exact_up_to, default=DEFAULT_EXACT_UP_TO, metavar="N",
+        help=f"keep every distinct score while there are at most N (default {DEFAULT_EXACT_UP_TO}; 0: bins from "
+        "the start; none: always)",
+    )  # fmt: skip
     ev.add_argument("--pos-label", default="1", help="text of the positive label (default: 1; true counts as 1)")
     ev.add_argument("--neg-label", default="0", help="text of the negative label (default: 0; false counts as 0)")
     ev.add_argument("--by", help="a column whose values split the rows into segments")

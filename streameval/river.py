@@ -3,9 +3,11 @@
 Every class here is a river metric: ``update`` / ``revert`` / ``get``,
 ``bigger_is_better``, ``works_with``, ``requires_labels``, and cloning. They
 take every ``y_pred`` river passes: a bool label, a float score, or the dict
-of ``predict_proba_one``. Binary metrics score with streameval's range-free
-histogram, so ROC AUC and friends are accurate to about 1e-5 whatever the
-number of events, with one update costing a small constant.
+of ``predict_proba_one``. Binary metrics keep every distinct score while there
+are at most ``exact_up_to`` (8,192) of them, so ROC AUC and friends equal
+scikit-learn's on such streams, and then a range-free histogram, accurate to
+about 1e-5 whatever the number of events, with one update costing a small
+constant.
 
 Examples
 --------
@@ -26,7 +28,7 @@ import numpy as np
 from river import base as river_base
 from river import metrics as river_metrics
 
-from .binary import BinaryAccumulator
+from .binary import DEFAULT_EXACT_UP_TO, BinaryAccumulator
 from .multiclass import MulticlassAccumulator
 
 __all__ = [
@@ -52,12 +54,15 @@ class _Binary(river_metrics.base.BinaryMetric):
     _bigger = True
     _labels = False
 
-    def __init__(self, pos_val: Any = True, threshold: float = 0.5) -> None:
+    def __init__(
+        self, pos_val: Any = True, threshold: float = 0.5, exact_up_to: int | None = DEFAULT_EXACT_UP_TO
+    ) -> None:
         self.pos_val = pos_val
         self.threshold = threshold
+        self.exact_up_to = exact_up_to
         self.cm = None  # river's shared confusion matrix is not used
         self._requires_labels = self._labels
-        self._acc = BinaryAccumulator(threshold=threshold, pos_label=True, neg_label=False)
+        self._acc = BinaryAccumulator(threshold=threshold, pos_label=True, neg_label=False, exact_up_to=exact_up_to)
 
     @property
     def requires_labels(self) -> bool:
@@ -166,8 +171,14 @@ class FBeta(_Binary):
 
     _labels = True
 
-    def __init__(self, beta: float = 1.0, pos_val: Any = True, threshold: float = 0.5) -> None:
-        super().__init__(pos_val=pos_val, threshold=threshold)
+    def __init__(
+        self,
+        beta: float = 1.0,
+        pos_val: Any = True,
+        threshold: float = 0.5,
+        exact_up_to: int | None = DEFAULT_EXACT_UP_TO,
+    ) -> None:
+        super().__init__(pos_val=pos_val, threshold=threshold, exact_up_to=exact_up_to)
         self.beta = beta
 
     def get(self) -> float:

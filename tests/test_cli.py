@@ -164,3 +164,23 @@ def test_ten_million_rows_in_constant_memory(tmp_path):
         rows = json.loads(done.stdout)["rows"]
         assert rows == (10**6 if name == "small" else 10**7)
     assert peaks["big"] - peaks["small"] < 16 * 1024, peaks  # ten times the rows, < 16 MiB more
+
+
+def test_exact_up_to_chooses_the_regime(tmp_path):
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    y, s, region, w = _data(400, seed=4)
+    path = tmp_path / "scores.csv"
+    _write_csv(path, y, s, region, w)
+    exact = json.loads(_cli("eval", str(path), "--json").stdout)["overall"]
+    assert exact["auc"] == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+    assert exact["average_precision"] == pytest.approx(average_precision_score(y, s), abs=1e-12)
+    binned = json.loads(_cli("eval", str(path), "--json", "--exact-up-to", "0").stdout)["overall"]
+    ref = se.BinaryAccumulator(exact_up_to=0)
+    ref.update_many(y, s)
+    assert binned["auc"] == pytest.approx(ref.get().auc, abs=1e-15) and binned["auc_lower"] < binned["auc_upper"]
+    state = tmp_path / "all.sevl"
+    _cli("eval", str(path), "--exact-up-to", "none", "--save", str(state))
+    assert se.load(state).exact_up_to is None and se.load(state).get().is_exact
+    bad = _cli("eval", str(path), "--exact-up-to", "-3", check=False)
+    assert bad.returncode == 2 and "--exact-up-to" in bad.stderr and "-3" in bad.stderr

@@ -119,3 +119,15 @@ def test_adapter_for_regression_and_multiclass():
     assert kappa.get() == 1.0
     with pytest.raises(ValueError, match="not a metric"):
         se_river.Adapter("nope")
+
+
+def test_river_metrics_take_exact_up_to_and_clone_with_it():
+    from streameval import river as se_river
+
+    metric = se_river.AveragePrecision(exact_up_to=0)
+    for yt, yp in [(True, 0.9), (False, 0.91), (True, 0.3), (False, 0.2)]:
+        metric.update(yt, yp)
+    assert not metric.accumulator.get().is_exact
+    clone = metric.clone()
+    assert clone.exact_up_to == 0 and clone.accumulator.exact_up_to == 0
+    assert se_river.ROCAUC().accumulator.exact_up_to == 8192
