@@ -9,6 +9,9 @@
  *                     code of every score, its page (given a row when new),
  *                     its slot. They refuse a NaN score or a label other than
  *                     0 and 1, and the caller takes back what was counted.
+ *   count_exact, fill_exact
+ *                     the exact regime: every distinct score with its counts
+ *                     in a hash table (the twin keeps sorted arrays).
  *   EventBuffer       the base of BinaryAccumulator: update(y, score) checks
  *                     and stores one event in C and hands a full buffer to the
  *                     accumulator's _flush(); anything unusual (weights, bad
@@ -840,12 +843,195 @@ static PyTypeObject EventBufferType = {
     .tp_getset = EventBuffer_getset,
 };
 
+
+/* ------------------------------------------------------------------------ */
+/* Exact regime: every distinct score with its counts, in a hash table       */
+/* ------------------------------------------------------------------------ */
+
+/* Keys are the bits of the score (-0.0 made 0.0); an empty slot holds a NaN
+ * pattern, which no counted score has. Open addressing with linear probing;
+ * the caller keeps the load at most 0.8 by growing the table. The Python
+ * twin (ExactCounts in histogram.py) keeps sorted arrays instead: only the
+ * layout differs, never a count. */
+#define EXACT_EMPTY UINT64_C(0x7FF8DEADBEEFCAFE)
+
+static inline uint64_t
+exact_slot(uint64_t bits, uint64_t cap)
+{
+    uint64_t h = bits * UINT64_C(0x9E3779B97F4A7C15);
+    h ^= h >> 29;
+#ifdef __SIZEOF_INT128__
+    return (uint64_t)(((unsigned __int128)h * cap) >> 64);
+#else
+    return h % cap;
+#endif
+}
+
+/* The slot of `bits`, or of the empty slot where it would go. */
+static inline uint64_t
+exact_find(const uint64_t *keys, uint64_t cap, uint64_t bits)
+{
+    uint64_t j = exact_slot(bits, cap);
+    while (keys[j] != bits && keys[j] != EXACT_EMPTY) {
+        if (++j == cap)
+            j = 0;
+    }
+    return j;
+}
+
+static inline int
+read_label(const char *labels, int width, Py_ssize_t i, uint64_t *out)
+{
+    uint64_t v;
+    switch (width) {
+    case 1: v = ((const uint8_t *)labels)[i]; break;
+    case 2: v = ((const uint16_t *)labels)[i]; break;
+    case 4: v = ((const uint32_t *)labels)[i]; break;
+    default: v = ((const uint64_t *)labels)[i]; break;
+    }
+    *out = v;
+    return v > 1;
+}
+
+PyDoc_STRVAR(count_exact_doc,
+"count_exact(x, labels, width, keys, counts, used, room, start, end, sign)\n\n"
+"Count scores x[start:end] (one 0/1 label per score of `width` bytes, or one for all) into the\n"
+"hash table `keys` with `counts` [negatives, positives] per slot, adding `sign`. A new score takes\n"
+"an empty slot while fewer than `room` slots are used. Stops at a NaN score or another label\n"
+"(refused) or at a new score with no room. Returns (done, refused, used).");
+
+/* One event: find or take the score's slot and add to its count; 0 when there is no room. */
+#define EXACT_STEP(LABEL)                                   \
+    {                                                       \
+        double s = xs[i] + 0.0; /* -0.0 becomes 0.0 */      \
+        uint64_t bits;                                      \
+        memcpy(&bits, &s, sizeof bits);                     \
+        uint64_t j = exact_find(k, cap, bits);              \
+        if (k[j] == EXACT_EMPTY) {                          \
+            if (used >= room)                               \
+                break;                                      \
+            k[j] = bits;                                    \
+            used++;                                         \
+        }                                                   \
+        counts[2 * j + (LABEL)] += sign;                    \
+    }
+
+static PyObject *
+count_exact(PyObject *self, PyObject *args)
+{
+    Py_buffer x, labels, keys, cnt;
+    int width, sign;
+    Py_ssize_t used, room, start, end;
+    if (!PyArg_ParseTuple(args, "y*y*iw*w*nnnni", &x, &labels, &width, &keys, &cnt, &used, &room, &start, &end,
+                          &sign))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = x.len / (Py_ssize_t)sizeof(double);
+    int width_ok = width == 1 || width == 2 || width == 4 || width == 8;
+    Py_ssize_t n_labels = width_ok ? labels.len / width : -1;
+    uint64_t cap = (uint64_t)(keys.len / 8);
+    if (start < 0 || end > n || start > end || !width_ok || labels.len % width || (n_labels != 1 && n_labels != n) ||
+        cap == 0 || cnt.len != 2 * keys.len || used < 0 || room < used || (uint64_t)room > cap - 1 ||
+        (sign != 1 && sign != -1)) {
+        PyErr_SetString(PyExc_ValueError, "count_exact: inconsistent arguments");
+        goto done;
+    }
+    const double *xs = (const double *)x.buf;
+    const char *lab = (const char *)labels.buf;
+    uint64_t *k = (uint64_t *)keys.buf;
+    int64_t *counts = (int64_t *)cnt.buf;
+    int refused = 0;
+    Py_ssize_t i = start;
+    if (n_labels == 1 && n != 1) { /* one label for every score */
+        uint64_t label = 0;
+        refused = read_label(lab, width, 0, &label);
+        for (; i < end && !refused; i++) {
+            if (xs[i] != xs[i]) {
+                refused = 1;
+                break;
+            }
+            EXACT_STEP(label)
+        }
+    }
+    else if (width == 1) { /* bool and uint8 labels: the common case, read in place */
+        const uint8_t *l8 = (const uint8_t *)lab;
+        for (; i < end; i++) {
+            if (xs[i] != xs[i] || l8[i] > 1) {
+                refused = 1;
+                break;
+            }
+            EXACT_STEP(l8[i])
+        }
+    }
+    else {
+        for (; i < end; i++) {
+            uint64_t label;
+            if (xs[i] != xs[i] || read_label(lab, width, i, &label)) {
+                refused = 1;
+                break;
+            }
+            EXACT_STEP(label)
+        }
+    }
+    result = Py_BuildValue("nOn", i, refused ? Py_True : Py_False, used);
+done:
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&labels);
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&cnt);
+    return result;
+}
+
+PyDoc_STRVAR(fill_exact_doc,
+"fill_exact(keys, counts, values, add_neg, add_pos, used) -> used\n\n"
+"Add whole counts of distinct scores (no NaN, no -0.0) into the hash table; the caller gives room.");
+
+static PyObject *
+fill_exact(PyObject *self, PyObject *args)
+{
+    Py_buffer keys, cnt, values, add_neg, add_pos;
+    Py_ssize_t used;
+    if (!PyArg_ParseTuple(args, "w*w*y*y*y*n", &keys, &cnt, &values, &add_neg, &add_pos, &used))
+        return NULL;
+    PyObject *result = NULL;
+    uint64_t cap = (uint64_t)(keys.len / 8);
+    Py_ssize_t m = values.len / (Py_ssize_t)sizeof(double);
+    if (cap == 0 || cnt.len != 2 * keys.len || add_neg.len != values.len ||
+        add_pos.len != values.len || used < 0 || (uint64_t)(used + m) > cap - 1) {
+        PyErr_SetString(PyExc_ValueError, "fill_exact: inconsistent arguments");
+        goto done;
+    }
+    uint64_t *k = (uint64_t *)keys.buf;
+    int64_t *counts = (int64_t *)cnt.buf;
+    const uint64_t *vb = (const uint64_t *)values.buf;
+    const int64_t *an = (const int64_t *)add_neg.buf, *ap = (const int64_t *)add_pos.buf;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        uint64_t j = exact_find(k, cap, vb[i]);
+        if (k[j] == EXACT_EMPTY) {
+            k[j] = vb[i];
+            used++;
+        }
+        counts[2 * j] += an[i];
+        counts[2 * j + 1] += ap[i];
+    }
+    result = PyLong_FromSsize_t(used);
+done:
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&cnt);
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&add_neg);
+    PyBuffer_Release(&add_pos);
+    return result;
+}
+
 /* ------------------------------------------------------------------------ */
 
 static PyMethodDef module_methods[] = {
     {"count_range_free", count_range_free, METH_VARARGS, count_range_free_doc},
     {"count_uniform", count_uniform, METH_VARARGS, count_uniform_doc},
     {"count_edges", count_edges, METH_VARARGS, count_edges_doc},
+    {"count_exact", count_exact, METH_VARARGS, count_exact_doc},
+    {"fill_exact", fill_exact, METH_VARARGS, fill_exact_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -17,11 +17,15 @@ import numpy as np
 import numpy.typing as npt
 
 from ._codec import FormatError, decode_counts, decode_histogram, decode_values, require_fields
+from ._compiled import SPEEDUPS
 from ._validation import check_total
 from .bins import BLOCK, Bins, Workspace
 from .state import LabelledCounts
 
-__all__ = ["DEFAULT_EXACT_UP_TO", "ExactCounts", "HistogramView", "ScoreHistogram", "batch_kernel"]
+__all__ = [
+    "DEFAULT_EXACT_UP_TO", "ExactCounts", "HashedCounts", "HistogramView", "ScoreHistogram", "batch_kernel",
+    "exact_kernel",
+]  # fmt: skip
 
 DEFAULT_EXACT_UP_TO = 8192  # distinct scores kept exactly before a histogram turns into bins
 
@@ -32,6 +36,11 @@ Kernel = tuple[Callable[..., Any], tuple[Any, ...]]
 def batch_kernel(bins: Bins) -> Kernel | None:
     """The compiled counting function of a scheme and its arguments, or ``None`` (numpy's path)."""
     return bins.compiled_kernel()
+
+
+def exact_kernel() -> bool:
+    """Whether the exact regime counts whole counts in the compiled table (else numpy's sorted arrays)."""
+    return SPEEDUPS is not None
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -164,6 +173,111 @@ class ExactCounts:
         )
 
 
+_EMPTY = np.uint64(0x7FF8DEADBEEFCAFE)  # an empty slot of the compiled table (a NaN pattern: never a score)
+_LOAD = 0.8  # the most of a table's slots in use
+
+
+class HashedCounts:
+    """The compiled twin of :class:`ExactCounts` for whole counts: a hash table keyed by the scores' bits.
+
+    ``SPEEDUPS.count_exact`` counts batches into it without sorting; every
+    other operation takes :meth:`sorted`, an :class:`ExactCounts`, so both
+    layouts give the same counts and the same results.
+    """
+
+    __slots__ = ("counts", "keys", "limit", "used")
+
+    def __init__(self, limit: int | None, expected: int = 0) -> None:
+        self.limit = limit
+        capacity = self._capacity(max(expected, 48))
+        self.keys = np.full(capacity, _EMPTY, dtype=np.uint64)
+        self.counts = np.zeros((capacity, 2), dtype=np.int64)  # [negatives, positives] per slot
+        self.used = 0
+
+    @property
+    def neg(self) -> np.ndarray:
+        return self.counts[:, 0]
+
+    @property
+    def pos(self) -> np.ndarray:
+        return self.counts[:, 1]
+
+    def _capacity(self, distinct: int) -> int:
+        """Slots for ``distinct`` scores at a load of at most 0.8, never more than the budget needs."""
+        capacity = 64
+        while distinct > _LOAD * capacity:
+            capacity *= 2
+        if self.limit is not None:
+            capacity = min(capacity, math.ceil(self.limit / _LOAD) + 1)
+        return max(capacity, distinct + 1)
+
+    @property
+    def is_weighted(self) -> bool:
+        return False
+
+    @property
+    def room(self) -> int:
+        """How many slots may be in use before the table grows (or the budget is reached)."""
+        room = int(_LOAD * self.keys.size)
+        if self.limit is not None:
+            room = min(room, self.limit)
+        return min(room, self.keys.size - 1)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.keys.nbytes + self.counts.nbytes)
+
+    @staticmethod
+    def of(exact: ExactCounts, limit: int | None) -> HashedCounts:
+        """The table of whole counts."""
+        out = HashedCounts(limit, exact.values.size)
+        out._fill(exact)
+        return out
+
+    def _fill(self, exact: ExactCounts) -> None:
+        if exact.values.size:
+            assert SPEEDUPS is not None
+            self.used = SPEEDUPS.fill_exact(
+                self.keys, self.counts, exact.values, exact.neg.astype(np.int64), exact.pos.astype(np.int64), self.used
+            )
+
+    def grow(self) -> bool:
+        """More slots, when the budget allows more distinct scores than the table holds; whether it grew."""
+        if self.limit is not None and self.used >= self.limit:
+            return False
+        old = self.sorted()
+        bigger = HashedCounts(self.limit, 2 * max(self.used, 32))
+        if bigger.keys.size <= self.keys.size:
+            return False
+        bigger._fill(old)
+        self.keys, self.counts, self.used = bigger.keys, bigger.counts, bigger.used
+        return True
+
+    def sorted(self) -> ExactCounts:
+        """The same counts as sorted arrays."""
+        taken = self.keys != _EMPTY
+        values = self.keys[taken].view(np.float64)
+        order = np.argsort(values, kind="stable")
+        out = ExactCounts()
+        out.values, out.neg, out.pos = values[order], self.neg[taken][order], self.pos[taken][order]
+        return out.without_empty()
+
+    def count(self, x: Array, labels: np.ndarray, start: int, sign: int = 1) -> tuple[int, bool]:
+        """Count ``x[start:]`` (``sign=-1``: take out) until done, a refusal (NaN, another label) or a new score
+        past the budget.
+
+        Returns where it stopped and whether it was refused.
+        """
+        assert SPEEDUPS is not None
+        done, n = start, x.size
+        while True:
+            done, refused, self.used = SPEEDUPS.count_exact(
+                x, labels, labels.dtype.itemsize, self.keys, self.counts, self.used, self.room, done, n, sign
+            )
+            if refused or done == n or not self.grow():
+                return done, bool(refused)
+
+
 class HistogramView(NamedTuple):
     """What a report is built from: thresholds (ascending), counts at each, and the exact 2x2 at the threshold.
 
@@ -229,7 +343,7 @@ class ScoreHistogram:
         self.bins = bins
         self.threshold = threshold
         self.exact_up_to = exact_up_to
-        self._exact: ExactCounts | None = None if exact_up_to == 0 else ExactCounts()
+        self._exact: ExactCounts | HashedCounts | None = None if exact_up_to == 0 else ExactCounts()
         self._counts = LabelledCounts(2 * bins.n_codes if exact_up_to == 0 else 0)  # no page table while exact
         self._t_key, self._t_codes, self._t_is_edge = _threshold_place(bins, threshold)
         # events of the threshold's bin that score >= threshold: [negatives, positives]
@@ -267,11 +381,26 @@ class ScoreHistogram:
     def _fits(self, distinct: int) -> bool:
         return self.exact_up_to is None or distinct <= self.exact_up_to
 
+    def _sorted(self) -> ExactCounts:
+        """The exact counts as sorted arrays (a compiled table becomes them); only while exact."""
+        if isinstance(self._exact, HashedCounts):
+            self._exact = self._exact.sorted()
+        assert self._exact is not None
+        return self._exact
+
+    def _table(self) -> HashedCounts | None:
+        """The exact counts as a compiled table, for whole counts when the compiled module is in use."""
+        if self._exact is None or self._exact.is_weighted or not exact_kernel():
+            return None
+        if isinstance(self._exact, ExactCounts):
+            self._exact = HashedCounts.of(self._exact, self.exact_up_to)
+        return self._exact
+
     def _to_bins(self) -> None:
         """Leave the exact regime for good: the counts go into bins, as if binned from the first event."""
-        exact = self._exact
-        if exact is None:
+        if self._exact is None:
             return
+        exact = self._sorted()
         self._exact = None
         self._counts = LabelledCounts(2 * self.bins.n_codes)  # the page table exists from the switch on
         if exact.values.size == 0:
@@ -314,17 +443,29 @@ class ScoreHistogram:
         if n == 0:
             return
         if self._exact is not None:
-            batch = ExactCounts.of(x, is_pos, weights)
-            if sign < 0:
-                self._exact = self._exact.combined(batch, -1)
-                return
-            if self._fits(self._exact.union_size(batch)):
-                if weights is not None:
-                    with np.errstate(over="ignore"):
-                        check_total("w", float(self.total()) + float(batch.neg.sum() + batch.pos.sum()))
-                self._exact = self._exact.combined(batch, 1)
-                return
-            self._to_bins()  # too many distinct scores: bins from now on, then count the batch there
+            table = self._table() if sign > 0 and weights is None else None
+            if table is not None:  # compiled: count into the table until done or past the budget
+                xs, labels = _kernel_inputs(x, is_pos)
+                done, refused = table.count(xs, labels, 0)
+                assert not refused, "checked events were refused"
+                if done == n:
+                    return
+                self._to_bins()  # a new score past the budget: bins from now on, the rest counted there
+                x, is_pos = x[done:], is_pos if isinstance(is_pos, (bool, np.bool_)) else is_pos[done:]
+                n = x.size
+            else:
+                exact = self._sorted()
+                batch = ExactCounts.of(x, is_pos, weights)
+                if sign < 0:
+                    self._exact = exact.combined(batch, -1)
+                    return
+                if self._fits(exact.union_size(batch)):
+                    if weights is not None:
+                        with np.errstate(over="ignore"):
+                            check_total("w", float(self.total()) + float(batch.neg.sum() + batch.pos.sum()))
+                    self._exact = exact.combined(batch, 1)
+                    return
+                self._to_bins()  # too many distinct scores: bins from now on, then count the batch there
         kernel = batch_kernel(self.bins)
         if kernel is not None and weights is None:
             refused = self._add_compiled(kernel, x, is_pos, sign)
@@ -354,9 +495,24 @@ class ScoreHistogram:
         returned with the state as before. ``False`` too when there is no
         compiled kernel: the caller checks the events and calls :meth:`add`.
         """
+        if x.size == 0:
+            return True
+        if self._exact is not None:
+            table = self._table()
+            if table is None:
+                return False
+            xs, lab = _kernel_inputs(x, labels)
+            done, refused = table.count(xs, lab, 0)
+            if done == x.size and not refused:
+                return True
+            # refused, or a new score past the budget: take back what was counted; the caller checks the
+            # events (and explains a refusal) and counts them with add(), which switches to bins
+            table.count(xs[:done], lab if lab.size == 1 else lab[:done], 0, sign=-1)
+            self._exact = table.sorted()
+            return False
         kernel = batch_kernel(self.bins)
-        if kernel is None or x.size == 0 or self._exact is not None:
-            return x.size == 0
+        if kernel is None:
+            return False
         return not self._add_compiled(kernel, x, labels, 1)
 
     def add_count(self, score: float, is_pos: bool, amount: int | float) -> None:
@@ -366,8 +522,9 @@ class ScoreHistogram:
             one.values = np.array([score], dtype=np.float64)
             counts = np.array([0, amount] if is_pos else [amount, 0])
             one.neg, one.pos = counts[:1], counts[1:]
-            if self._fits(self._exact.union_size(one)):
-                self._exact = self._exact.combined(one, 1)
+            exact = self._sorted()
+            if self._fits(exact.union_size(one)):
+                self._exact = exact.combined(one, 1)
                 return
             self._to_bins()
         code = int(self.bins.labelled_codes([score], [is_pos])[0])
@@ -435,7 +592,7 @@ class ScoreHistogram:
         new._t_key, new._t_codes, new._t_is_edge = self._t_key, self._t_codes, self._t_is_edge
         new._counts = self._counts.copy()
         new._above = self._above.copy()
-        new._exact = None if self._exact is None else self._exact.copy()
+        new._exact = None if self._exact is None else self._sorted().copy()
         return new
 
     def merge_in(self, other: ScoreHistogram, sign: int = 1) -> None:
@@ -447,11 +604,12 @@ class ScoreHistogram:
         ``ValueError`` and changes nothing.
         """
         if self._exact is not None and other._exact is not None:
+            mine, theirs = self._sorted(), other._sorted()
             if sign < 0:
-                self._exact = self._exact.combined(other._exact, -1)
+                self._exact = mine.combined(theirs, -1)
                 return
-            if self._fits(self._exact.union_size(other._exact)):
-                self._exact = self._exact.combined(other._exact, 1)
+            if self._fits(mine.union_size(theirs)):
+                self._exact = mine.combined(theirs, 1)
                 return
         if self._exact is not None and sign < 0:  # bins only from here on: on a copy, so that a refusal changes nothing
             trial = self.binned()
@@ -473,14 +631,14 @@ class ScoreHistogram:
     def scale_in(self, factor: float) -> None:
         """Multiply every count by ``factor`` (counts become float weights)."""
         if self._exact is not None:
-            self._exact = self._exact.scaled(factor)
+            self._exact = self._sorted().scaled(factor)
         self._counts.scale_in(factor)
         self._above = self._above.astype(np.float64) * factor
 
     def same(self, other: ScoreHistogram) -> bool:
         """Whether both hold exactly the same counts (in the same regime)."""
         if self._exact is not None or other._exact is not None:
-            return self._exact is not None and other._exact is not None and self._exact.same(other._exact)
+            return self._exact is not None and other._exact is not None and self._sorted().same(other._sorted())
         return self._counts.same_counts(other._counts) and np.array_equal(self._above, other._above)
 
     # -- reading ------------------------------------------------------------
@@ -492,7 +650,7 @@ class ScoreHistogram:
         """The thresholds and counts a report is built from (read-only arrays), and the exact 2x2 at the threshold."""
         cast = float if self.is_weighted else int
         if self._exact is not None:
-            exact = self._exact
+            exact = self._sorted()
             start = int(np.searchsorted(exact.values, self.threshold, side="left"))
             return HistogramView(
                 _readonly(exact.values.copy()), None, _readonly(exact.neg.copy()), _readonly(exact.pos.copy()),
@@ -521,7 +679,8 @@ class ScoreHistogram:
     def to_state(self) -> dict[str, Any]:
         """``{"values", "neg", "pos"}`` in the exact regime, ``{"keys", "neg", "pos"}`` of the non-empty bins else."""
         if self._exact is not None:
-            return {"values": self._exact.values.copy(), "neg": self._exact.neg.copy(), "pos": self._exact.pos.copy()}
+            exact = self._sorted()
+            return {"values": exact.values.copy(), "neg": exact.neg.copy(), "pos": exact.pos.copy()}
         keys, neg, pos = self.histogram()
         return {"keys": keys, "neg": neg, "pos": pos}
 

@@ -42,6 +42,9 @@ class Moments:
         values = np.asarray(x, dtype=np.float64)
         if values.size == 0:
             return cls(0.0, 0.0, 0.0)
+        if values.size == 1:  # one value: its own mean, no spread (w x / w can miss x by a rounding)
+            total = 1.0 if w is None else float(np.asarray(w, dtype=np.float64).reshape(-1)[0])
+            return cls(total, float(values.reshape(-1)[0]) if total else 0.0, 0.0)
         if w is None:
             mean = float(values.mean())
             return cls(float(values.size), mean, float(np.sum((values - mean) ** 2)))

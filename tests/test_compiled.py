@@ -387,3 +387,87 @@ def test_the_update_example_runs_on_both_paths():
         runner = doctest.DocTestRunner()
         runner.run(test)
         assert (runner.failures, runner.tries) == (0, 5), update.__doc__
+
+
+# -- the exact regime: the compiled table against numpy's sorted arrays ------------------
+def _exactly(make, feed, plain):
+    acc = make()
+    if plain:
+        saved, histogram.exact_kernel = histogram.exact_kernel, lambda: False
+        try:
+            feed(acc)
+        finally:
+            histogram.exact_kernel = saved
+    else:
+        feed(acc)
+    return acc
+
+
+@needs_compiled
+@pytest.mark.parametrize("budget", [1, 37, 500, 8192, None])
+@pytest.mark.parametrize("distinct", [3, 400, 2000])
+def test_exact_table_equals_the_sorted_arrays(budget, distinct):
+    rng = np.random.default_rng(distinct)
+    n = 6000
+    s = rng.choice(np.concatenate([SPECIAL, rng.normal(0, 2, distinct)])[: max(distinct, 3)], n)
+    y = rng.random(n) < 0.4
+
+    def feed(acc):
+        acc.update_many(y[:1000], s[:1000])
+        for i in range(1000, 1500):
+            acc.update(bool(y[i]), float(s[i]))
+        acc.update_many(y[1500:].astype(np.int8), s[1500:])
+        acc.update_many(np.ones(10, dtype=bool), s[:10])  # one label for a batch
+        acc.get()
+
+    def make():
+        return se.BinaryAccumulator(threshold=0.3, exact_up_to=budget)
+
+    compiled, plain = _exactly(make, feed, False), _exactly(make, feed, True)
+    assert compiled == plain
+    assert compiled.to_bytes() == plain.to_bytes()
+    assert compiled.get().is_exact == (budget is None or np.unique(s + 0.0).size <= budget)
+    assert compiled.get().to_dict() == pytest.approx(plain.get().to_dict(), nan_ok=True, abs=0, rel=0)
+
+
+@needs_compiled
+@pytest.mark.parametrize("bad", ["nan", "label"])
+@pytest.mark.parametrize("at", [0, 1, 4999])
+def test_exact_table_refuses_and_changes_nothing(bad, at):
+    rng = np.random.default_rng(3)
+    s = np.round(rng.random(5000), 2)
+    y = (rng.random(5000) < 0.5).astype(np.int16)
+    if bad == "nan":
+        s[at] = np.nan
+    else:
+        y[at] = 2
+    messages = []
+    for plain in (False, True):
+        acc = se.BinaryAccumulator()
+        acc.update_many(y[:100] % 2, np.round(rng.random(100), 3))
+        before = acc.to_bytes()
+
+        def feed(a):
+            with pytest.raises(ValueError) as info:
+                a.update_many(y, s)
+            messages.append(str(info.value))
+
+        _exactly(lambda acc=acc: acc, feed, plain)
+        assert acc.to_bytes() == before and acc.get().is_exact
+    assert messages[0] == messages[1]
+
+
+@needs_compiled
+def test_exact_table_grows_and_keeps_the_budget():
+    rng = np.random.default_rng(4)
+    s = rng.permutation(10_000) / 10_000
+    y = rng.random(s.size) < 0.5
+    acc = se.BinaryAccumulator(exact_up_to=8192)
+    acc.update_many(y[:8192], s[:8192])
+    assert acc.get().is_exact and acc.get().edges.size == 8192 and acc.nbytes <= 256 * 1024
+    acc.update_many(y[8192:8193], s[8192:8193])  # the 8,193rd distinct score: bins from now on
+    binned = se.BinaryAccumulator(exact_up_to=0)
+    binned.update_many(y[:8193], s[:8193])
+    assert not acc.get().is_exact
+    assert acc.get().edges.tolist() == binned.get().edges.tolist()
+    assert acc.get().pos.tolist() == binned.get().pos.tolist()
