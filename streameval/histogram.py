@@ -241,11 +241,19 @@ class HashedCounts:
                 self.keys, self.counts, exact.values, exact.neg.astype(np.int64), exact.pos.astype(np.int64), self.used
             )
 
+    def entries(self) -> ExactCounts:
+        """The scores and their counts in the table's order (not sorted; zero counts left in)."""
+        taken = self.keys != _EMPTY
+        out = ExactCounts()
+        out.values = self.keys[taken].view(np.float64)
+        out.neg, out.pos = self.counts[taken, 0], self.counts[taken, 1]
+        return out
+
     def grow(self) -> bool:
         """More slots, when the budget allows more distinct scores than the table holds; whether it grew."""
         if self.limit is not None and self.used >= self.limit:
             return False
-        old = self.sorted()
+        old = self.entries()
         bigger = HashedCounts(self.limit, 2 * max(self.used, 32))
         if bigger.keys.size <= self.keys.size:
             return False
@@ -255,11 +263,9 @@ class HashedCounts:
 
     def sorted(self) -> ExactCounts:
         """The same counts as sorted arrays."""
-        taken = self.keys != _EMPTY
-        values = self.keys[taken].view(np.float64)
-        order = np.argsort(values, kind="stable")
-        out = ExactCounts()
-        out.values, out.neg, out.pos = values[order], self.neg[taken][order], self.pos[taken][order]
+        out = self.entries()
+        order = np.argsort(out.values, kind="stable")
+        out.values, out.neg, out.pos = out.values[order], out.neg[order], out.pos[order]
         return out.without_empty()
 
     def count(self, x: Array, labels: np.ndarray, start: int, sign: int = 1) -> tuple[int, bool]:
@@ -400,7 +406,7 @@ class ScoreHistogram:
         """Leave the exact regime for good: the counts go into bins, as if binned from the first event."""
         if self._exact is None:
             return
-        exact = self._sorted()
+        exact = self._exact.entries() if isinstance(self._exact, HashedCounts) else self._exact  # order does not matter
         self._exact = None
         self._counts = LabelledCounts(2 * self.bins.n_codes)  # the page table exists from the switch on
         if exact.values.size == 0:
@@ -505,8 +511,15 @@ class ScoreHistogram:
             done, refused = table.count(xs, lab, 0)
             if done == x.size and not refused:
                 return True
-            # refused, or a new score past the budget: take back what was counted; the caller checks the
-            # events (and explains a refusal) and counts them with add(), which switches to bins
+            kernel = batch_kernel(self.bins)
+            if not refused and kernel is not None:  # a new score past the budget: bins from here, the rest there
+                placeholder, above = self._counts, self._above.copy()
+                self._to_bins()
+                rest = lab if lab.size == 1 else lab[done:]
+                if not self._add_compiled(kernel, xs[done:], rest, 1):
+                    return True
+                self._exact, self._counts, self._above = table, placeholder, above  # the rest was refused: as before
+            # refused: take back what was counted; the caller checks the events and explains the refusal
             table.count(xs[:done], lab if lab.size == 1 else lab[:done], 0, sign=-1)
             self._exact = table.sorted()
             return False

@@ -200,7 +200,11 @@ class LabelledCounts:
         page = np.right_shift(codes, PAGE_BITS, out=ws.j[:n])
         base = np.take(self._base, page, out=ws.i32[:n], mode="wrap")  # pages are always in range
         if n and base.min() < 0:
-            self._reserve(np.unique(page[base < 0]))
+            new = page[base < 0]
+            if new.size * 8 >= self._base.size:  # many codes for the table: a count per page beats sorting them
+                self._reserve(np.flatnonzero(np.bincount(new, minlength=self._base.size)))
+            else:
+                self._reserve(np.unique(new))
             np.take(self._base, page, out=base, mode="wrap")
         flat = np.bitwise_and(codes, PAGE - 1, out=codes)
         flat += base
