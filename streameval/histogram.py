@@ -228,9 +228,9 @@ class HashedCounts:
         return int(self.keys.nbytes + self.counts.nbytes)
 
     @staticmethod
-    def of(exact: ExactCounts, limit: int | None) -> HashedCounts:
-        """The table of whole counts."""
-        out = HashedCounts(limit, exact.values.size)
+    def of(exact: ExactCounts, limit: int | None, expected: int = 0) -> HashedCounts:
+        """The table of whole counts, with room for ``expected`` distinct scores (at most the budget)."""
+        out = HashedCounts(limit, max(exact.values.size, expected))
         out._fill(exact)
         return out
 
@@ -394,12 +394,17 @@ class ScoreHistogram:
         assert self._exact is not None
         return self._exact
 
-    def _table(self) -> HashedCounts | None:
-        """The exact counts as a compiled table, for whole counts when the compiled module is in use."""
+    def _table(self, batch: int = 0) -> HashedCounts | None:
+        """The exact counts as a compiled table, for whole counts when the compiled module is in use.
+
+        A new table has room for a batch of ``batch`` events up to the budget, so a large batch does not
+        grow it step by step.
+        """
         if self._exact is None or self._exact.is_weighted or not exact_kernel():
             return None
         if isinstance(self._exact, ExactCounts):
-            self._exact = HashedCounts.of(self._exact, self.exact_up_to)
+            expected = min(batch, self.exact_up_to) if self.exact_up_to is not None else 0
+            self._exact = HashedCounts.of(self._exact, self.exact_up_to, expected)
         return self._exact
 
     def _to_bins(self) -> None:
@@ -449,7 +454,7 @@ class ScoreHistogram:
         if n == 0:
             return
         if self._exact is not None:
-            table = self._table() if sign > 0 and weights is None else None
+            table = self._table(n) if sign > 0 and weights is None else None
             if table is not None:  # compiled: count into the table until done or past the budget
                 xs, labels = _kernel_inputs(x, is_pos)
                 done, refused = table.count(xs, labels, 0)
@@ -459,19 +464,21 @@ class ScoreHistogram:
                 self._to_bins()  # a new score past the budget: bins from now on, the rest counted there
                 x, is_pos = x[done:], is_pos if isinstance(is_pos, (bool, np.bool_)) else is_pos[done:]
                 n = x.size
+            elif sign < 0:
+                self._exact = self._sorted().combined(ExactCounts.of(x, is_pos, weights), -1)
+                return
             else:
-                exact = self._sorted()
-                batch = ExactCounts.of(x, is_pos, weights)
-                if sign < 0:
-                    self._exact = exact.combined(batch, -1)
+                if weights is not None:
+                    with np.errstate(over="ignore"):
+                        check_total("w", float(self.total()) + float(weights.sum()))
+                done = self._add_sorted(x, is_pos, weights)
+                if done == n:
                     return
-                if self._fits(exact.union_size(batch)):
-                    if weights is not None:
-                        with np.errstate(over="ignore"):
-                            check_total("w", float(self.total()) + float(batch.neg.sum() + batch.pos.sum()))
-                    self._exact = exact.combined(batch, 1)
-                    return
-                self._to_bins()  # too many distinct scores: bins from now on, then count the batch there
+                self._to_bins()  # too many distinct scores: bins from now on, the rest counted there
+                x = x[done:]
+                is_pos = is_pos if isinstance(is_pos, (bool, np.bool_)) else is_pos[done:]
+                weights = None if weights is None else weights[done:]
+                n = x.size
         kernel = batch_kernel(self.bins)
         if kernel is not None and weights is None:
             refused = self._add_compiled(kernel, x, is_pos, sign)
@@ -492,6 +499,26 @@ class ScoreHistogram:
         self._counts.apply(tally if sign > 0 else -tally, weights is not None)
         self._add_above(None if above is None else (sign * above[0], sign * above[1]))
 
+    def _add_sorted(self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, weights: Array | None) -> int:
+        """numpy's exact path: count chunks of the batch while their distinct scores fit; how many were counted.
+
+        Chunks of about the budget's size keep the sorting small: a batch of many distinct scores stops at
+        the first chunk that does not fit, not after sorting all of it.
+        """
+        n = x.size
+        step = n if self.exact_up_to is None else max(4096, 2 * self.exact_up_to)
+        start = 0
+        while start < n:
+            stop = min(n, start + step)
+            labels = is_pos if isinstance(is_pos, (bool, np.bool_)) else is_pos[start:stop]
+            batch = ExactCounts.of(x[start:stop], labels, None if weights is None else weights[start:stop])
+            exact = self._sorted()
+            if not self._fits(exact.union_size(batch)):
+                return start
+            self._exact = exact.combined(batch, 1)
+            start = stop
+        return n
+
     def add_checking(self, x: Array, labels: np.ndarray | bool) -> bool:
         """Count unweighted events in one compiled pass that checks them; whether they were counted.
 
@@ -504,7 +531,7 @@ class ScoreHistogram:
         if x.size == 0:
             return True
         if self._exact is not None:
-            table = self._table()
+            table = self._table(x.size)
             if table is None:
                 return False
             xs, lab = _kernel_inputs(x, labels)
