@@ -83,3 +83,24 @@ def test_segments_bag_and_other_kinds(client, parquet):
     assert from_bag == ref
     with pytest.raises(ValueError, match="'nope'"):
         sed.evaluate(ddf, label="label", score="nope")
+
+
+def test_the_exact_regime_survives_the_merge_tree(client):
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    rng = np.random.default_rng(9)
+    n = 40_000
+    y = rng.random(n) < 0.3
+    s = np.round(1 / (1 + np.exp(-rng.normal(y * 2.0 - 1.0, 1.5))), 3)  # about 1,000 distinct scores
+    ddf = dd.from_pandas(pd.DataFrame({"label": y, "score": s}), npartitions=6)
+    acc = sed.evaluate(ddf, label="label", score="score", split_every=2)
+    r = acc.get()
+    assert r.is_exact
+    assert r.auc == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+    assert r.average_precision == pytest.approx(average_precision_score(y, s), abs=1e-12)
+    coarse = sed.evaluate(ddf, label="label", score="score", accumulator=lambda: se.BinaryAccumulator(exact_up_to=500))
+    ref = se.BinaryAccumulator(exact_up_to=0)
+    ref.update_many(y, s)
+    assert not coarse.get().is_exact
+    assert coarse.get().edges.tolist() == ref.get().edges.tolist()
+    assert coarse.get().pos.tolist() == ref.get().pos.tolist()
