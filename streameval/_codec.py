@@ -23,6 +23,7 @@ __all__ = [
     "decode_float",
     "decode_histogram",
     "decode_label",
+    "decode_neg_pos",
     "decode_values",
     "encode_float",
     "encode_label",
@@ -171,13 +172,21 @@ def decode_histogram(where: str, d: Any, bins: Bins, weighted: bool) -> tuple[np
         raise FormatError(f"{where}.keys must lie in [{bins.key_min}, {bins.key_max}]")
     if k.size > 1 and np.any(np.diff(k) <= 0):
         raise FormatError(f"{where}.keys must be strictly increasing")
+    neg, pos = decode_neg_pos(where, d, k.size, "keys", "bin", weighted)
+    return k, neg, pos
+
+
+def decode_neg_pos(where: str, d: dict[str, Any], size: int, index: str, unit: str, weighted: bool) -> tuple[Any, Any]:
+    """The ``neg`` and ``pos`` counts of a histogram: one entry per ``unit`` of ``index``, never both 0."""
     neg = decode_counts(f"{where}.neg", d["neg"], weighted)
     pos = decode_counts(f"{where}.pos", d["pos"], weighted)
-    if not neg.size == pos.size == k.size:
-        raise FormatError(f"{where}: keys, neg and pos must have one entry per bin ({k.size}, {neg.size}, {pos.size})")
+    if not neg.size == pos.size == size:
+        raise FormatError(
+            f"{where}: {index}, neg and pos must have one entry per {unit} ({size}, {neg.size}, {pos.size})"
+        )
     if np.any((neg == 0) & (pos == 0)):
-        raise FormatError(f"{where} lists an empty bin")
-    return k, neg, pos
+        raise FormatError(f"{where} lists an empty {unit}")
+    return neg, pos
 
 
 def jsonable(value: Any) -> Any:

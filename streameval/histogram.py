@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from ._codec import FormatError, decode_counts, decode_histogram, decode_values, require_fields
+from ._codec import FormatError, decode_counts, decode_histogram, decode_neg_pos, decode_values, require_fields
 from ._compiled import SPEEDUPS
 from ._validation import check_total
 from .bins import BLOCK, Bins, Workspace
@@ -772,12 +772,7 @@ class ScoreHistogram:
         if self.exact_up_to == 0:
             raise FormatError(f"{where} holds exact scores, but exact_up_to is 0")
         values = decode_values(f"{where}.values", hist["values"])
-        neg = decode_counts(f"{where}.neg", hist["neg"], weighted)
-        pos = decode_counts(f"{where}.pos", hist["pos"], weighted)
-        if not neg.size == pos.size == values.size:
-            raise FormatError(f"{where}: values, neg and pos must have one entry per score")
-        if np.any((neg == 0) & (pos == 0)):
-            raise FormatError(f"{where} lists a score with no events")
+        neg, pos = decode_neg_pos(where, hist, values.size, "values", "score", weighted)
         if not self._fits(values.size):
             raise FormatError(f"{where} holds {values.size} distinct scores, more than exact_up_to={self.exact_up_to}")
         if above is not None and np.any(decode_counts("above", above, weighted) != 0):
