@@ -287,7 +287,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             pos=view.pos,
             pos_label=self.pos_label,
             neg_label=self.neg_label,
-            values=view.edges if view.keys is None else None,
+            values=view.values,
         )
 
     @property

@@ -287,11 +287,12 @@ class HashedCounts:
 class HistogramView(NamedTuple):
     """What a report is built from: thresholds (ascending), counts at each, and the exact 2x2 at the threshold.
 
-    ``edges`` are the distinct scores in the exact regime and the bins' lower
-    edges in the binned one; ``keys`` are the bins (``None`` when exact).
+    ``values`` are the distinct scores in the exact regime (``None`` when
+    binned); ``keys`` the non-empty bins in the binned regime (``None`` when
+    exact), whose edges a report works out only if it needs them.
     """
 
-    edges: Array
+    values: Array | None
     keys: npt.NDArray[np.int64] | None
     neg: np.ndarray
     pos: np.ndarray
@@ -709,9 +710,8 @@ class ScoreHistogram:
         # below the threshold: lower bins, and the threshold's bin less what is at or above it (never below 0)
         tn, fn = neg[:start].sum() - t_neg, pos[:start].sum() - t_pos
         tn, fn = (max(v, 0.0) if self.is_weighted else v for v in (tn, fn))
-        edges = _readonly(self.bins.lower_edges(keys))
         return HistogramView(
-            edges, _readonly(keys), _readonly(neg), _readonly(pos),
+            None, _readonly(keys), _readonly(neg), _readonly(pos),
             cast(tp + t_pos), cast(fp + t_neg), cast(tn), cast(fn),
         )  # fmt: skip
 

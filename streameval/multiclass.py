@@ -454,7 +454,7 @@ class MulticlassAccumulator(AccumulatorBase):
             tp, fp, fn, tn = table
         return BinaryReport(
             tp=tp, fp=fp, tn=tn, fn=fn, threshold=t, bins=self.bins, keys=view.keys, neg=view.neg, pos=view.pos,
-            pos_label=True, neg_label=False, values=view.edges if view.keys is None else None,
+            pos_label=True, neg_label=False, values=view.values,
         )  # fmt: skip
 
     @property
