@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -153,7 +154,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         if weight == 1.0:
             self._push_unit(is_pos, s)
             return
-        if not np.isfinite(self._wbuf_total + weight):  # count what is stored, so that the check sees the total
+        if not math.isfinite(self._wbuf_total + weight):  # count what is stored, so that the check sees the total
             self._flush()
         self._wbuf_score.append(s)
         self._wbuf_weight.append(weight)

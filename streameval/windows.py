@@ -136,19 +136,45 @@ class Sliding:
         self._acc = acc  # counts every event held, and the per-event ones not yet filed
         self._batches: deque[_Batch] = deque()
         self._held = 0  # events in _batches
-        self._singles: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+        # per-event updates not yet filed, as runs of calls alike: the positional arguments of each call in
+        # `_run`, the keyword arguments (when any) in `_run_keywords`, and the filed runs before it
+        self._run: list[tuple[Any, ...]] = []
+        self._run_keywords: list[dict[str, Any]] = []
+        self._run_arity = -1
+        self._runs: list[_Batch] = []
+        self._pending = 0
+        self._count_one = acc.update
 
     @property
     def n(self) -> int:
         """Events in the window."""
-        return min(self.size, self._held + len(self._singles))
+        return min(self.size, self._held + self._pending)
 
     def update(self, *args: Any, **kwargs: Any) -> None:
         """Count one event (the accumulator's ``update`` arguments); the oldest leaves once the window is full."""
-        self._acc.update(*args, **kwargs)  # checks the event before anything changes
-        self._singles.append((args, kwargs))
-        if len(self._singles) >= _SETTLE_EVERY:
+        self._count_one(*args, **kwargs)  # checks the event before anything changes
+        if kwargs or len(args) != self._run_arity:
+            self._new_run(args, kwargs)
+        else:
+            self._run.append(args)
+        self._pending += 1
+        if self._pending >= _SETTLE_EVERY:
             self._settle()
+
+    def _new_run(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Start a run with this call, unless it is called like the run so far (keywords included)."""
+        if (
+            self._run
+            and len(args) == self._run_arity
+            and self._run_keywords
+            and kwargs.keys() == self._run_keywords[0].keys()
+        ):
+            self._run.append(args)
+            self._run_keywords.append(kwargs)
+            return
+        self._close_run()
+        self._run, self._run_arity = [args], len(args)
+        self._run_keywords = [kwargs] if kwargs else []
 
     def update_many(self, *args: Any, **kwargs: Any) -> None:
         """Count many events in order (the accumulator's ``update_many`` arguments); all of them or none."""
@@ -165,21 +191,23 @@ class Sliding:
             self._held += n - first
         self._evict()
 
+    def _close_run(self) -> None:
+        """The current run of per-event calls as one batch of columns."""
+        if self._run:
+            args = tuple(_column(list(col)) for col in zip(*self._run, strict=True))
+            names = self._run_keywords[0].keys() if self._run_keywords else ()
+            kwargs = {k: _column([kw[k] for kw in self._run_keywords]) for k in names}
+            self._runs.append(_Batch(args, kwargs, len(self._run)))
+        self._run, self._run_keywords, self._run_arity = [], [], -1
+
     def _file_singles(self) -> None:
-        """File the per-event updates as batches of consecutive events called alike."""
-        singles, self._singles = self._singles, []
-        start = 0
-        while start < len(singles):
-            shape = (len(singles[start][0]), tuple(singles[start][1]))
-            stop = start + 1
-            while stop < len(singles) and (len(singles[stop][0]), tuple(singles[stop][1])) == shape:
-                stop += 1
-            group = singles[start:stop]
-            args = tuple(_column(list(col)) for col in zip(*(a for a, _ in group), strict=True))
-            kwargs = {k: _column([kw[k] for _, kw in group]) for k in shape[1]}
-            self._batches.append(_Batch(args, kwargs, stop - start))
-            self._held += stop - start
-            start = stop
+        """File the per-event updates, in order, as batches of consecutive events called alike."""
+        self._close_run()
+        for batch in self._runs:
+            self._batches.append(batch)
+            self._held += batch.n
+        self._runs = []
+        self._pending = 0
 
     def _settle(self) -> None:
         self._file_singles()
@@ -277,8 +305,7 @@ class TimeWindow:
 
     def update(self, *args: Any, t: float, **kwargs: Any) -> None:
         """Count one event at time ``t`` (the other arguments go to the accumulator)."""
-        times = self._times([t], 1)
-        pane = int(self._pane_of(times)[0])
+        pane = math.floor(check_real("t", t, finite=True) / self.pane_width)
         current = self._ring.get(pane)
         if current is not None:  # the pane is in the window: count the event there (checked first)
             current.update(*args, **kwargs)
@@ -392,6 +419,7 @@ class Decayed:
         self._t_ref = 0.0
         self._latest = -math.inf
         self._clock = 0  # events seen, the time when by="events"
+        self._pending: Any = None  # per-event updates not yet added to the state
 
     def _times(self, t: Any, n: int) -> np.ndarray:
         if self.by == "events":
@@ -408,11 +436,41 @@ class Decayed:
         return times
 
     def update(self, *args: Any, t: float | None = None, w: float = 1.0, **kwargs: Any) -> None:
-        """Count one event (at time ``t`` when ``by="time"``)."""
-        self.update_many(*([a] for a in args), t=None if t is None else [t], w=[w], **kwargs)
+        """Count one event (at time ``t`` when ``by="time"``).
+
+        The event goes, with its decayed weight, into a pending accumulator
+        (checked there at once), which joins the state when the window is
+        read, merged or rescaled: a per-event update costs one weighted
+        update of the accumulator.
+        """
+        if self.by == "events":
+            if t is not None:
+                raise ValueError("t is only for by='time'; with by='events' age is counted in events")
+            when = float(self._clock)
+        else:
+            if t is None:
+                raise ValueError("t is required with by='time'")
+            when = check_real("t", t, finite=True)
+        weight = check_real("w", w, finite=True, nonnegative=True)
+        top = max(self._latest, when)
+        if (top - self._t_ref) / self.half_life > self._RESCALE_AT:  # rare: the batch path rescales the state
+            self.update_many(*([a] for a in args), t=None if t is None else [t], w=[w], **kwargs)
+            return
+        if self._pending is None:
+            self._pending = self._factory()
+        self._pending.update(*args, w=weight * 2.0 ** ((when - self._t_ref) / self.half_life), **kwargs)
+        self._latest = top
+        self._clock += 1
+
+    def _fold(self) -> None:
+        """Add the pending per-event updates to the state (a logical no-op)."""
+        if self._pending is not None:
+            self._acc += self._pending
+            self._pending = None
 
     def update_many(self, *args: Any, t: Any = None, w: Any = None, **kwargs: Any) -> None:
         """Count many events; all of them or, on bad input, none."""
+        self._fold()
         n = len(args[0]) if args else 0
         times = self._times(t, n)
         weights = as_weights("w", w, n)
@@ -433,6 +491,7 @@ class Decayed:
 
     def accumulator(self) -> Any:
         """An accumulator of the decayed counts as seen at the latest event (that event weighs its own weight)."""
+        self._fold()
         if not math.isfinite(self._latest):
             return self._acc.copy()
         return self._acc.scaled(2.0 ** ((self._t_ref - self._latest) / self.half_life))
@@ -447,6 +506,8 @@ class Decayed:
             raise TypeError(f"can only merge a Decayed with another, got {type(other).__name__}")
         if (self.half_life, self.by) != (other.half_life, other.by):
             raise ValueError("cannot merge decayed accumulators with different half_life or by")
+        self._fold()
+        other._fold()
         new = Decayed(self._factory, self.half_life, self.by)
         ref = max(self._t_ref, other._t_ref)
         a = self._acc.scaled(2.0 ** ((self._t_ref - ref) / self.half_life))
