@@ -153,7 +153,7 @@ class Sliding:
     def update(self, *args: Any, **kwargs: Any) -> None:
         """Count one event (the accumulator's ``update`` arguments); the oldest leaves once the window is full."""
         self._count_one(*args, **kwargs)  # checks the event before anything changes
-        if kwargs or len(args) != self._run_arity:
+        if kwargs or self._run_keywords or len(args) != self._run_arity:
             self._new_run(args, kwargs)
         else:
             self._run.append(args)

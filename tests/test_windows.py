@@ -187,3 +187,27 @@ def test_monitor_records_by_events_and_by_time():
             mon.to_pandas()
     else:
         assert list(mon.to_pandas()["time"]) == [250, 500, 750, 1000]
+
+
+def test_sliding_takes_per_event_calls_of_any_shape_in_order():
+    y, s = _stream(3000, seed=11)
+    w = np.random.default_rng(3).uniform(0.5, 2.0, y.size)
+    win = se.Sliding(se.BinaryAccumulator, size=700)
+    shapes = np.random.default_rng(4).integers(0, 4, y.size)
+    for i in range(y.size):
+        if shapes[i] == 0:
+            win.update(bool(y[i]), float(s[i]))
+        elif shapes[i] == 1:
+            win.update(bool(y[i]), float(s[i]), w=float(w[i]))
+        elif shapes[i] == 2:
+            win.update(bool(y[i]), float(s[i]), float(w[i]))
+        else:
+            win.update_many(y[i : i + 1], s[i : i + 1], w=w[i : i + 1])
+    weights = np.where(shapes == 0, 1.0, w)
+    fresh = se.BinaryAccumulator()
+    fresh.update_many(y[-700:], s[-700:], weights[-700:])
+    a, b = win.get(), fresh.get()
+    assert a.edges.tolist() == b.edges.tolist()
+    np.testing.assert_allclose(a.neg, b.neg, rtol=1e-12)
+    np.testing.assert_allclose(a.pos, b.pos, rtol=1e-12)
+    assert win.n == 700
