@@ -331,6 +331,41 @@ def bench_exact_speed(n_events: int, batch_n: int, rows: list[str]) -> dict[str,
     return {"exact_per_event": per_event, "exact_batch": batch, "exact_get_us": t_get * 1e6}
 
 
+def bench_windows(n: int, rows: list[str]) -> None:
+    """Per-event update of each window against a no-op call, on the same events."""
+    rng = np.random.default_rng(12)
+    events = list(zip((rng.random(n) < 0.3).tolist(), rng.random(n).tolist(), strict=True))
+
+    def loop(update: Callable[..., object], timed: bool = False) -> None:
+        if timed:
+            for i, (a, b) in enumerate(events):
+                update(a, b, t=i * 0.01)
+        else:
+            for a, b in events:
+                update(a, b)
+
+    makers: list[tuple[str, Callable[[], Callable[..., object]], bool]] = [
+        ("`BinaryAccumulator.update` (for scale)", lambda: se.BinaryAccumulator().update, False),
+        *[(f"`Sliding`, size {size:,}", lambda size=size: se.Sliding(se.BinaryAccumulator, size=size).update, False)
+          for size in (100, 10_000, 10**6)],
+        ("`TimeWindow`, 12 panes", lambda: se.TimeWindow(se.BinaryAccumulator, width=3600.0, panes=12).update, True),
+        ("`Decayed`, by events", lambda: se.Decayed(se.BinaryAccumulator, half_life=5_000).update, False),
+        ("`Monitor`, every 1,000 events", lambda: se.Monitor(se.BinaryAccumulator(), every=1000).update, False),
+    ]  # fmt: skip
+
+    def noop_at(y: object, score: object, t: float = 0.0) -> None:
+        """The floor of a per-event call with a time."""
+
+    for name, make, timed in makers:
+        floor = noop_at if timed else noop  # the same loop, with the same arguments, calling nothing
+
+        def window(make: Callable[[], Callable[..., object]] = make, timed: bool = timed) -> None:
+            loop(make(), timed)
+
+        _, t_window, ratio = paired_ratio(lambda floor=floor, timed=timed: loop(floor, timed), window, 5)
+        rows.append(f"| {name} | {t_window / n * 1e9:,.0f} ns | {ratio:.1f}x |")
+
+
 def bench_average_precision(n: int, rows: list[str]) -> list[float]:
     """AP in the binned regime: the expected value over orders inside bins, its bounds, the exact AP."""
     from sklearn.metrics import average_precision_score
@@ -389,6 +424,7 @@ def main() -> None:
     batch_sizes = [10**5] if quick else [10**6, 10**7]
     accuracy_n = 10**5 if quick else 10**6
     river_accuracy_n = 2_000 if quick else 20_000
+    window_n = 20_000 if quick else 100_000
 
     lines = [
         "# Benchmarks",
@@ -465,6 +501,14 @@ def main() -> None:
         "|---|---|---|---|",
     ]
     bench_exact_speed(per_event_n, batch_sizes[-1], lines)
+    lines += [
+        "",
+        f"## Windows per event ({window_n:,} events, each window fresh)",
+        "",
+        "| what | per event | vs a no-op call |",
+        "|---|---|---|",
+    ]
+    bench_windows(window_n, lines)
     lines += [
         "",
         f"## Average precision in the binned regime ({accuracy_n:,} scores per family)",
