@@ -17,12 +17,15 @@ from .binary import BinaryAccumulator
 from .binary_report import BinaryReport
 from .bins import Bins
 from .confusion import ConfusionReport
+from .drift import DriftReport, drift
 from .inference import PairedReport, paired_t_test
 from .io import FormatError, from_bytes, from_dict, load, save, to_bytes, to_dict
 from .multiclass import MulticlassAccumulator, MulticlassReport
 from .paired import PairedAccumulator
 from .protocol import Accumulator
 from .regression import RegressionAccumulator, RegressionReport
+from .score_report import ScoreReport
+from .scores import ScoreAccumulator
 from .threads import Locked
 from .windows import Decayed, Monitor, Sliding, TimeWindow
 
@@ -34,6 +37,7 @@ __all__ = [
     "Bins",
     "ConfusionReport",
     "Decayed",
+    "DriftReport",
     "FormatError",
     "Locked",
     "MacroReport",
@@ -45,8 +49,11 @@ __all__ = [
     "PairedReport",
     "RegressionAccumulator",
     "RegressionReport",
+    "ScoreAccumulator",
+    "ScoreReport",
     "Sliding",
     "TimeWindow",
+    "drift",
     "from_bytes",
     "from_dict",
     "load",
@@ -71,4 +78,7 @@ if TYPE_CHECKING:  # mypy checks that every kind satisfies the accumulator proto
         return acc
 
     def _paired(acc: PairedAccumulator) -> Accumulator:
+        return acc
+
+    def _scores(acc: ScoreAccumulator) -> Accumulator:
         return acc

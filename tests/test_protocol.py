@@ -31,17 +31,24 @@ def _regression_events(rng, n):
     return (y, np.round(y + rng.normal(0, 1, n), 2))
 
 
+def _score_events(rng, n):
+    return (np.round(rng.normal(0.5, 0.2, n), 2),)
+
+
 def _paired_events(rng, n):
     y = rng.random(n) < 0.5
     return (y, np.round(rng.random(n), 2), np.round(rng.random(n), 2))
 
 
+INTEGER_STATES = ("binary", "binary-edges", "multiclass", "paired")  # no float moments: subtraction is exact
 KINDS = {
     "binary": (lambda: se.BinaryAccumulator(threshold=0.3), _binary_events),
     "binary-edges": (lambda: se.BinaryAccumulator(bins=se.Bins.uniform(-2, 3, 40), threshold=0.33), _binary_events),
     "multiclass": (lambda: se.MulticlassAccumulator(classes=["a", "b", "c"]), _multiclass_events),
     "regression": (se.RegressionAccumulator, _regression_events),
     "paired": (lambda: se.PairedAccumulator(threshold=0.5), _paired_events),
+    "scores": (se.ScoreAccumulator, _score_events),
+    "scores-binned": (lambda: se.ScoreAccumulator(exact_up_to=0), _score_events),
 }
 
 
@@ -61,8 +68,9 @@ def _same_metrics(a, b, rel=1e-9):
         np.testing.assert_allclose(da.counts, db.counts, rtol=rel, atol=1e-9)
         return
     got, want = da.to_dict(), db.to_dict()
-    if isinstance(da, se.RegressionReport):  # after taking events out, the largest error is known to a bin
-        for name in ("max_error", "median_absolute_error"):
+    bounded = {se.RegressionReport: ("max_error", "median_absolute_error"), se.ScoreReport: ("min", "max", "median")}
+    if type(da) in bounded:  # after taking events out, the extremes are known to a bin
+        for name in bounded[type(da)]:
             assert got.pop(name) == pytest.approx(want.pop(name), rel=2**-6, abs=1e-12, nan_ok=True)
     assert got == pytest.approx(want, rel=rel, abs=1e-9, nan_ok=True)
 
@@ -71,7 +79,7 @@ def _same_metrics(a, b, rel=1e-9):
 def test_every_kind_satisfies_the_protocol(kind):
     acc = KINDS[kind][0]()
     assert isinstance(acc, se.Accumulator)
-    assert acc.kind in ("binary", "multiclass", "regression", "paired")
+    assert acc.kind in ("binary", "multiclass", "regression", "paired", "scores")
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
@@ -81,7 +89,7 @@ def test_subtract_undoes_merge(kind, seed, n_a, n_b, weighted):
     a, _, _ = _fed(kind, seed, n_a, weighted)
     b, _, _ = _fed(kind, seed + 1, n_b, weighted)
     back = (a + b) - b
-    if not weighted and kind != "regression":  # integer counts: exactly the same state
+    if not weighted and kind in INTEGER_STATES:  # integer counts only: exactly the same state
         assert back == a
     _same_metrics(back, a, rel=1e-7)
     in_place = a.copy()
@@ -111,7 +119,8 @@ def test_scaled_equals_weights_times_the_factor(kind, factor):
     scaled = acc.scaled(factor)
     if factor:
         _same_metrics(scaled, ref, rel=1e-12)
-    assert scaled.n == pytest.approx(ref.n if kind != "regression" else acc.n, rel=1e-12)
+    counts_events = kind in ("regression", "scores", "scores-binned")  # their n counts events, whatever the weights
+    assert scaled.n == pytest.approx(acc.n if counts_events else ref.n, rel=1e-12)
     _same_metrics(acc, _fed(kind, 3, 400, weighted=True)[0])  # the original is unchanged
     with pytest.raises(ValueError, match="factor"):
         acc.scaled(-1.0)
@@ -125,7 +134,7 @@ def test_revert_takes_one_event_back_out(kind):
     last = [a[-1].tolist() if isinstance(a[-1], np.ndarray) else a[-1].item() for a in args]
     acc.revert(*last)
     _same_metrics(acc, rest)
-    if kind != "regression":
+    if kind in INTEGER_STATES:
         assert acc == rest
     never = KINDS[kind][0]()
     before = never.to_bytes()

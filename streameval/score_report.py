@@ -1,0 +1,132 @@
+"""ScoreReport: the distribution of scores without labels, a pure view over counts and moments."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from ._validation import check_real
+from .bins import Bins
+from .regression_report import Moments, QuantileEstimate
+
+__all__ = ["ScoreReport"]
+
+Array = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreReport:
+    """Every statistic of a stream of scores, frozen at the time of ``get()``.
+
+    In the exact regime (``is_exact``) the counts are those of every distinct
+    score, and quantiles are exact; in the binned regime they are per bin, and
+    a quantile comes with the bin edges it lies between. The mean and the
+    standard deviation come from running moments, exact in both regimes.
+
+    Examples
+    --------
+    >>> import streameval as se
+    >>> acc = se.ScoreAccumulator()
+    >>> acc.update_many([0.2, 0.4, 0.4, 0.9])
+    >>> r = acc.get()
+    >>> r.n, r.mean, r.min, r.max, r.quantile(0.5).value
+    (4, 0.475, 0.2, 0.9, 0.4)
+    """
+
+    n: int
+    moments: Moments = field(repr=False)
+    min: float
+    max: float
+    bins: Bins = field(repr=False)
+    keys: npt.NDArray[np.int64] | None = field(repr=False)
+    counts: Array = field(repr=False)
+    values: Array | None = field(default=None, repr=False)
+
+    SCALAR_METRICS: ClassVar[tuple[str, ...]] = ("n", "weight", "mean", "std", "min", "max", "median")
+
+    @property
+    def is_exact(self) -> bool:
+        """Whether the counts are those of every distinct score."""
+        return self.values is not None
+
+    @property
+    def weight(self) -> float:
+        """Total weight of the scores (their number without weights)."""
+        return self.moments.weight
+
+    @property
+    def mean(self) -> float:
+        """Weighted mean score; ``nan`` when empty."""
+        return self.moments.mean if self.moments.weight else math.nan
+
+    @property
+    def std(self) -> float:
+        """Weighted standard deviation (population form); ``nan`` when empty."""
+        return math.sqrt(self.moments.m2 / self.moments.weight) if self.moments.weight else math.nan
+
+    @cached_property
+    def edges(self) -> Array:
+        """Lower edges of the non-empty bins, or the distinct scores when exact (ascending)."""
+        if self.values is not None:
+            return self.values
+        assert self.keys is not None
+        return self.bins.lower_edges(self.keys)
+
+    @cached_property
+    def upper_edges(self) -> Array:
+        """Upper edges of the non-empty bins (the distinct scores themselves when exact), clipped to ``max``."""
+        if self.values is not None:
+            return self.values
+        assert self.keys is not None
+        top = self.keys + 1
+        out = np.full(top.size, math.inf)
+        inside = top <= self.bins.key_max
+        out[inside] = self.bins.lower_edges(top[inside])
+        return np.minimum(out, self.max)
+
+    def quantile(self, q: float) -> QuantileEstimate:
+        """The ``q`` quantile: the smallest score whose cumulative weight reaches ``q`` of the total.
+
+        Exact in the exact regime (``lower == value == upper``; numpy's
+        ``quantile(..., method="inverted_cdf")``). In the binned regime the
+        bounds are the edges of the bin it lies in, clipped to the observed
+        range, and ``value`` their middle.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.ScoreAccumulator(exact_up_to=0)
+        >>> acc.update_many([0.11, 0.52, 0.53, 0.9])
+        >>> est = acc.get().quantile(0.5)
+        >>> est.lower <= 0.52 <= est.upper, est.upper - est.lower < 0.01
+        (True, True)
+        """
+        p = check_real("q", q)
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"q must be between 0 and 1, got {q!r}")
+        if self.counts.size == 0 or self.weight == 0:
+            return QuantileEstimate(math.nan, math.nan, math.nan)
+        cum = np.cumsum(self.counts.astype(np.float64))
+        i = min(int(np.searchsorted(cum, p * cum[-1], side="left")), cum.size - 1)
+        while i < cum.size - 1 and self.counts[i] == 0:
+            i += 1
+        if self.values is not None:
+            v = float(self.values[i])
+            return QuantileEstimate(v, v, v)
+        lower = max(float(self.edges[i]), self.min)
+        upper = float(self.upper_edges[i])
+        return QuantileEstimate((lower + upper) / 2.0, lower, upper)
+
+    @property
+    def median(self) -> float:
+        """The 0.5 quantile (its estimate in the binned regime)."""
+        return self.quantile(0.5).value
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every scalar statistic by name."""
+        return {name: getattr(self, name) for name in self.SCALAR_METRICS}

@@ -1,0 +1,283 @@
+"""ScoreAccumulator: the distribution of scores whose labels have not come (or never will)."""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from ._codec import FormatError, decode_bins, decode_float, require_fields
+from ._events import FLUSH_EVERY
+from ._validation import as_scores, as_weights, check_real, check_total
+from .bins import Bins
+from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, check_exact_up_to
+from .protocol import AccumulatorBase
+from .regression_report import Moments
+from .score_report import ScoreReport
+
+__all__ = ["ScoreAccumulator", "ScoreReport"]
+
+
+class ScoreAccumulator(AccumulatorBase):
+    """Streaming, mergeable distribution of scores, without labels.
+
+    The state is the scores' counts (every distinct score while there are at
+    most ``exact_up_to`` of them, then bins, as for :class:`BinaryAccumulator`),
+    the running moments and the smallest and largest score. It feeds
+    :func:`streameval.drift` and every window.
+
+    Parameters
+    ----------
+    bins : Bins, optional
+        Binning scheme past the exact regime; default range-free.
+    exact_up_to : int or None, default 8192
+
+    Examples
+    --------
+    >>> import streameval as se
+    >>> acc = se.ScoreAccumulator()
+    >>> for s in [0.1, 0.7, 0.7, 0.3]:
+    ...     acc.update(s)
+    >>> r = acc.get()
+    >>> r.n, round(r.mean, 6), r.quantile(0.75).value
+    (4, 0.45, 0.7)
+    """
+
+    kind: ClassVar[str] = "scores"
+
+    def __init__(self, bins: Bins | None = None, exact_up_to: int | None = DEFAULT_EXACT_UP_TO) -> None:
+        if bins is None:
+            bins = Bins.range_free()
+        if not isinstance(bins, Bins):
+            raise TypeError(f"bins must be a streameval Bins, got {bins!r}")
+        self.bins = bins
+        self.exact_up_to = check_exact_up_to(exact_up_to)
+        self._hist = ScoreHistogram(bins, exact_up_to=self.exact_up_to)  # every score counted as a negative
+        self._n = 0
+        self._moments = Moments(0.0, 0.0, 0.0)
+        self._min, self._max = math.inf, -math.inf
+        self._reset_buffers()
+
+    def _reset_buffers(self) -> None:
+        self._buf_s = array("d")
+        self._buf_w = array("d")
+        self._buf_weighted = False
+
+    # -- updating -----------------------------------------------------------
+    def update(self, score: float, w: float = 1.0) -> None:
+        """Count one score (finite) with weight ``w`` (finite, >= 0).
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.ScoreAccumulator()
+        >>> acc.update(0.5, w=2.0)
+        >>> acc.get().weight
+        2.0
+        """
+        s = check_real("score", score, finite=True)
+        weight = check_real("w", w, finite=True, nonnegative=True)
+        self._buf_s.append(s)
+        self._buf_w.append(weight)
+        if weight != 1.0:
+            self._buf_weighted = True
+        if len(self._buf_s) >= FLUSH_EVERY:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not len(self._buf_s):
+            return
+        s = np.frombuffer(self._buf_s, dtype=np.float64).copy()
+        w = np.frombuffer(self._buf_w, dtype=np.float64).copy() if self._buf_weighted else None
+        self._ingest(s, w)
+        self._reset_buffers()
+
+    def update_many(self, scores: npt.ArrayLike, w: npt.ArrayLike | float | None = None) -> None:
+        """Count many scores; all of them or, on bad input, none.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.ScoreAccumulator()
+        >>> acc.update_many([0.2, float("inf")])
+        Traceback (most recent call last):
+        ...
+        ValueError: scores must be finite, got inf at index 1
+        """
+        x = as_scores("scores", scores)
+        bad = np.flatnonzero(~np.isfinite(x))
+        if bad.size:
+            raise ValueError(f"scores must be finite, got {float(x[bad[0]])!r} at index {bad[0]}")
+        self._ingest(x, as_weights("w", w, x.size))
+
+    def _ingest(self, x: npt.NDArray[np.float64], w: npt.NDArray[np.float64] | None) -> None:
+        if x.size == 0:
+            return
+        moments = Moments.of(x, w)
+        with np.errstate(over="ignore"):
+            check_total("w", self._moments.weight + moments.weight)
+        self._hist.add(x, False, w)  # the first change; everything is checked
+        self._n += int(x.size)
+        self._moments = self._moments.combine(moments)
+        self._min, self._max = min(self._min, float(x.min())), max(self._max, float(x.max()))
+
+    def revert(self, score: float, w: float = 1.0) -> None:
+        """Take one score counted before back out; ``ValueError`` (and no change) if it never was.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.ScoreAccumulator()
+        >>> acc.update_many([0.2, 0.4, 0.9])
+        >>> acc.revert(0.9)
+        >>> acc.get().max, acc.get().n
+        (0.4, 2)
+        """
+        one = ScoreAccumulator(self.bins, self.exact_up_to)
+        one.update(score, w)
+        self -= one
+
+    # -- reading ------------------------------------------------------------
+    def get(self) -> ScoreReport:
+        """A frozen report; the counts do not change."""
+        self._flush()
+        view = self._hist.read()
+        return ScoreReport(
+            n=self._n,
+            moments=self._moments,
+            min=self._min if self._n else math.nan,
+            max=self._max if self._n else math.nan,
+            bins=self.bins,
+            keys=view.keys,
+            counts=view.neg,
+            values=view.values,
+        )
+
+    @property
+    def n(self) -> int:
+        """Number of scores counted (whatever their weights)."""
+        return self._n + len(self._buf_s)
+
+    # -- combining ----------------------------------------------------------
+    def copy(self) -> ScoreAccumulator:
+        """An independent accumulator with the same state."""
+        self._flush()
+        new = ScoreAccumulator.__new__(ScoreAccumulator)
+        new.bins, new.exact_up_to = self.bins, self.exact_up_to
+        new._hist = self._hist.copy()
+        new._n, new._moments, new._min, new._max = self._n, self._moments, self._min, self._max
+        new._reset_buffers()
+        return new
+
+    def _check_mergeable(self, other: Any) -> None:
+        if not isinstance(other, ScoreAccumulator):
+            raise TypeError(f"can only merge a ScoreAccumulator with another, got {type(other).__name__}")
+        for name in ("bins", "exact_up_to"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine != theirs:
+                raise ValueError(f"cannot merge accumulators whose {name} differ: {mine!r} and {theirs!r}")
+
+    def _merge_in(self, other: ScoreAccumulator, sign: int) -> None:
+        other._flush()
+        self._flush()
+        if sign > 0:
+            self._hist.merge_in(other._hist)
+            self._n += other._n
+            self._moments = self._moments.combine(other._moments)
+            self._min, self._max = min(self._min, other._min), max(self._max, other._max)
+            return
+        if other._n > self._n:
+            raise ValueError(f"cannot take out {other._n} scores from {self._n}: the result would be negative")
+        self._hist.merge_in(other._hist, -1)  # checks the counts before anything changes
+        self._n -= other._n
+        if self._n == 0:
+            self._moments, self._min, self._max = Moments(0.0, 0.0, 0.0), math.inf, -math.inf
+            return
+        self._moments = self._moments.remove(other._moments)
+        if self._n == 1:
+            self._moments = Moments(self._moments.weight, self._moments.mean, 0.0)
+        report = self.get()  # the range left: exact scores, or the edges of the end bins
+        self._min = max(self._min, float(report.edges[0]))
+        self._max = min(self._max, float(report.upper_edges[-1]))
+
+    def _scale_in(self, factor: float) -> None:
+        self._flush()
+        self._hist.scale_in(factor)
+        self._moments = self._moments.scaled(factor)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ScoreAccumulator):
+            return NotImplemented
+        if self.bins != other.bins or self.exact_up_to != other.exact_up_to:
+            return False
+        self._flush()
+        other._flush()
+        mine = (self._n, self._moments, self._min, self._max)
+        return mine == (other._n, other._moments, other._min, other._max) and self._hist.same(other._hist)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- state --------------------------------------------------------------
+    def to_state(self) -> dict[str, Any]:
+        """The state: bins, budget, count, moments, range and the scores' counts.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.ScoreAccumulator()
+        >>> acc.update_many([0.2, 0.2, 0.7])
+        >>> acc.to_state()["histogram"]["values"].tolist(), acc.to_state()["histogram"]["neg"].tolist()
+        ([0.2, 0.7], [2, 1])
+        >>> se.ScoreAccumulator.from_state(acc.to_state()) == acc
+        True
+        """
+        self._flush()
+        return {
+            "bins": self.bins.to_dict(),
+            "exact_up_to": self.exact_up_to,
+            "n": self._n,
+            "moments": [self._moments.weight, self._moments.mean, self._moments.m2],
+            "range": [self._min, self._max],
+            "weighted": self._hist.is_weighted,
+            "histogram": self._hist.to_state(),
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> ScoreAccumulator:
+        """The accumulator of a :meth:`to_state` mapping; ``FormatError`` if anything in it is inconsistent."""
+        d = dict(state)
+        require_fields(d, "state", {"bins", "exact_up_to", "n", "moments", "range", "weighted", "histogram"})
+        exact_up_to, n, weighted = d["exact_up_to"], d["n"], d["weighted"]
+        if exact_up_to is not None and (type(exact_up_to) is not int or exact_up_to < 0):
+            raise FormatError(f"exact_up_to must be a whole number >= 0 or null, got {exact_up_to!r}")
+        if isinstance(n, np.integer):
+            n = int(n)
+        if type(n) is not int or n < 0 or not isinstance(weighted, bool):
+            raise FormatError(f"n must be a whole number >= 0 and weighted a boolean, got {n!r} and {weighted!r}")
+        m = d["moments"]
+        if not isinstance(m, (list, tuple)) or len(m) != 3:
+            raise FormatError("moments must be [weight, mean, m2]")
+        weight, mean, m2 = (decode_float(f"moments[{i}]", v) for i, v in enumerate(m))
+        if not all(math.isfinite(v) for v in (weight, mean, m2)) or weight < 0 or m2 < 0:
+            raise FormatError(f"moments must be a finite weight >= 0, a finite mean and m2 >= 0, got {m!r}")
+        r = d["range"]
+        if not isinstance(r, (list, tuple)) or len(r) != 2:
+            raise FormatError("range must be [min, max]")
+        low, high = (decode_float(f"range[{i}]", v) for i, v in enumerate(r))
+        if n and not (math.isfinite(low) and math.isfinite(high) and low <= high):
+            raise FormatError(f"range must be a finite [min, max], got {r!r}")
+        acc = cls(bins=decode_bins(d["bins"]), exact_up_to=exact_up_to)
+        acc._hist.load("histogram", d["histogram"], weighted)
+        total = acc._hist.total()
+        if not math.isclose(float(total), weight, rel_tol=1e-9, abs_tol=1e-300) or (not weighted and total != n):
+            raise FormatError(f"the histogram counts {total!r}, the moments weigh {weight!r} and n is {n}")
+        acc._n, acc._moments = n, Moments(weight, mean, m2)
+        acc._min, acc._max = (low, high) if n else (math.inf, -math.inf)
+        return acc
+
+    def __repr__(self) -> str:
+        return f"ScoreAccumulator(bins={self.bins!r}, exact_up_to={self.exact_up_to!r}, n={self.n})"

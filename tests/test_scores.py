@@ -1,0 +1,158 @@
+"""Scores without labels: ScoreAccumulator against numpy, drift against scipy."""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.spatial.distance import jensenshannon
+
+import streameval as se
+
+
+def _scores(n, seed, shift=0.0, rounding=3):
+    rng = np.random.default_rng(seed)
+    s = 1 / (1 + np.exp(-rng.normal(shift, 1.2, n)))
+    return np.round(s, rounding) if rounding else s
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("per_event", [False, True])
+def test_statistics_equal_numpy_while_exact(weighted, per_event):
+    s = _scores(3000, 1)
+    w = np.random.default_rng(2).uniform(0.2, 3.0, s.size) if weighted else None
+    acc = se.ScoreAccumulator()
+    if per_event:
+        for i in range(s.size):
+            acc.update(float(s[i]), 1.0 if w is None else float(w[i]))
+    else:
+        acc.update_many(s, w)
+    r = acc.get()
+    assert r.is_exact and r.n == s.size
+    assert r.mean == pytest.approx(np.average(s, weights=w), abs=1e-12)
+    assert r.std == pytest.approx(math.sqrt(np.cov(s, aweights=w, bias=True)), abs=1e-12)
+    assert (r.min, r.max) == (s.min(), s.max())
+    for q in (0.0, 0.01, 0.25, 0.5, 0.9, 1.0):
+        expected = np.quantile(s, q, method="inverted_cdf", weights=w)
+        est = r.quantile(q)
+        assert est.value == est.lower == est.upper == expected
+
+
+def test_binned_quantiles_hold_the_exact_value():
+    s = _scores(200_000, 3, rounding=0)
+    acc = se.ScoreAccumulator()
+    acc.update_many(s)
+    r = acc.get()
+    assert not r.is_exact
+    for q in (0.001, 0.1, 0.5, 0.77, 0.999):
+        exact = np.quantile(s, q, method="inverted_cdf")
+        est = r.quantile(q)
+        assert est.lower <= exact <= est.upper and est.upper - est.lower <= 2**-7 * 1.01
+    assert r.mean == pytest.approx(s.mean(), abs=1e-12)
+
+
+@pytest.mark.parametrize("shift", [0.0, 0.3, 1.5])
+def test_drift_equals_scipy_while_exact(shift):
+    ref, cur = _scores(4000, 4), _scores(2500, 5, shift=shift)
+    a, b = se.ScoreAccumulator(), se.ScoreAccumulator()
+    a.update_many(ref)
+    b.update_many(cur)
+    d = se.drift(a, b)
+    assert d.exact and d.ks == d.ks_lower == d.ks_upper
+    assert d.ks == pytest.approx(stats.ks_2samp(ref, cur).statistic, abs=1e-12)
+    effective = ref.size * cur.size / (ref.size + cur.size)
+    assert d.ks_pvalue == pytest.approx(stats.kstwobign.sf(math.sqrt(effective) * d.ks), abs=1e-12)
+    assert d.wasserstein == pytest.approx(stats.wasserstein_distance(ref, cur), abs=1e-12)
+    deciles = np.quantile(ref, np.arange(1, 10) / 10, method="inverted_cdf")
+
+    def shares(x):
+        return np.diff(np.concatenate([[0], np.searchsorted(np.sort(x), deciles, side="right"), [x.size]])) / x.size
+
+    r_share, c_share = shares(ref), shares(cur)
+    rf, cf = np.maximum(r_share, 1e-4), np.maximum(c_share, 1e-4)
+    assert d.psi == pytest.approx(np.sum((cf - rf) * np.log(cf / rf)), abs=1e-12)
+    assert d.js == pytest.approx(jensenshannon(r_share, c_share, base=2), abs=1e-9)
+    if shift == 0.0:
+        assert d.psi < 0.1 and d.ks_pvalue > 0.01
+    if shift == 1.5:
+        assert d.psi > 0.25 and d.ks_pvalue < 1e-6
+
+
+def test_binned_drift_bounds_hold_and_wasserstein_is_close():
+    ref, cur = _scores(300_000, 6, rounding=0), _scores(200_000, 7, shift=0.2, rounding=0)
+    a, b = se.ScoreAccumulator(), se.ScoreAccumulator()
+    a.update_many(ref)
+    b.update_many(cur)
+    d = se.drift(a, b)
+    exact_ks = stats.ks_2samp(ref, cur).statistic
+    assert not d.exact and d.ks_lower <= exact_ks <= d.ks_upper
+    assert d.wasserstein == pytest.approx(stats.wasserstein_distance(ref, cur), rel=1e-3)
+
+
+def test_drift_takes_windows_and_refuses_other_things():
+    ref = se.ScoreAccumulator()
+    ref.update_many(_scores(1000, 8))
+    win = se.Sliding(se.ScoreAccumulator, size=300)
+    win.update_many(_scores(900, 9, shift=0.5))
+    d = se.drift(ref, win)
+    cur = _scores(900, 9, shift=0.5)[-300:]
+    assert d.ks == pytest.approx(stats.ks_2samp(_scores(1000, 8), cur).statistic, abs=1e-12)
+    with pytest.raises(TypeError, match="current"):
+        se.drift(ref, se.BinaryAccumulator())
+    with pytest.raises(ValueError, match="scores"):
+        se.drift(ref, se.ScoreAccumulator())
+    binned = se.ScoreAccumulator(bins=se.Bins.uniform(0, 1, 10), exact_up_to=0)
+    binned.update_many([0.5])
+    with pytest.raises(ValueError, match="bins"):
+        se.drift(ref, binned)
+
+
+def test_protocol_subtract_revert_scale_state_and_pickle():
+    s = _scores(2000, 10)
+    acc = se.ScoreAccumulator()
+    acc.update_many(s)
+    part = se.ScoreAccumulator()
+    part.update_many(s[:500])
+    rest = acc - part
+    ref = se.ScoreAccumulator()
+    ref.update_many(s[500:])
+    assert rest.get().quantile(0.3) == ref.get().quantile(0.3) and rest.n == 1500
+    assert rest.get().mean == pytest.approx(ref.get().mean, abs=1e-12)
+    assert (rest.get().min, rest.get().max) == (ref.get().min, ref.get().max)
+    acc.revert(float(s[0]))
+    assert acc.n == 1999
+    with pytest.raises(ValueError):
+        acc.revert(12.5)
+    assert acc.scaled(0.5).get().weight == pytest.approx(999.5)
+    assert se.ScoreAccumulator.from_state(acc.to_state()) == acc
+    assert se.from_bytes(acc.to_bytes()) == acc
+    assert pickle.loads(pickle.dumps(acc)) == acc
+    assert (acc + part).n == 2499
+
+
+@pytest.mark.parametrize(
+    ("call", "exc", "words"),
+    [
+        (lambda a: a.update(float("nan")), ValueError, ["score", "nan"]),
+        (lambda a: a.update(float("inf")), ValueError, ["score", "inf"]),
+        (lambda a: a.update("0.5"), TypeError, ["score", "'0.5'"]),
+        (lambda a: a.update(0.5, -1.0), ValueError, ["w", "-1.0"]),
+        (lambda a: a.update_many([0.1, np.nan]), ValueError, ["scores", "nan", "index 1"]),
+        (lambda a: a.update_many([0.1, np.inf]), ValueError, ["scores", "inf", "index 1"]),
+        (lambda a: a.update_many([0.1, 0.2], [1.0]), ValueError, ["w", "2", "1"]),
+        (lambda a: a.update_many([0.1, 0.2], [1e308, 1e308]), ValueError, ["w", "overflow"]),
+        (lambda a: a.get().quantile(1.5), ValueError, ["q", "1.5"]),
+    ],
+)
+def test_bad_input_names_the_argument_and_changes_nothing(call, exc, words):
+    acc = se.ScoreAccumulator()
+    acc.update_many([0.2, 0.4, 0.4])
+    before = acc.to_bytes()
+    with pytest.raises(exc) as info:
+        call(acc)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+    assert acc.to_bytes() == before
