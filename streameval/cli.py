@@ -5,6 +5,7 @@
                     [--save STATE] [--skip-bad]
     streameval merge STATE... -o OUT
     streameval report STATE [--json]
+    streameval drift REF CUR [--json]
 
 Files are read as a stream, a chunk of rows at a time, so memory stays flat
 whatever their length; ``.gz`` files (or gzip data on standard input) are
@@ -32,6 +33,7 @@ from . import io as state_io
 from .averaging import macro
 from .binary import DEFAULT_EXACT_UP_TO, BinaryAccumulator
 from .bins import Bins
+from .drift import drift
 from .windows import Sliding
 
 CHUNK = 65536
@@ -417,6 +419,21 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_drift(args: argparse.Namespace) -> int:
+    reference, current = _load(args.reference), _load(args.current)
+    try:
+        result = drift(reference, current)
+    except (TypeError, ValueError) as exc:
+        raise SystemExit(f"streameval: cannot compare {args.reference} and {args.current}: {exc}") from None
+    values = {k: _clean(v) for k, v in result.to_dict().items()}
+    if args.json:
+        print(json.dumps(values, indent=2))
+    else:
+        width = max(len(k) for k in values)
+        print("\n".join(f"{k:<{width}}  {_fmt(v)}" for k, v in values.items()))
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     acc = _load(args.state)
     report = acc.get()
@@ -466,6 +483,11 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("state", metavar="STATE")
     rp.add_argument("--json", action="store_true")
     rp.set_defaults(run=_cmd_report)
+    dr = sub.add_parser("drift", help="score drift of a saved state against a reference one (KS, Wasserstein, PSI, JS)")
+    dr.add_argument("reference", metavar="REF")
+    dr.add_argument("current", metavar="CUR")
+    dr.add_argument("--json", action="store_true")
+    dr.set_defaults(run=_cmd_drift)
     return parser
 
 

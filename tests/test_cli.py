@@ -184,3 +184,21 @@ def test_exact_up_to_chooses_the_regime(tmp_path):
     assert se.load(state).exact_up_to is None and se.load(state).get().is_exact
     bad = _cli("eval", str(path), "--exact-up-to", "-3", check=False)
     assert bad.returncode == 2 and "--exact-up-to" in bad.stderr and "-3" in bad.stderr
+
+
+def test_drift_between_two_saved_score_states(tmp_path):
+    from scipy.stats import ks_2samp
+
+    rng = np.random.default_rng(5)
+    ref, cur = np.round(rng.random(2000), 3), np.round(rng.random(1500) ** 1.5, 3)
+    for name, scores in (("ref", ref), ("cur", cur)):
+        acc = se.ScoreAccumulator()
+        acc.update_many(scores)
+        acc.save(tmp_path / f"{name}.sevl")
+    out = json.loads(_cli("drift", str(tmp_path / "ref.sevl"), str(tmp_path / "cur.sevl"), "--json").stdout)
+    assert out["ks"] == pytest.approx(ks_2samp(ref, cur).statistic, abs=1e-12) and out["exact"] is True
+    table = _cli("drift", str(tmp_path / "ref.sevl"), str(tmp_path / "cur.sevl")).stdout
+    assert "psi" in table and "wasserstein" in table
+    se.BinaryAccumulator().save(tmp_path / "binary.sevl")
+    bad = _cli("drift", str(tmp_path / "ref.sevl"), str(tmp_path / "binary.sevl"), check=False)
+    assert bad.returncode != 0 and "ScoreAccumulator" in bad.stderr
