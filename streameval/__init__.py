@@ -20,6 +20,7 @@ from .confusion import ConfusionReport
 from .drift import DriftReport, drift
 from .inference import PairedReport, paired_t_test
 from .io import FormatError, from_bytes, from_dict, load, save, to_bytes, to_dict
+from .join import LabelJoin
 from .multiclass import MulticlassAccumulator, MulticlassReport
 from .paired import PairedAccumulator
 from .protocol import Accumulator
@@ -39,6 +40,7 @@ __all__ = [
     "Decayed",
     "DriftReport",
     "FormatError",
+    "LabelJoin",
     "Locked",
     "MacroReport",
     "MetricSummary",

@@ -1,0 +1,255 @@
+"""LabelJoin: predictions now, labels later (or never), each matched pair counted once."""
+
+from __future__ import annotations
+
+import heapq
+import math
+import os
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+import numpy as np
+
+from . import io
+from ._codec import FormatError, decode_float, decode_label, encode_label, require_fields
+from ._validation import check_real
+from .scores import ScoreAccumulator
+
+__all__ = ["LabelJoin"]
+
+_PREDICTION, _LABEL = 0, 1
+
+
+class LabelJoin:
+    """Join predictions and the labels that come after them (or before), by key.
+
+    ``accumulator`` is a :class:`BinaryAccumulator` (or any kind whose
+    ``update`` takes ``(y, score)``). ``predict(key, score)`` and
+    ``label(key, y)`` may come in either order; when
+    both have come, the pair is counted once in ``accumulator`` with
+    ``accumulator.update(y, score)``. Until then it waits:
+
+    * a prediction without its label is *pending*; its score is in
+      ``pending_scores`` (a :class:`ScoreAccumulator`, for drift checks
+      before the labels come);
+    * with ``ttl``, a prediction older than ``ttl`` (by the event times ``t``)
+      *expires*, and a label waiting that long for its prediction becomes an
+      *orphan*;
+    * a label whose prediction already expired is counted as ``late``; a label
+      for a key never seen, or for one expired too long ago to remember, is
+      an orphan once it expires (or at once without ``ttl`` when evicted);
+    * at most ``max_pending`` keys wait at once: past that, the oldest is
+      evicted (a prediction counts as expired, a label as an orphan), so memory
+      stays bounded.
+
+    Nothing is dropped silently: ``matched + expired + pending predictions``
+    is every prediction, ``matched + orphans + late + pending labels`` every
+    label. A key waits for one prediction and one label: a second prediction
+    or a second label for a waiting key is a ``ValueError`` that changes
+    nothing; after a match the key is free again.
+
+    Examples
+    --------
+    >>> import streameval as se
+    >>> join = se.LabelJoin(se.BinaryAccumulator(), ttl=10.0)
+    >>> join.predict("a", 0.9, t=0.0)
+    >>> join.predict("b", 0.2, t=1.0)
+    >>> join.label("c", 1, t=2.0)  # its prediction is not here yet
+    >>> join.label("a", 1, t=3.0)
+    >>> join.predict("c", 0.7, t=4.0)
+    >>> join.matched, join.pending, join.accumulator.get().n
+    (2, 1, 2)
+    >>> join.predict("d", 0.5, t=20.0)  # "b" is now older than the ttl
+    >>> join.expired, join.pending
+    (1, 1)
+    """
+
+    def __init__(self, accumulator: Any, ttl: float | None = None, max_pending: int = 1_000_000) -> None:
+        if not hasattr(accumulator, "update") or not hasattr(accumulator, "get"):
+            raise TypeError(f"accumulator must be an accumulator, got {type(accumulator).__name__}")
+        if ttl is not None:
+            ttl = check_real("ttl", ttl, finite=True)
+            if ttl <= 0:
+                raise ValueError(f"ttl must be positive, got {ttl!r}")
+        if isinstance(max_pending, bool) or not isinstance(max_pending, (int, np.integer)) or max_pending < 1:
+            raise ValueError(f"max_pending must be a whole number >= 1, got {max_pending!r}")
+        self.accumulator = accumulator
+        self._probe = accumulator.copy().scaled(0.0)  # checks a label that comes before its prediction
+        self.ttl = ttl
+        self.max_pending = int(max_pending)
+        self._waiting: dict[Hashable, tuple[int, Any, float]] = {}  # key -> (what, score or label, t), by arrival
+        self._deadlines: list[tuple[float, int, Hashable]] = []  # (t, arrival, key) of what waits, for the ttl
+        self._arrival = 0
+        self._expired_keys: OrderedDict[Hashable, None] = OrderedDict()  # recently expired predictions
+        self.matched = self.expired = self.evicted = self.orphans = self.late = 0
+        self._latest = -math.inf
+
+    # -- events ---------------------------------------------------------------
+    def _time(self, t: Any) -> float:
+        if t is None:
+            if self.ttl is not None:
+                raise ValueError("t is required when ttl is set")
+            return math.nan
+        return check_real("t", t, finite=True)
+
+    def _key(self, key: Any) -> Hashable:
+        try:
+            hash(key)
+        except TypeError:
+            raise TypeError(f"key must be hashable, got {key!r}"[:200]) from None
+        return key
+
+    def predict(self, key: Hashable, score: float, t: float | None = None) -> None:
+        """A prediction for ``key`` (counted at once if its label came first)."""
+        key = self._key(key)
+        s = check_real("score", score)
+        when = self._time(t)
+        waiting = self._waiting.get(key)
+        if waiting is not None and waiting[0] == _PREDICTION and not self._stale(waiting, when):
+            raise ValueError(f"key {key!r} already has a prediction waiting for its label"[:200])
+        self._advance(when)  # what is older than the ttl at this time leaves first
+        waiting = self._waiting.get(key)
+        if waiting is not None:  # its label came first (and was checked then)
+            self.accumulator.update(waiting[1], s)
+            del self._waiting[key]
+            self.matched += 1
+        else:
+            self._wait(key, _PREDICTION, s, when)
+
+    def label(self, key: Hashable, y: Any, t: float | None = None) -> None:
+        """The label of ``key`` (counted at once if its prediction came first)."""
+        key = self._key(key)
+        when = self._time(t)
+        waiting = self._waiting.get(key)
+        if waiting is not None and waiting[0] == _LABEL and not self._stale(waiting, when):
+            raise ValueError(f"key {key!r} already has a label waiting for its prediction"[:200])
+        self._probe.update(y, 0.5)  # a label the accumulator would refuse is refused now, not at its match
+        self._advance(when)  # what is older than the ttl at this time leaves first
+        waiting = self._waiting.get(key)
+        if waiting is not None:
+            self.accumulator.update(y, waiting[1])
+            del self._waiting[key]
+            self.matched += 1
+        else:
+            if key in self._expired_keys:
+                del self._expired_keys[key]
+                self.late += 1
+            else:
+                self._wait(key, _LABEL, y, when)
+        self._advance(when)
+
+    def _wait(self, key: Hashable, what: int, value: Any, when: float) -> None:
+        self._waiting[key] = (what, value, when)
+        self._arrival += 1
+        if self.ttl is not None:
+            heapq.heappush(self._deadlines, (when, self._arrival, key))
+        while len(self._waiting) > self.max_pending:  # the oldest arrival leaves
+            oldest = next(iter(self._waiting))
+            self._give_up(oldest)
+            self.evicted += 1
+
+    def _give_up(self, key: Hashable) -> None:
+        what, _, _ = self._waiting.pop(key)
+        if what == _PREDICTION:
+            self.expired += 1
+            self._expired_keys[key] = None
+            while len(self._expired_keys) > self.max_pending:
+                self._expired_keys.popitem(last=False)
+        else:
+            self.orphans += 1
+
+    def _stale(self, waiting: tuple[int, Any, float], when: float) -> bool:
+        """Whether what waits will have left by the ttl once time reaches ``when``."""
+        return self.ttl is not None and not math.isnan(when) and waiting[2] < max(self._latest, when) - self.ttl
+
+    def _advance(self, when: float) -> None:
+        """Expire what waited longer than the ttl, by the latest event time."""
+        if self.ttl is None or math.isnan(when):
+            return
+        self._latest = max(self._latest, when)
+        horizon = self._latest - self.ttl
+        while self._deadlines and self._deadlines[0][0] < horizon:
+            t, _, key = heapq.heappop(self._deadlines)
+            waiting = self._waiting.get(key)
+            if waiting is not None and waiting[2] == t:
+                self._give_up(key)
+
+    # -- reading ----------------------------------------------------------------
+    @property
+    def pending(self) -> int:
+        """Predictions waiting for their labels."""
+        return sum(1 for what, _, _ in self._waiting.values() if what == _PREDICTION)
+
+    @property
+    def pending_labels(self) -> int:
+        """Labels waiting for their predictions."""
+        return len(self._waiting) - self.pending
+
+    @property
+    def pending_scores(self) -> ScoreAccumulator:
+        """The scores of the predictions waiting for their labels, as a :class:`ScoreAccumulator`."""
+        acc = ScoreAccumulator()
+        acc.update_many([v for what, v, _ in self._waiting.values() if what == _PREDICTION])
+        return acc
+
+    def counts(self) -> dict[str, int]:
+        """Every count by name."""
+        return {
+            "matched": self.matched, "pending": self.pending, "pending_labels": self.pending_labels,
+            "expired": self.expired, "evicted": self.evicted, "orphans": self.orphans, "late": self.late,
+        }  # fmt: skip
+
+    # -- state ------------------------------------------------------------------
+    def to_state(self) -> dict[str, Any]:
+        """The accumulator's state (with its kind), the settings, the counts and what waits."""
+        waiting = [
+            [encode_label(k), what, encode_label(v) if what == _LABEL else v, t]
+            for k, (what, v, t) in self._waiting.items()
+        ]
+        return {
+            "accumulator": io.to_dict(self.accumulator),
+            "ttl": self.ttl,
+            "max_pending": self.max_pending,
+            "counts": [self.matched, self.expired, self.evicted, self.orphans, self.late],
+            "latest": self._latest,
+            "waiting": waiting,
+            "expired_keys": [encode_label(k) for k in self._expired_keys],
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> LabelJoin:
+        """The join of a :meth:`to_state` mapping; ``FormatError`` if anything in it is inconsistent."""
+        d = dict(state)
+        require_fields(d, "state", {"accumulator", "ttl", "max_pending", "counts", "latest", "waiting", "expired_keys"})
+        accumulator = io.from_dict(d["accumulator"])
+        ttl = None if d["ttl"] is None else decode_float("ttl", d["ttl"])
+        try:
+            join = cls(accumulator, ttl=ttl, max_pending=d["max_pending"])
+        except (TypeError, ValueError) as exc:
+            raise FormatError(f"state: {exc}") from None
+        counts = d["counts"]
+        if not isinstance(counts, list) or len(counts) != 5 or any(type(c) is not int or c < 0 for c in counts):
+            raise FormatError("counts must be 5 whole numbers >= 0")
+        join.matched, join.expired, join.evicted, join.orphans, join.late = counts
+        join._latest = decode_float("latest", d["latest"])
+        if not isinstance(d["waiting"], list) or not isinstance(d["expired_keys"], list):
+            raise FormatError("waiting and expired_keys must be lists")
+        for i, item in enumerate(d["waiting"]):
+            if not isinstance(item, list) or len(item) != 4 or item[1] not in (_PREDICTION, _LABEL):
+                raise FormatError(f"waiting[{i}] must be [key, 0 or 1, value, t]")
+            key = decode_label(f"waiting[{i}] key", item[0])
+            value = (
+                decode_label(f"waiting[{i}] label", item[2]) if item[1] == _LABEL else decode_float("score", item[2])
+            )
+            join._wait(key, item[1], value, decode_float(f"waiting[{i}] t", item[3]))
+        for i, k in enumerate(d["expired_keys"]):
+            join._expired_keys[decode_label(f"expired_keys[{i}]", k)] = None
+        return join
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the state, what waits included, atomically (see :func:`streameval.save`)."""
+        io.save(self, path)
+
+
+io.register("label_join", LabelJoin)
