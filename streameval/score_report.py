@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._validation import check_real
+from .binary_report import BinaryReport
 from .bins import Bins
 from .regression_report import Moments, QuantileEstimate
 
@@ -126,6 +127,51 @@ class ScoreReport:
     def median(self) -> float:
         """The 0.5 quantile (its estimate in the binned regime)."""
         return self.quantile(0.5).value
+
+    def estimated(self, threshold: float = 0.5) -> BinaryReport:
+        """The expected binary report if the scores are calibrated probabilities, before any label comes.
+
+        An event of score ``s`` is a positive with probability ``s``: it counts
+        as a positive of weight ``s`` and a negative of weight ``1 - s``. The
+        expected TP, FP, TN, FN at ``threshold`` and every rate of them follow,
+        with the expected ROC AUC, average precision and curves of those
+        weights (NannyML's confidence-based performance estimation, streaming
+        and mergeable here). While exact, equal to scikit-learn given those
+        weights; in the binned regime each bin's scores are taken at its
+        middle. It is only as good as the calibration: see
+        ``docs/monitoring.md``.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.ScoreAccumulator()
+        >>> acc.update_many([0.9, 0.8, 0.3, 0.1])
+        >>> est = acc.get().estimated(0.5)
+        >>> round(est.tp, 6), round(est.fp, 6), round(est.precision, 6)
+        (1.7, 0.3, 0.85)
+        """
+        t = check_real("threshold", threshold)
+        if self.counts.size and (self.min < 0.0 or self.max > 1.0):
+            raise ValueError(
+                f"estimated() needs scores that are probabilities in [0, 1], "
+                f"got scores from {self.min!r} to {self.max!r}"
+            )
+        counts = self.counts.astype(np.float64)
+        if self.values is not None:
+            p = self.values
+            above = p >= t
+        else:
+            p = np.clip((self.edges + self.upper_edges) / 2.0, 0.0, 1.0)
+            above = self.edges >= t  # a bin holding the threshold counts below it
+        pos, neg = counts * p, counts * (1.0 - p)
+        tp, fp = float(pos[above].sum()), float(neg[above].sum())
+        fn, tn = float(pos[~above].sum()), float(neg[~above].sum())
+        keep = (pos > 0) | (neg > 0)
+        return BinaryReport(
+            tp=tp, fp=fp, tn=tn, fn=fn, threshold=t, bins=self.bins,
+            keys=None if self.keys is None else self.keys[keep], neg=neg[keep], pos=pos[keep],
+            pos_label=True, neg_label=False, values=None if self.values is None else self.values[keep],
+        )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         """Every scalar statistic by name."""

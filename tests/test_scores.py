@@ -156,3 +156,50 @@ def test_bad_input_names_the_argument_and_changes_nothing(call, exc, words):
     for word in words:
         assert word in str(info.value), (word, str(info.value))
     assert acc.to_bytes() == before
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.5, 0.77])
+def test_estimated_performance_equals_the_weighted_direct_computation(threshold):
+    from sklearn import metrics as skm
+
+    rng = np.random.default_rng(11)
+    s = np.round(rng.beta(2, 3, 4000), 3)
+    w = rng.uniform(0.5, 2.0, s.size)
+    acc = se.ScoreAccumulator()
+    acc.update_many(s, w)
+    est = acc.get().estimated(threshold)
+    # each score is a positive of weight s and a negative of weight 1 - s
+    y = np.concatenate([np.ones(s.size, bool), np.zeros(s.size, bool)])
+    x, sw = np.concatenate([s, s]), np.concatenate([s * w, (1 - s) * w])
+    pred = x >= threshold
+    assert est.tp == pytest.approx(np.sum(sw[pred & y]), rel=1e-12)
+    assert est.precision == pytest.approx(skm.precision_score(y, pred, sample_weight=sw), abs=1e-12)
+    assert est.recall == pytest.approx(skm.recall_score(y, pred, sample_weight=sw), abs=1e-12)
+    assert est.f1 == pytest.approx(skm.f1_score(y, pred, sample_weight=sw), abs=1e-12)
+    assert est.accuracy == pytest.approx(skm.accuracy_score(y, pred, sample_weight=sw), abs=1e-12)
+    assert est.auc == pytest.approx(skm.roc_auc_score(y, x, sample_weight=sw), abs=1e-12)
+
+
+def test_estimate_is_close_for_a_calibrated_model_and_off_for_a_miscalibrated_one():
+    rng = np.random.default_rng(12)
+    p = rng.beta(2, 5, 200_000)
+    y = rng.random(p.size) < p  # labels drawn from the scores: calibrated
+    acc = se.ScoreAccumulator()
+    acc.update_many(p)
+    est = acc.get().estimated(0.5)
+    truth = se.BinaryAccumulator()
+    truth.update_many(y, p)
+    actual = truth.get()
+    assert est.precision == pytest.approx(actual.precision, abs=0.01)
+    assert est.recall == pytest.approx(actual.recall, abs=0.01)
+    assert est.auc == pytest.approx(actual.auc, abs=0.01)
+    overconfident = np.clip(p * 1.6, 0, 1)  # the same events, scores that claim too much
+    acc2 = se.ScoreAccumulator()
+    acc2.update_many(overconfident)
+    truth2 = se.BinaryAccumulator()
+    truth2.update_many(y, overconfident)
+    assert abs(acc2.get().estimated(0.5).precision - truth2.get().precision) > 0.1
+    with pytest.raises(ValueError, match="probabilities"):
+        bad = se.ScoreAccumulator()
+        bad.update_many([0.5, 1.5])
+        bad.get().estimated()
