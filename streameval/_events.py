@@ -19,9 +19,11 @@ from array import array
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ._compiled import SPEEDUPS
 
-__all__ = ["COMPILED", "FLUSH_EVERY", "EventBuffer", "PyEventBuffer"]
+__all__ = ["COMPILED", "FLUSH_EVERY", "EventBuffer", "EventColumns", "PyEventBuffer"]
 
 FLUSH_EVERY = 4096  # per-event updates are counted in batches of this size
 _TICK = 256  # the Python twin checks its buffer every _TICK events (a small int stays cached)
@@ -113,6 +115,52 @@ class PyEventBuffer:
         del self._buf_pos[:]
         del self._buf_neg[:]
         self._room = _TICK
+
+
+class EventColumns:
+    """Checked per-event values buffered as typed columns, with their weights, until counted as one batch.
+
+    Examples
+    --------
+    >>> from streameval._events import EventColumns
+    >>> buf = EventColumns("d", "d")
+    >>> buf.append((1.0, 2.0), 1.0), buf.append((3.0, 4.0), 0.5)
+    (False, False)
+    >>> columns, weights = buf.arrays()
+    >>> buf.clear()
+    >>> [c.tolist() for c in columns], weights.tolist(), len(buf)
+    ([[1.0, 3.0], [2.0, 4.0]], [1.0, 0.5], 0)
+    """
+
+    __slots__ = ("_columns", "_typecodes", "_weights", "weighted")
+
+    def __init__(self, *typecodes: str) -> None:
+        self._typecodes = typecodes
+        self.clear()
+
+    def clear(self) -> None:
+        """Empty the buffer (once its events are counted)."""
+        self._columns = [array(code) for code in self._typecodes]
+        self._weights = array("d")
+        self.weighted = False
+
+    def __len__(self) -> int:
+        return len(self._weights)
+
+    def append(self, values: tuple[Any, ...], w: float) -> bool:
+        """Store one event's values and weight; whether the buffer is full (``FLUSH_EVERY`` events)."""
+        for column, value in zip(self._columns, values, strict=True):
+            column.append(value)
+        self._weights.append(w)
+        if w != 1.0:
+            self.weighted = True
+        return len(self._weights) >= FLUSH_EVERY
+
+    def arrays(self) -> tuple[list[np.ndarray], np.ndarray | None]:
+        """Copies of the buffered columns as numpy arrays, and the weights (``None`` when all are 1)."""
+        columns = [np.frombuffer(c, dtype=np.dtype(c.typecode)).copy() for c in self._columns]
+        weights = np.frombuffer(self._weights, dtype=np.float64).copy() if self.weighted else None
+        return columns, weights
 
 
 _speedups = SPEEDUPS

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from array import array
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -11,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._codec import FormatError, decode_bins, decode_float, decode_histogram, require_fields
-from ._events import FLUSH_EVERY
+from ._events import EventColumns
 from ._validation import as_scores, as_weights, check_real, check_same_length, check_total
 from .bins import Bins
 from .histogram import ScoreHistogram
@@ -68,10 +67,7 @@ class RegressionAccumulator(AccumulatorBase):
         self._reset_buffers()
 
     def _reset_buffers(self) -> None:
-        self._buf_y = array("d")
-        self._buf_p = array("d")
-        self._buf_w = array("d")
-        self._buf_weighted = False
+        self._buffer = EventColumns("d", "d")
 
     def update(self, y: float, y_pred: float, w: float = 1.0) -> None:
         """Count one prediction.
@@ -87,22 +83,14 @@ class RegressionAccumulator(AccumulatorBase):
         yv = check_real("y", y, finite=True)
         pv = check_real("y_pred", y_pred, finite=True)
         wv = check_real("w", w, finite=True, nonnegative=True)
-        self._buf_y.append(yv)
-        self._buf_p.append(pv)
-        self._buf_w.append(wv)
-        if wv != 1.0:
-            self._buf_weighted = True
-        if len(self._buf_y) >= FLUSH_EVERY:
+        if self._buffer.append((yv, pv), wv):
             self._flush()
 
     def _flush(self) -> None:
-        if not len(self._buf_y):
-            return
-        y = np.frombuffer(self._buf_y, dtype=np.float64).copy()
-        p = np.frombuffer(self._buf_p, dtype=np.float64).copy()
-        w = np.frombuffer(self._buf_w, dtype=np.float64).copy() if self._buf_weighted else None
-        self._reset_buffers()
-        self._ingest(y, p, w)
+        if len(self._buffer):
+            (y, p), w = self._buffer.arrays()
+            self._ingest(y, p, w)  # a refusal (a total weight that overflows) keeps the events buffered
+            self._buffer.clear()
 
     def update_many(self, y: npt.ArrayLike, y_pred: npt.ArrayLike, w: npt.ArrayLike | float | None = None) -> None:
         """Count many predictions; all of them or, on any bad input, none.
@@ -252,7 +240,7 @@ class RegressionAccumulator(AccumulatorBase):
     @property
     def n(self) -> int:
         """Number of predictions counted (whatever their weights)."""
-        return self._n + len(self._buf_y)
+        return self._n + len(self._buffer)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RegressionAccumulator):
@@ -338,4 +326,4 @@ class RegressionAccumulator(AccumulatorBase):
         return acc
 
     def __repr__(self) -> str:
-        return f"RegressionAccumulator(bins={self.bins!r}, n={self._n + len(self._buf_y)})"
+        return f"RegressionAccumulator(bins={self.bins!r}, n={self.n})"

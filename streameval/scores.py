@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from array import array
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -11,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._codec import FormatError, decode_bins, decode_float, require_fields
-from ._events import FLUSH_EVERY
+from ._events import EventColumns
 from ._validation import as_scores, as_weights, check_real, check_total
 from .bins import Bins
 from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, check_exact_up_to
@@ -63,9 +62,7 @@ class ScoreAccumulator(AccumulatorBase):
         self._reset_buffers()
 
     def _reset_buffers(self) -> None:
-        self._buf_s = array("d")
-        self._buf_w = array("d")
-        self._buf_weighted = False
+        self._buffer = EventColumns("d")
 
     # -- updating -----------------------------------------------------------
     def update(self, score: float, w: float = 1.0) -> None:
@@ -81,20 +78,14 @@ class ScoreAccumulator(AccumulatorBase):
         """
         s = check_real("score", score, finite=True)
         weight = check_real("w", w, finite=True, nonnegative=True)
-        self._buf_s.append(s)
-        self._buf_w.append(weight)
-        if weight != 1.0:
-            self._buf_weighted = True
-        if len(self._buf_s) >= FLUSH_EVERY:
+        if self._buffer.append((s,), weight):
             self._flush()
 
     def _flush(self) -> None:
-        if not len(self._buf_s):
-            return
-        s = np.frombuffer(self._buf_s, dtype=np.float64).copy()
-        w = np.frombuffer(self._buf_w, dtype=np.float64).copy() if self._buf_weighted else None
-        self._ingest(s, w)
-        self._reset_buffers()
+        if len(self._buffer):
+            (s,), w = self._buffer.arrays()
+            self._ingest(s, w)  # a refusal (a total weight that overflows) keeps the events buffered
+            self._buffer.clear()
 
     def update_many(self, scores: npt.ArrayLike, w: npt.ArrayLike | float | None = None) -> None:
         """Count many scores; all of them or, on bad input, none.
@@ -160,7 +151,7 @@ class ScoreAccumulator(AccumulatorBase):
     @property
     def n(self) -> int:
         """Number of scores counted (whatever their weights)."""
-        return self._n + len(self._buf_s)
+        return self._n + len(self._buffer)
 
     # -- combining ----------------------------------------------------------
     def copy(self) -> ScoreAccumulator:
