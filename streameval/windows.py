@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._validation import as_scores, as_weights, check_real
+from .drift import drift
 
 __all__ = ["Decayed", "Monitor", "Sliding", "TimeWindow"]
 
@@ -533,6 +534,12 @@ class Monitor:
         (``by="time"``: pass ``t=`` to updates; it is also passed on to a
         time-based window).
     by : "events" or "time"
+    drift_reference : ScoreAccumulator, window or ScoreReport, optional
+        With it (and score accumulators or windows over them to monitor),
+        every record also holds the drift of the current scores against this
+        fixed reference: ``drift_ks``, ``drift_ks_pvalue``, ``drift_psi``,
+        ``drift_js``, ``drift_wasserstein`` (``nan`` while there are no
+        current scores). See :func:`streameval.drift`.
 
     A batch from ``update_many`` counts as one step: the record is taken after
     the batch, at the last boundary it crossed.
@@ -547,7 +554,10 @@ class Monitor:
     [(2, 2, 1.0), (4, 4, 0.75)]
     """
 
-    def __init__(self, accumulator: Any, every: float, by: str = "events") -> None:
+    def __init__(self, accumulator: Any, every: float, by: str = "events", drift_reference: Any = None) -> None:
+        if drift_reference is not None:
+            drift(drift_reference, drift_reference)  # refuses what is not a score distribution, or an empty one
+        self.drift_reference = drift_reference
         if not hasattr(accumulator, "get"):
             raise TypeError(f"accumulator must be an accumulator or window, got {type(accumulator).__name__}")
         if by not in ("events", "time"):
@@ -605,6 +615,13 @@ class Monitor:
         report = self.accumulator.get()
         row: dict[str, Any] = {"time": time}
         row.update(report.to_dict())
+        if self.drift_reference is not None:
+            names = ("ks", "ks_pvalue", "psi", "js", "wasserstein")
+            try:
+                moved = drift(self.drift_reference, report).to_dict()
+            except ValueError:  # no current scores yet
+                moved = dict.fromkeys(names, math.nan)
+            row.update({f"drift_{name}": moved[name] for name in names})
         self._records.append(row)
 
     def record_now(self, time: float | None = None) -> None:

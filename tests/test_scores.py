@@ -203,3 +203,25 @@ def test_estimate_is_close_for_a_calibrated_model_and_off_for_a_miscalibrated_on
         bad = se.ScoreAccumulator()
         bad.update_many([0.5, 1.5])
         bad.get().estimated()
+
+
+def test_monitor_records_drift_against_a_fixed_reference():
+    rng = np.random.default_rng(13)
+    reference = se.ScoreAccumulator()
+    reference.update_many(np.round(rng.beta(2, 5, 5000), 3))
+    mon = se.Monitor(se.Sliding(se.ScoreAccumulator, size=1000), every=1000, drift_reference=reference)
+    before = np.round(rng.beta(2, 5, 3000), 3)
+    after = np.round(rng.beta(4, 3, 3000), 3)  # the scores move up
+    for lo in range(0, 6000, 500):
+        mon.update_many(np.concatenate([before, after])[lo : lo + 500])
+    rows = mon.to_records()
+    assert [r["time"] for r in rows] == [1000 * k for k in range(1, 7)]
+    assert all(r["drift_psi"] < 0.1 for r in rows[:3]) and all(r["drift_psi"] > 0.25 for r in rows[3:])
+    window = np.concatenate([before, after])[5000:6000]
+    assert rows[-1]["drift_ks"] == pytest.approx(
+        stats.ks_2samp(reference.get().values.repeat(reference.get().counts.astype(int)), window).statistic, abs=1e-12
+    )
+    with pytest.raises(ValueError, match="scores"):
+        se.Monitor(se.ScoreAccumulator(), every=10, drift_reference=se.ScoreAccumulator())
+    with pytest.raises(TypeError, match="ScoreAccumulator"):
+        se.Monitor(se.ScoreAccumulator(), every=10, drift_reference=se.BinaryAccumulator())
