@@ -103,10 +103,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         neg_label: Any = None,
         exact_up_to: int | None = DEFAULT_EXACT_UP_TO,
     ) -> None:
-        if bins is None:
-            bins = Bins.range_free()
-        if not isinstance(bins, Bins):
-            raise TypeError(f"bins must be a streameval Bins, got {bins!r}")
+        bins = Bins.checked(bins)
         t = check_real("threshold", threshold)
         if neg_label is None:
             check_label_pair(pos_label, None)

@@ -78,6 +78,22 @@ class Bins:
 
     # -- constructors -------------------------------------------------------
     @staticmethod
+    def checked(bins: Any) -> Bins:
+        """``bins`` when it is a scheme, the default range-free scheme for ``None``; ``TypeError`` otherwise.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> se.Bins.checked(None)
+        Bins.range_free(mantissa_bits=7)
+        """
+        if bins is None:
+            return Bins.range_free()
+        if not isinstance(bins, Bins):
+            raise TypeError(f"bins must be a streameval Bins, got {bins!r}")
+        return bins
+
+    @staticmethod
     def range_free(mantissa_bits: int = 7) -> RangeFreeBins:
         """Logarithmic buckets of relative width ``2**-mantissa_bits`` over every float.
 

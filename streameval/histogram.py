@@ -129,14 +129,6 @@ class ExactCounts:
             self.values, self.neg, self.pos = self.values[keep], self.neg[keep], self.pos[keep]
         return self
 
-    def union_size(self, other: ExactCounts) -> int:
-        """Distinct scores of both together."""
-        if other.values.size == 0 or self.values.size == 0:
-            return self.values.size + other.values.size
-        at = np.searchsorted(self.values, other.values)
-        found = (at < self.values.size) & (self.values[np.minimum(at, self.values.size - 1)] == other.values)
-        return int(self.values.size + other.values.size - found.sum())
-
     def combined(self, other: ExactCounts, sign: int) -> ExactCounts:
         """These counts plus (or, ``sign=-1``, less) ``other``'s; ``ValueError`` on a count that would go negative."""
         values = np.union1d(self.values, other.values)
@@ -462,7 +454,9 @@ class ScoreHistogram:
                 assert not refused, "checked events were refused"
                 if done == n:
                     return
-                self._to_bins()  # a new score past the budget: bins from now on, the rest counted there
+                # a new score past the budget: bins from now on, the rest counted there (by numpy's path too, as
+                # add_checking cannot: it must check, these events were checked)
+                self._to_bins()
                 x, is_pos = x[done:], is_pos if isinstance(is_pos, (bool, np.bool_)) else is_pos[done:]
                 n = x.size
             elif sign < 0:
@@ -513,10 +507,10 @@ class ScoreHistogram:
             stop = min(n, start + step)
             labels = is_pos if isinstance(is_pos, (bool, np.bool_)) else is_pos[start:stop]
             batch = ExactCounts.of(x[start:stop], labels, None if weights is None else weights[start:stop])
-            exact = self._sorted()
-            if not self._fits(exact.union_size(batch)):
+            both = self._sorted().combined(batch, 1)
+            if not self._fits(both.values.size):
                 return start
-            self._exact = exact.combined(batch, 1)
+            self._exact = both
             start = stop
         return n
 
@@ -563,9 +557,9 @@ class ScoreHistogram:
             one.values = np.array([score], dtype=np.float64)
             counts = np.array([0, amount] if is_pos else [amount, 0])
             one.neg, one.pos = counts[:1], counts[1:]
-            exact = self._sorted()
-            if self._fits(exact.union_size(one)):
-                self._exact = exact.combined(one, 1)
+            both = self._sorted().combined(one, 1)
+            if self._fits(both.values.size):
+                self._exact = both
                 return
             self._to_bins()
         code = int(self.bins.labelled_codes([score], [is_pos])[0])
@@ -645,12 +639,9 @@ class ScoreHistogram:
         ``ValueError`` and changes nothing.
         """
         if self._exact is not None and other._exact is not None:
-            mine, theirs = self._sorted(), other._sorted()
-            if sign < 0:
-                self._exact = mine.combined(theirs, -1)
-                return
-            if self._fits(mine.union_size(theirs)):
-                self._exact = mine.combined(theirs, 1)
+            both = self._sorted().combined(other._sorted(), sign)  # a refused subtraction raises here
+            if sign < 0 or self._fits(both.values.size):
+                self._exact = both
                 return
         if self._exact is not None and sign < 0:  # bins only from here on: on a copy, so that a refusal changes nothing
             trial = self.binned()

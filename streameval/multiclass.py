@@ -76,10 +76,7 @@ class MulticlassAccumulator(AccumulatorBase):
         bins: Bins | None = None,
         exact_up_to: int | None = DEFAULT_EXACT_UP_TO,
     ) -> None:
-        if bins is None:
-            bins = Bins.range_free()
-        if not isinstance(bins, Bins):
-            raise TypeError(f"bins must be a streameval Bins, got {bins!r}")
+        bins = Bins.checked(bins)
         self.bins = bins
         self.exact_up_to = check_exact_up_to(exact_up_to)
         self._classes: list[Hashable] = []

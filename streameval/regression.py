@@ -52,10 +52,7 @@ class RegressionAccumulator(AccumulatorBase):
     kind: ClassVar[str] = "regression"
 
     def __init__(self, bins: Bins | None = None) -> None:
-        if bins is None:
-            bins = Bins.range_free()
-        if not isinstance(bins, Bins):
-            raise TypeError(f"bins must be a streameval Bins, got {bins!r}")
+        bins = Bins.checked(bins)
         self.bins = bins
         self._n = 0
         self._y = Moments(0.0, 0.0, 0.0)

@@ -49,10 +49,7 @@ class ScoreAccumulator(AccumulatorBase):
     kind: ClassVar[str] = "scores"
 
     def __init__(self, bins: Bins | None = None, exact_up_to: int | None = DEFAULT_EXACT_UP_TO) -> None:
-        if bins is None:
-            bins = Bins.range_free()
-        if not isinstance(bins, Bins):
-            raise TypeError(f"bins must be a streameval Bins, got {bins!r}")
+        bins = Bins.checked(bins)
         self.bins = bins
         self.exact_up_to = check_exact_up_to(exact_up_to)
         self._hist = ScoreHistogram(bins, exact_up_to=self.exact_up_to)  # every score counted as a negative
