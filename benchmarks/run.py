@@ -66,6 +66,12 @@ def noop(y: object, score: object) -> None:
     """The floor of a per-event call."""
 
 
+def feed(events: list[tuple[object, object]], update: Callable[..., object]) -> None:
+    """Call ``update(y, score)`` once per event: the loop every per-event timing runs."""
+    for a, b in events:
+        update(a, b)
+
+
 class NoOp:
     """The floor of a per-event method call looked up in the loop."""
 
@@ -96,8 +102,7 @@ def bench_per_event(n: int, rows: list[str], with_river: bool = True) -> dict[st
     events = list(zip(y, s, strict=True))
 
     def loop(update: Callable[[object, object], object]) -> None:
-        for a, b in events:
-            update(a, b)
+        feed(events, update)
 
     def loop_attribute(obj: Any) -> None:
         for a, b in events:
@@ -297,8 +302,7 @@ def bench_exact_speed(n_events: int, batch_n: int, rows: list[str]) -> dict[str,
     events = list(zip(y, s, strict=True))
 
     def loop(update: Callable[[object, object], object]) -> None:
-        for a, b in events:
-            update(a, b)
+        feed(events, update)
 
     t_noop, t_exact, per_event = paired_ratio(lambda: loop(noop), lambda: loop(se.BinaryAccumulator().update), 15)
     rows.append(f"| per event, 1,000 distinct scores | {t_exact / n_events * 1e9:.0f} ns | **{per_event:.2f}x** a "
@@ -341,8 +345,7 @@ def bench_windows(n: int, rows: list[str]) -> None:
             for i, (a, b) in enumerate(events):
                 update(a, b, t=i * 0.01)
         else:
-            for a, b in events:
-                update(a, b)
+            feed(events, update)
 
     makers: list[tuple[str, Callable[[], Callable[..., object]], bool]] = [
         ("`BinaryAccumulator.update` (for scale)", lambda: se.BinaryAccumulator().update, False),
