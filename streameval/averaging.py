@@ -60,6 +60,12 @@ class MetricSummary:
         )
 
 
+def _value(report: Any, name: str) -> Any:
+    """A report's scalar metric ``name``; a method (such as ``ece``) is called with its defaults."""
+    value = getattr(report, name)
+    return value() if callable(value) else value
+
+
 class MacroReport:
     """Every scalar metric of several reports, summarised across them.
 
@@ -96,7 +102,7 @@ class MacroReport:
                 raise TypeError(f"all members must be of one kind, got {kind.__name__} and {type(r).__name__} at {i}")
         self.reports = tuple(reports)
         self.kind = kind
-        self._summaries = {name: MetricSummary.of(getattr(r, name) for r in reports) for name in kind.SCALAR_METRICS}
+        self._summaries = {name: MetricSummary.of(_value(r, name) for r in reports) for name in kind.SCALAR_METRICS}
 
     def __getattr__(self, name: str) -> MetricSummary:
         summaries = self.__dict__.get("_summaries", {})

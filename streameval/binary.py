@@ -31,8 +31,11 @@ from ._validation import (
 )
 from .binary_report import BinaryReport
 from .bins import Bins
+from .calibration import CalibrationSums, decode_sums, plus
 from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, check_exact_up_to
 from .protocol import AccumulatorBase
+from .regression_report import Moments
+from .scores import ScoreAccumulator
 
 __all__ = ["DEFAULT_EXACT_UP_TO", "BinaryAccumulator", "BinaryReport"]
 
@@ -115,6 +118,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         self.neg_label = neg_label
         self.exact_up_to = check_exact_up_to(exact_up_to)
         self._hist = ScoreHistogram(bins, t, self.exact_up_to)
+        self._sums: CalibrationSums | None = CalibrationSums()  # None: loaded from a state that did not keep them
         self._reset_buffers()
 
     # -- per-event path -----------------------------------------------------
@@ -132,14 +136,14 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         """Events stored but not yet counted."""
         return self._n_unit + len(self._wbuf_score)
 
-    def _is_pos(self, y: Any) -> bool:
+    def _is_pos(self, y: Any, name: str = "y") -> bool:
         try:
             is_pos = self._labels.get(y)
         except TypeError:
             is_pos = None
         if is_pos is None:
             raise ValueError(
-                f"y must be {self.pos_label!r} (positive) or {self.neg_label!r} (negative), got {y!r}"
+                f"{name} must be {self.pos_label!r} (positive) or {self.neg_label!r} (negative), got {y!r}"
             ) from None
         return is_pos
 
@@ -174,10 +178,10 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         """Count the buffered per-event updates (a logical no-op)."""
         if self._n_unit:
             scores, labels = self._unit_events()
-            self._hist.add(np.frombuffer(scores, dtype=np.float64), np.frombuffer(labels, dtype=np.bool_), None)
+            self._count(np.frombuffer(scores, dtype=np.float64), np.frombuffer(labels, dtype=np.bool_), None)
             self._drop_unit()
         if len(self._wbuf_score):
-            self._hist.add(
+            self._count(
                 np.frombuffer(self._wbuf_score, dtype=np.float64).copy(),
                 np.frombuffer(self._wbuf_pos, dtype=np.int8).astype(np.bool_),
                 np.frombuffer(self._wbuf_weight, dtype=np.float64).copy(),
@@ -186,6 +190,12 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             self._wbuf_weight = array("d")
             self._wbuf_pos = array("b")
             self._wbuf_total = 0.0
+
+    def _count(self, x: np.ndarray, is_pos: np.ndarray, weights: np.ndarray | None) -> None:
+        """Count checked events: their scores, then (once that succeeded) their calibration sums."""
+        sums = plus(self._sums, CalibrationSums.of(x, is_pos, weights))
+        self._hist.add(x, is_pos, weights)
+        self._sums = sums
 
     # -- batch path ---------------------------------------------------------
     def update_many(self, y: npt.ArrayLike, scores: npt.ArrayLike, w: npt.ArrayLike | float | None = None) -> None:
@@ -219,11 +229,12 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         # without weights the kernel checks scores and 0/1 labels as it counts; on
         # bad input it takes back what it counted and the plain checks below explain
         if compiled and weights is None and self._hist.add_checking(x, is_pos):
+            self._sums = plus(self._sums, CalibrationSums.of(x, is_pos, None))  # checked 0/1 labels now
             return
         if raw is not None:
             is_pos = as_labels("y", raw, self.pos_label, self.neg_label)
         check_no_nan("scores", x)
-        self._hist.add(x, is_pos, weights)
+        self._count(x, is_pos, weights)
 
     def _raw_labels(self, y: Any) -> np.ndarray | None:
         """``y`` itself when the compiled kernel can check it (a 1-D bool or integer array of 0/1 labels)."""
@@ -255,9 +266,12 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         s = check_real("score", score)
         weight = check_real("w", w, finite=True, nonnegative=True)
         self._flush()
+        x, lab, weights = np.array([s]), np.array([is_pos]), None if weight == 1.0 else np.array([weight])
         one = ScoreHistogram(self.bins, self.threshold, self.exact_up_to)
-        one.add(np.array([s]), np.array([is_pos]), None if weight == 1.0 else np.array([weight]))
+        one.add(x, lab, weights)
+        sums = plus(self._sums, CalibrationSums.of(x, lab, weights), -1)
         self._hist.merge_in(one, -1)
+        self._sums = sums
 
     # -- reading ------------------------------------------------------------
     def get(self) -> BinaryReport:
@@ -286,7 +300,61 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             pos_label=self.pos_label,
             neg_label=self.neg_label,
             values=view.values,
+            calibration=self._sums,
         )
+
+    def scores(self, label: Any = None) -> ScoreAccumulator:
+        """The :class:`ScoreAccumulator` of the scores of every event (or of one class's events, ``label``).
+
+        It has the same bins and budget and feeds :func:`streameval.drift`,
+        :meth:`ScoreReport.estimated` and the windows. Its counts, quantiles
+        and range are those of this accumulator; its mean and standard
+        deviation are exact while exact and, in the binned regime, those of
+        every score at its bin's middle (within half a bin's width).
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator()
+        >>> acc.update_many([1, 0, 1, 0], [0.9, 0.2, 0.6, 0.4])
+        >>> acc.scores().get().median, acc.scores(label=1).get().n, round(acc.scores(label=0).get().mean, 6)
+        (0.4, 2, 0.3)
+        """
+        keep = None if label is None else self._is_pos(label, "label")
+        report = self.get()
+        counts = {None: report.neg + report.pos, True: report.pos, False: report.neg}[keep]
+        weighted = counts.dtype.kind == "f"
+        sums = self._sums
+        if sums is not None:
+            events = {None: sums.events, True: sums.positives, False: sums.events - sums.positives}[keep]
+        elif not weighted:
+            events = int(counts.sum())
+        else:
+            raise ValueError("this accumulator was loaded from a state that did not keep its number of events")
+        nz = counts != 0
+        if report.values is not None:
+            low = high = mid = report.values[nz]
+            histogram = {"values": mid, "neg": counts[nz], "pos": np.zeros_like(counts[nz])}
+        else:
+            assert report.keys is not None
+            keys = report.keys[nz]
+            low, high = self.bins.lower_edges(keys), self.bins.upper_edges(keys)
+            low, high = np.where(np.isfinite(low), low, high), np.where(np.isfinite(high), high, low)
+            mid = (low + high) / 2.0
+            histogram = {"keys": keys, "neg": counts[nz], "pos": np.zeros_like(counts[nz])}
+        if not np.isfinite(mid).all():
+            raise ValueError("scores() needs finite scores; this accumulator counted infinite ones")
+        moments = Moments.of(mid, counts[nz].astype(np.float64))
+        state = {
+            "bins": self.bins.to_dict(),
+            "exact_up_to": self.exact_up_to,
+            "n": events,
+            "moments": [moments.weight, moments.mean, moments.m2],
+            "range": [float(low[0]), float(high[-1])] if mid.size else [math.inf, -math.inf],
+            "weighted": weighted,
+            "histogram": histogram,
+        }
+        return ScoreAccumulator.from_state(state)
 
     @property
     def n(self) -> int | float:
@@ -327,17 +395,21 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         new.pos_label, new.neg_label = self.pos_label, self.neg_label
         new.exact_up_to = self.exact_up_to
         new._hist = self._hist.copy()
+        new._sums = self._sums
         new._reset_buffers()
         return new
 
     def _merge_in(self, other: BinaryAccumulator, sign: int) -> None:
         other._flush()
         self._flush()
+        sums = plus(self._sums, other._sums, sign)
         self._hist.merge_in(other._hist, sign)
+        self._sums = sums
 
     def _scale_in(self, factor: float) -> None:
         self._flush()
         self._hist.scale_in(factor)
+        self._sums = None if self._sums is None else self._sums.scaled(factor)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, BinaryAccumulator):
@@ -348,7 +420,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             return False
         self._flush()
         other._flush()
-        return self._hist.same(other._hist)
+        return self._sums == other._sums and self._hist.same(other._hist)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -383,6 +455,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             "histogram": hist,
             "above": self._hist.above_state(),
             "totals": {"neg": hist["neg"].sum().item(), "pos": hist["pos"].sum().item()},
+            "calibration": None if self._sums is None else self._sums.to_state(),
         }
 
     @classmethod
@@ -394,7 +467,9 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             d["exact_up_to"] = DEFAULT_EXACT_UP_TO
             if isinstance(d.get("histogram"), dict) and "values" in d["histogram"]:
                 raise FormatError("histogram holds exact values but the state has no exact_up_to")
-        require_fields(d, "state", fields | {"exact_up_to"})
+        if "calibration" not in d:  # format versions 1 and 2 kept no calibration sums
+            d["calibration"] = None
+        require_fields(d, "state", fields | {"exact_up_to", "calibration"})
         exact_up_to = d["exact_up_to"]
         if exact_up_to is not None and (type(exact_up_to) is not int or exact_up_to < 0):
             raise FormatError(f"exact_up_to must be a whole number >= 0 or null, got {exact_up_to!r}")
@@ -418,6 +493,16 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             total = decode_count(f"totals.{name}", d["totals"][name], weighted)
             if not np.isclose(float(total), float(arr.sum()), rtol=1e-12, atol=0.0):
                 raise FormatError(f"totals.{name} is {total!r} but the histogram sums to {arr.sum().item()!r}")
+        acc._sums = decode_sums(d, weighted)
+        if acc._sums is None and view.values is not None:  # saved before the sums were kept: exact scores give them
+            acc._sums = CalibrationSums.of_counts(view.values, view.neg, view.pos)
+        elif acc._sums is not None and not weighted:
+            counted = (acc._sums.events, acc._sums.positives)
+            if counted != (int(neg.sum() + pos.sum()), int(pos.sum())):
+                raise FormatError(
+                    f"calibration counts {counted[0]} events, {counted[1]} positive, but the histogram counts "
+                    f"{int(neg.sum() + pos.sum())}, {int(pos.sum())} positive"
+                )
         return acc
 
     def __repr__(self) -> str:

@@ -19,6 +19,7 @@ import numpy.typing as npt
 from . import curves, inference
 from ._validation import check_real
 from .bins import Bins
+from .calibration import CalibrationBins, CalibrationSums, calibration_bins, calibration_errors, check_probabilities
 from .confusion import ConfusionReport
 
 __all__ = ["BinaryReport"]
@@ -67,6 +68,7 @@ class BinaryReport(ConfusionReport):
     pos_label: Any = field(default=1, repr=False)
     neg_label: Any = field(default=0, repr=False)
     values: Array | None = field(default=None, repr=False)
+    calibration: CalibrationSums | None = field(default=None, repr=False)
 
     SCALAR_METRICS: ClassVar[tuple[str, ...]] = (
         "n", "positives", "negatives", "tp", "fp", "tn", "fn",
@@ -75,6 +77,7 @@ class BinaryReport(ConfusionReport):
         "auc", "auc_lower", "auc_upper", "rank_loss",
         "average_precision", "average_precision_lower", "average_precision_upper", "pr_auc",
         "bep", "eer", "eer_threshold", "eer_rocch", "eer_nearest",
+        "brier", "log_loss", "ece", "mce",
     )  # fmt: skip
 
     @property
@@ -427,6 +430,143 @@ class BinaryReport(ConfusionReport):
             raise ValueError(f"metric must be one of {sorted(pairs)}, got {metric!r}")
         return inference.wilson_interval(*pairs[metric], level=level)
 
+    # -- calibration ----------------------------------------------------------
+    @cached_property
+    def _score_range(self) -> tuple[float, float]:
+        """The lowest and highest score the counts allow (``(0, 0)`` with no events)."""
+        if self.edges.size == 0:
+            return 0.0, 0.0
+        if self.values is not None:
+            return float(self.values[0]), float(self.values[-1])
+        return float(self.edges[0]), float(self.edges[-1])
+
+    @cached_property
+    def _range_issue(self) -> str | None:
+        return check_probabilities("calibration metrics", self.calibration, *self._score_range)
+
+    @property
+    def calibration_issue(self) -> str | None:
+        """Why calibration metrics are ``nan`` (scores outside [0, 1], sums not kept), or ``None``.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator()
+        >>> acc.update_many([1, 0], [2.5, -1.0])
+        >>> acc.get().brier
+        nan
+        >>> acc.get().calibration_issue
+        '2 of 2 events score outside [0, 1]: calibration metrics need probabilities (clip or transform the scores)'
+        """
+        if self._range_issue is None and self.calibration is None:
+            return (
+                "no calibration sums were kept for these counts (a state saved in format 1 or 2, a one-vs-rest "
+                "report of a multiclass accumulator, an estimate): brier and log_loss are not known; the calibration "
+                "curve, ece and mce come from the scores' counts"
+            )
+        return self._range_issue
+
+    def _mean_term(self, total: float) -> float:
+        if self.calibration is None or self.calibration_issue is not None or not self.n:
+            return math.nan
+        return total / float(self.n)
+
+    @property
+    def brier(self) -> float:
+        """Brier score: the mean of ``(y - p)**2`` (scikit-learn's ``brier_score_loss``), from exact running sums.
+
+        ``nan`` when a score lies outside [0, 1] (``calibration_issue`` says
+        why) and when there are no events.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator(exact_up_to=0)
+        >>> acc.update_many([1, 0, 1], [0.9, 0.2, 0.4])
+        >>> round(acc.get().brier, 12)
+        0.136666666667
+        """
+        return self._mean_term(math.nan if self.calibration is None else self.calibration.brier_total)
+
+    @property
+    def log_loss(self) -> float:
+        """Log loss (cross-entropy) with scikit-learn's clipping of ``p`` to ``[eps, 1 - eps]``, from exact sums.
+
+        ``nan`` when a score lies outside [0, 1] and when there are no events.
+        """
+        return self._mean_term(math.nan if self.calibration is None else self.calibration.log_loss_total)
+
+    def calibration_bins(self, n_bins: int = 10, strategy: str = "uniform") -> CalibrationBins:
+        """The non-empty bins of the calibration curve with their counts and edges.
+
+        See :meth:`calibration_curve`; ``ValueError`` when a score lies
+        outside [0, 1].
+        """
+        if self._range_issue is not None:
+            raise ValueError(self._range_issue)
+        if self.values is not None:
+            lo = hi = self.values
+        else:
+            assert self.keys is not None
+            lo = np.clip(self.edges, 0.0, 1.0)
+            hi = np.clip(self.bins.upper_edges(self.keys), 0.0, 1.0)
+        return calibration_bins(lo, hi, self.neg, self.pos, self.is_exact, n_bins, strategy)
+
+    def calibration_curve(self, n_bins: int = 10, strategy: str = "uniform") -> tuple[Array, Array]:
+        """``(prob_true, prob_pred)`` of the non-empty bins: scikit-learn's ``calibration_curve``.
+
+        ``strategy="uniform"`` cuts [0, 1] into ``n_bins`` equal bins;
+        ``"quantile"`` puts the edges at the scores' quantiles (numpy's
+        linear ``percentile``; weighted: the weighted inverted CDF). A score
+        equal to an inner edge goes to the bin below it. Equal to
+        scikit-learn while exact; in the binned regime the scores of a bin are
+        taken as spread evenly over it, and a bin across an edge is split in
+        proportion. ``ValueError`` when a score lies outside [0, 1].
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator()
+        >>> acc.update_many([0, 0, 1, 1, 1], [0.1, 0.2, 0.7, 0.8, 0.15])
+        >>> prob_true, prob_pred = acc.get().calibration_curve(n_bins=2)
+        >>> prob_true.tolist(), prob_pred.round(6).tolist()
+        ([0.3333333333333333, 1.0], [0.15, 0.75])
+        """
+        bins = self.calibration_bins(n_bins, strategy)
+        return bins.prob_true, bins.prob_pred
+
+    def _errors(self, n_bins: int) -> tuple[float, float]:
+        if self._range_issue is not None:
+            return math.nan, math.nan
+        return calibration_errors(self.calibration_bins(n_bins, "uniform"))
+
+    def ece(self, n_bins: int = 15) -> float:
+        """Expected calibration error: ``sum(count_b / n * |prob_true_b - prob_pred_b|)`` over ``n_bins`` equal bins.
+
+        The bins are those of ``calibration_curve(n_bins, "uniform")``
+        (probability of the positive class, not of the predicted class).
+        ``nan`` when a score lies outside [0, 1] or there are no events.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator()
+        >>> acc.update_many([0, 0, 1, 1, 1], [0.1, 0.2, 0.7, 0.8, 0.15])
+        >>> round(acc.get().ece(n_bins=2), 6)
+        0.21
+        """
+        return self._errors(n_bins)[0]
+
+    def mce(self, n_bins: int = 15) -> float:
+        """Maximum calibration error: the largest ``|prob_true_b - prob_pred_b|`` over the non-empty bins of
+        :meth:`ece`."""
+        return self._errors(n_bins)[1]
+
+    def metric(self, name: str) -> Any:
+        """The scalar metric ``name`` (an attribute, or a method called with its defaults, such as ``ece``)."""
+        value = getattr(self, name)
+        return value() if callable(value) else value
+
     # -- output -------------------------------------------------------------
     def to_dict(self) -> dict[str, float]:
         """Every scalar metric by name (counts as numbers, rates as floats).
@@ -440,7 +580,7 @@ class BinaryReport(ConfusionReport):
         >>> d["n"], d["tp"], round(d["auc"], 3)
         (3, 1, 1.0)
         """
-        return {name: getattr(self, name) for name in self.SCALAR_METRICS}
+        return {name: self.metric(name) for name in self.SCALAR_METRICS}
 
     def summary(self) -> str:
         """A short readable table of the main metrics."""
@@ -456,6 +596,8 @@ class BinaryReport(ConfusionReport):
             ("PR AUC", f"{self.pr_auc:.6f}"),
             ("EER", f"{self.eer:.4f} at threshold {self.eer_threshold:.4g}"),
             ("break-even point", f"{self.bep:.4f}"),
+            ("Brier / log loss", f"{self.brier:.6f} / {self.log_loss:.6f}"),
+            ("ECE / MCE (15 bins)", f"{self.ece():.4f} / {self.mce():.4f}"),
         ]
         width = max(len(k) for k, _ in rows)
         return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)

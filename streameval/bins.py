@@ -207,6 +207,21 @@ class Bins:
         k = np.asarray(keys, dtype=np.int64)
         return self._lower_edges(k)
 
+    def upper_edges(self, keys: npt.ArrayLike) -> FloatArray:
+        """The lower edge of the next bin of each key: every score of the bin is below it (``inf`` for the top).
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> se.Bins.uniform(0.0, 1.0, 4).upper_edges([1, 2]).tolist()
+        [0.25, 0.5]
+        """
+        top = np.asarray(keys, dtype=np.int64) + 1
+        out = np.full(top.shape, math.inf)
+        inside = top <= self.key_max
+        out[inside] = self._lower_edges(top[inside])
+        return out
+
     # -- storage codes --------------------------------------------------------
     # Counting uses *labelled codes*: integers in [0, 2 * n_codes) that identify
     # a (bin, label) pair one-to-one. They need not be ordered like scores,

@@ -78,10 +78,13 @@ def _report(side: Any, name: str) -> ScoreReport:
         return side
     if hasattr(side, "accumulator") and callable(side.accumulator):  # a window
         side = side.accumulator()
+    if hasattr(side, "scores") and callable(side.scores):  # a binary accumulator: the scores of all its events
+        side = side.scores()
     report = side.get() if hasattr(side, "get") else None
     if not isinstance(report, ScoreReport):
         raise TypeError(
-            f"{name} must be a ScoreAccumulator, a window over one, or a ScoreReport, got {type(side).__name__}"
+            f"{name} must be a ScoreAccumulator or a BinaryAccumulator, a window over one, or a ScoreReport, "
+            f"got {type(side).__name__}"
         )
     return report
 
@@ -91,7 +94,7 @@ def drift(reference: Any, current: Any) -> DriftReport:
 
     Parameters
     ----------
-    reference, current : ScoreAccumulator, window over one, or ScoreReport
+    reference, current : ScoreAccumulator, BinaryAccumulator (its scores), window over one, or ScoreReport
         With the same bins when either is binned.
 
     Examples

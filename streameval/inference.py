@@ -273,7 +273,8 @@ def paired_t_test(reports_a: Sequence[Any], reports_b: Sequence[Any], metric: st
         rep = r.get() if hasattr(r, "merge") and callable(getattr(r, "get", None)) else r
         if not hasattr(rep, metric):
             raise ValueError(f"metric {metric!r} is not a metric of {type(rep).__name__} ({side}[{i}])")
-        return float(getattr(rep, metric))
+        value = getattr(rep, metric)
+        return float(value() if callable(value) else value)
 
     diffs = np.array(
         [

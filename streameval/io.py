@@ -30,8 +30,8 @@ __all__ = [
     "FORMAT_VERSION", "FormatError", "from_bytes", "from_dict", "load", "register", "save", "to_bytes", "to_dict",
 ]  # fmt: skip
 
-FORMAT_VERSION = 2  # 2: states may hold exact scores (the exact regime); 1 still loads
-_READABLE = (1, 2)
+FORMAT_VERSION = 3  # 3: binary states hold calibration sums; 2: exact scores (the exact regime); 1 and 2 still load
+_READABLE = (1, 2, 3)
 MAGIC = b"SEVL"
 _HEADER = struct.Struct("<4sBI")  # magic, version, CRC-32 of the compressed body
 
@@ -64,7 +64,7 @@ def to_dict(acc: Any) -> dict[str, Any]:
     >>> acc.update_many([1, 0], [0.9, 0.2])
     >>> d = se.to_dict(acc)
     >>> d["kind"], d["version"], se.from_dict(json.loads(json.dumps(d))) == acc
-    ('binary', 2, True)
+    ('binary', 3, True)
     """
     kind = _kind_of(acc)
     return {"format": "streameval", "version": FORMAT_VERSION, "kind": kind, "state": jsonable(acc.to_state())}

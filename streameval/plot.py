@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["plot_cost", "plot_det", "plot_metric", "plot_pr", "plot_roc"]
+__all__ = ["plot_calibration", "plot_cost", "plot_det", "plot_metric", "plot_pr", "plot_roc"]
 
 
 def _axes(ax: Any) -> Any:
@@ -114,6 +114,38 @@ def plot_cost(report: Any, ax: Any = None, max_lines: int = 200) -> Any:
     ax.set(xlabel="probability cost PC(+)", ylabel="normalised expected cost", xlim=(0, 1), ylim=(0, 1),
            title="Cost curve")  # fmt: skip
     ax.legend(loc="upper right")
+    return ax
+
+
+def plot_calibration(
+    reports: Any, names: Sequence[str] | None = None, ax: Any = None, n_bins: int = 10, strategy: str = "uniform"
+) -> Any:
+    """Reliability diagrams: the fraction of positives against the mean score of each bin, with the diagonal.
+
+    The points are those of ``report.calibration_curve(n_bins, strategy)``;
+    the legend gives the Brier score and the ECE (``n_bins`` equal bins).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import streameval as se
+    >>> from streameval.plot import plot_calibration
+    >>> acc = se.BinaryAccumulator()
+    >>> acc.update_many([0, 0, 1, 1], [0.1, 0.3, 0.6, 0.9])
+    >>> ax = plot_calibration(acc.get(), n_bins=2)
+    >>> ax.get_lines()[1].get_ydata().tolist()
+    [0.0, 1.0]
+    """
+    ax = _axes(ax)
+    ax.plot([0, 1], [0, 1], linestyle=":", color="grey", linewidth=0.8, label="perfectly calibrated")
+    for report, name in _many(reports, names):
+        prob_true, prob_pred = report.calibration_curve(n_bins, strategy)
+        text = f"Brier {report.brier:.4f}, ECE ({n_bins} bins) {report.ece(n_bins):.4f}"
+        ax.plot(prob_pred, prob_true, marker="o", label=f"{name}: {text}" if name else text)
+    ax.set(xlabel="mean score in the bin", ylabel="fraction of positives", xlim=(0, 1), ylim=(0, 1.01),
+           title="Reliability diagram")  # fmt: skip
+    ax.legend(loc="lower right")
     return ax
 
 

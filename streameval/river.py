@@ -33,13 +33,16 @@ from .multiclass import MulticlassAccumulator
 
 __all__ = [
     "BEP",
+    "ECE",
     "EER",
     "F1",
     "PRAUC",
     "ROCAUC",
     "Adapter",
     "AveragePrecision",
+    "Brier",
     "FBeta",
+    "LogLoss",
     "MacroF1",
     "MicroF1",
     "Precision",
@@ -184,6 +187,58 @@ class FBeta(_Binary):
     def get(self) -> float:
         """F-beta."""
         return float(self._acc.get().fbeta(self.beta))
+
+
+class LogLoss(_Binary):
+    """Binary log loss (cross-entropy) of the probability of ``pos_val``, clipped to ``[eps, 1 - eps]``.
+
+    river's ``metrics.LogLoss`` clips at 1e-15; the two agree on every
+    probability between 1e-15 and 1 - 1e-15. Smaller is better.
+
+    Examples
+    --------
+    >>> from streameval import river as se_river
+    >>> metric = se_river.LogLoss()
+    >>> for yt, yp in zip([True, False, False, True], [0.9, 0.1, 0.2, 0.65]):
+    ...     metric.update(yt, yp)
+    >>> round(metric.get(), 6)
+    0.216162
+    """
+
+    _name = "log_loss"
+    _bigger = False
+    _fmt = ",.6f"  # a loss, not a percentage
+
+
+class Brier(_Binary):
+    """Brier score: the mean squared difference between the probability of ``pos_val`` and the label (smaller is
+    better)."""
+
+    _name = "brier"
+    _bigger = False
+    _fmt = ",.6f"  # a loss, not a percentage
+
+
+class ECE(_Binary):
+    """Expected calibration error over ``n_bins`` equal-width bins of the probability of ``pos_val`` (smaller is
+    better)."""
+
+    _bigger = False
+    _fmt = ",.6f"
+
+    def __init__(
+        self,
+        n_bins: int = 15,
+        pos_val: Any = True,
+        threshold: float = 0.5,
+        exact_up_to: int | None = DEFAULT_EXACT_UP_TO,
+    ) -> None:
+        super().__init__(pos_val=pos_val, threshold=threshold, exact_up_to=exact_up_to)
+        self.n_bins = n_bins
+
+    def get(self) -> float:
+        """ECE of the events so far."""
+        return float(self._acc.get().ece(self.n_bins))
 
 
 class _Multiclass(river_metrics.base.MultiClassMetric):

@@ -84,11 +84,7 @@ class ScoreReport:
         if self.values is not None:
             return self.values
         assert self.keys is not None
-        top = self.keys + 1
-        out = np.full(top.size, math.inf)
-        inside = top <= self.bins.key_max
-        out[inside] = self.bins.lower_edges(top[inside])
-        return np.minimum(out, self.max)
+        return np.minimum(self.bins.upper_edges(self.keys), self.max)
 
     def quantile(self, q: float) -> QuantileEstimate:
         """The ``q`` quantile: the smallest score whose cumulative weight reaches ``q`` of the total.

@@ -534,7 +534,7 @@ class Monitor:
         (``by="time"``: pass ``t=`` to updates; it is also passed on to a
         time-based window).
     by : "events" or "time"
-    drift_reference : ScoreAccumulator, window or ScoreReport, optional
+    drift_reference : ScoreAccumulator, BinaryAccumulator, window or ScoreReport, optional
         With it (and score accumulators or windows over them to monitor),
         every record also holds the drift of the current scores against this
         fixed reference: ``drift_ks``, ``drift_ks_pvalue``, ``drift_psi``,
@@ -618,7 +618,7 @@ class Monitor:
         if self.drift_reference is not None:
             names = ("ks", "ks_pvalue", "psi", "js", "wasserstein")
             try:
-                moved = drift(self.drift_reference, report).to_dict()
+                moved = drift(self.drift_reference, self.accumulator).to_dict()  # a binary one: its scores
             except ValueError:  # no current scores yet
                 moved = dict.fromkeys(names, math.nan)
             row.update({f"drift_{name}": moved[name] for name in names})

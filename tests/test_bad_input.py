@@ -18,7 +18,7 @@ def _fed():
 
 def _snapshot(acc):
     r = acc.get()
-    return (r.tp, r.fp, r.tn, r.fn, r.edges.tolist(), r.neg.tolist(), r.pos.tolist())
+    return (r.tp, r.fp, r.tn, r.fn, r.edges.tolist(), r.neg.tolist(), r.pos.tolist(), r.calibration)
 
 
 BATCH_CASES = [

@@ -199,6 +199,11 @@ def test_drift_between_two_saved_score_states(tmp_path):
     assert out["ks"] == pytest.approx(ks_2samp(ref, cur).statistic, abs=1e-12) and out["exact"] is True
     table = _cli("drift", str(tmp_path / "ref.sevl"), str(tmp_path / "cur.sevl")).stdout
     assert "psi" in table and "wasserstein" in table
-    se.BinaryAccumulator().save(tmp_path / "binary.sevl")
-    bad = _cli("drift", str(tmp_path / "ref.sevl"), str(tmp_path / "binary.sevl"), check=False)
+    labelled = se.BinaryAccumulator()
+    labelled.update_many(rng.random(cur.size) < cur, cur)  # a binary state: the drift of its scores
+    labelled.save(tmp_path / "binary.sevl")
+    out = json.loads(_cli("drift", str(tmp_path / "ref.sevl"), str(tmp_path / "binary.sevl"), "--json").stdout)
+    assert out["ks"] == pytest.approx(ks_2samp(ref, cur).statistic, abs=1e-12)
+    se.RegressionAccumulator().save(tmp_path / "regression.sevl")
+    bad = _cli("drift", str(tmp_path / "ref.sevl"), str(tmp_path / "regression.sevl"), check=False)
     assert bad.returncode != 0 and "ScoreAccumulator" in bad.stderr

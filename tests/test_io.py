@@ -105,7 +105,7 @@ def test_wrong_kind_version_and_truncation_raise_format_error():
     d = acc.to_dict()
     for mutate, words in [
         (lambda x: x.update(kind="tree"), "kind"),
-        (lambda x: x.update(version=3), "version"),
+        (lambda x: x.update(version=se.io.FORMAT_VERSION + 1), "version"),
         (lambda x: x.update(format="other"), "format"),
         (lambda x: x.pop("state"), "fields"),
     ]:
@@ -288,7 +288,7 @@ def test_files_of_format_version_1_still_load(name):
         assert not report.is_exact and acc.exact_up_to == 8192
         assert report.average_precision_lower <= report.average_precision <= report.average_precision_upper
     again = acc.to_bytes()
-    assert again[4] == 2 and (V1 / f"{name}.sevl").read_bytes()[4] == 1
+    assert again[4] == se.io.FORMAT_VERSION and (V1 / f"{name}.sevl").read_bytes()[4] == 1
     assert se.from_bytes(again) == acc
 
 

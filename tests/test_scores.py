@@ -101,9 +101,11 @@ def test_drift_takes_windows_and_refuses_other_things():
     cur = _scores(900, 9, shift=0.5)[-300:]
     assert d.ks == pytest.approx(stats.ks_2samp(_scores(1000, 8), cur).statistic, abs=1e-12)
     with pytest.raises(TypeError, match="current"):
-        se.drift(ref, se.BinaryAccumulator())
+        se.drift(ref, se.RegressionAccumulator())
     with pytest.raises(ValueError, match="scores"):
         se.drift(ref, se.ScoreAccumulator())
+    with pytest.raises(ValueError, match="scores"):
+        se.drift(ref, se.BinaryAccumulator())
     binned = se.ScoreAccumulator(bins=se.Bins.uniform(0, 1, 10), exact_up_to=0)
     binned.update_many([0.5])
     with pytest.raises(ValueError, match="bins"):
@@ -224,4 +226,20 @@ def test_monitor_records_drift_against_a_fixed_reference():
     with pytest.raises(ValueError, match="scores"):
         se.Monitor(se.ScoreAccumulator(), every=10, drift_reference=se.ScoreAccumulator())
     with pytest.raises(TypeError, match="ScoreAccumulator"):
-        se.Monitor(se.ScoreAccumulator(), every=10, drift_reference=se.BinaryAccumulator())
+        se.Monitor(se.ScoreAccumulator(), every=10, drift_reference=se.RegressionAccumulator())
+
+
+def test_monitor_of_a_binary_window_records_the_drift_of_its_scores():
+    rng = np.random.default_rng(14)
+    reference = se.BinaryAccumulator()
+    p = np.round(rng.beta(2, 5, 4000), 3)
+    reference.update_many(rng.random(p.size) < p, p)
+    mon = se.Monitor(se.Sliding(se.BinaryAccumulator, size=1000), every=1000, drift_reference=reference)
+    q = np.round(rng.beta(4, 3, 3000), 3)
+    y = rng.random(q.size) < q
+    for lo in range(0, q.size, 500):
+        mon.update_many(y[lo : lo + 500], q[lo : lo + 500])
+    rows = mon.to_records()
+    assert len(rows) == 3 and all(r["drift_psi"] > 0.25 for r in rows)
+    assert rows[-1]["drift_ks"] == pytest.approx(stats.ks_2samp(p, q[-1000:]).statistic, abs=1e-12)
+    assert rows[-1]["brier"] == pytest.approx(np.mean((y[-1000:] - q[-1000:]) ** 2), rel=1e-12)
