@@ -44,6 +44,17 @@ def main() -> None:
     fig.tight_layout()
     fig.savefig(IMG / "cost_and_time.png", dpi=80)
     plt.close(fig)
+
+    p = rng.beta(2, 3, 50_000)
+    y = rng.random(p.size) < p
+    honest, overconfident = se.BinaryAccumulator(), se.BinaryAccumulator()
+    honest.update_many(y, p)
+    overconfident.update_many(y, np.clip(0.5 + 1.8 * (p - 0.5), 0, 1))
+    fig, ax = plt.subplots(figsize=(5.5, 4.5))
+    plot.plot_calibration([honest.get(), overconfident.get()], names=["calibrated", "overconfident"], ax=ax)
+    fig.tight_layout()
+    fig.savefig(IMG / "reliability.png", dpi=80)
+    plt.close(fig)
     print(f"pictures written to {IMG}")
 
 

@@ -10,7 +10,9 @@
    equals the whole stream; micro and macro results are printed.
 5. The same evaluation runs through ``streameval.dask`` on a local cluster of
    two worker processes.
-6. ROC, PR and DET pictures are written to ``demo-output/``.
+6. Calibration: Brier score and log loss beside scikit-learn's, the ECE, and
+   the drift of the scores between the first and the second half.
+7. ROC, PR, DET and reliability pictures are written to ``demo-output/``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 from river import compose, datasets, linear_model, preprocessing
-from sklearn.metrics import roc_auc_score
+from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score
 
 import streameval as se
 
@@ -94,13 +96,36 @@ def pictures(report: se.BinaryReport) -> None:
     from streameval import plot
 
     OUT.mkdir(exist_ok=True)
-    for name, draw in (("roc", plot.plot_roc), ("pr", plot.plot_pr), ("det", plot.plot_det)):
+    drawings = (
+        ("roc", plot.plot_roc),
+        ("pr", plot.plot_pr),
+        ("det", plot.plot_det),
+        ("reliability", plot.plot_calibration),
+    )
+    for name, draw in drawings:
         fig, ax = plt.subplots(figsize=(5, 4.5))
         draw(report, names=["logistic regression"], ax=ax)
         fig.tight_layout()
         fig.savefig(OUT / f"{name}.png", dpi=90)
         plt.close(fig)
-    print(f"pictures: {', '.join(str(OUT / f'{n}.png') for n in ('roc', 'pr', 'det'))}")
+    print(f"pictures: {', '.join(str(OUT / f'{n}.png') for n, _ in drawings)}")
+
+
+def calibration(overall: se.BinaryAccumulator, labels: np.ndarray, scores: np.ndarray) -> None:
+    report = overall.get()
+    print(
+        f"Brier score {report.brier:.6f} (scikit-learn {brier_score_loss(labels, scores):.6f}); "
+        f"log loss {report.log_loss:.6f} (scikit-learn {log_loss(labels, scores):.6f})"
+    )
+    prob_true, prob_pred = report.calibration_curve(n_bins=5)
+    pairs = ", ".join(f"{p:.2f}->{t:.2f}" for p, t in zip(prob_pred, prob_true, strict=True))
+    print(f"ECE (15 bins) {report.ece():.4f}, MCE {report.mce():.4f}; reliability (mean score->positives): {pairs}")
+    half = len(scores) // 2
+    first, second = se.ScoreAccumulator(), se.ScoreAccumulator()
+    first.update_many(scores[:half])
+    second.update_many(scores[half:])
+    d = se.drift(first, second)
+    print(f"score drift, first half -> second half: KS {d.ks:.4f} (p = {d.ks_pvalue:.3g}), PSI {d.psi:.4f}")
 
 
 def main() -> None:
@@ -119,8 +144,10 @@ def main() -> None:
     print(f"exact AUC inside streameval's bounds:          {inside}  (regime: {regime})")
     coarse = se.BinaryAccumulator(exact_up_to=0)
     coarse.update_many(labels, scores)
-    print(f"the same scores binned from the start: AUC {coarse.get().auc:.6f} in "
-          f"[{coarse.get().auc_lower:.6f}, {coarse.get().auc_upper:.6f}]")
+    print(
+        f"the same scores binned from the start: AUC {coarse.get().auc:.6f} in "
+        f"[{coarse.get().auc_lower:.6f}, {coarse.get().auc_upper:.6f}]"
+    )
     print(f"best F1 threshold: {report.best_threshold('f1'):.4f}; TPR at FPR <= 1%: {report.tpr_at_fpr(0.01):.4f}")
     ci = report.auc_ci()
     print(f"95% DeLong interval of the AUC: [{ci.lower:.4f}, {ci.upper:.4f}]")
@@ -129,6 +156,8 @@ def main() -> None:
     shards(overall, labels, scores)
     print()
     with_dask(overall, labels, scores)
+    print()
+    calibration(overall, labels, scores)
     print()
     pictures(report)
     print(f"done in {time.perf_counter() - start:.1f} s")
