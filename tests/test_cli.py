@@ -57,6 +57,10 @@ def test_eval_csv_table_and_json_match_the_library(tmp_path):
     assert out["rows"] == 3000
     assert out["overall"]["auc"] == pytest.approx(r.auc, abs=1e-15)
     assert out["overall"]["tp"] == pytest.approx(r.tp)
+    from sklearn.metrics import brier_score_loss  # the scores are probabilities: calibration is reported too
+
+    assert out["overall"]["brier"] == pytest.approx(brier_score_loss(y, s, sample_weight=w), rel=1e-12)
+    assert out["overall"]["ece"] == pytest.approx(r.ece(), abs=1e-15)
     table = _cli("eval", str(path)).stdout
     assert "rows read: 3,000" in table
     plain = se.BinaryAccumulator()

@@ -86,7 +86,7 @@ def test_segments_bag_and_other_kinds(client, parquet):
 
 
 def test_the_exact_regime_survives_the_merge_tree(client):
-    from sklearn.metrics import average_precision_score, roc_auc_score
+    from sklearn.metrics import average_precision_score, brier_score_loss, roc_auc_score
 
     rng = np.random.default_rng(9)
     n = 40_000
@@ -98,6 +98,10 @@ def test_the_exact_regime_survives_the_merge_tree(client):
     assert r.is_exact
     assert r.auc == pytest.approx(roc_auc_score(y, s), abs=1e-12)
     assert r.average_precision == pytest.approx(average_precision_score(y, s), abs=1e-12)
+    one = se.BinaryAccumulator()
+    one.update_many(y, s)
+    assert acc == one  # the calibration sums too: whole units add up exactly in any merge tree
+    assert r.brier == pytest.approx(brier_score_loss(y, s), rel=1e-12)
     coarse = sed.evaluate(ddf, label="label", score="score", accumulator=lambda: se.BinaryAccumulator(exact_up_to=500))
     ref = se.BinaryAccumulator(exact_up_to=0)
     ref.update_many(y, s)
