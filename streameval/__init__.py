@@ -27,6 +27,7 @@ from .protocol import Accumulator
 from .regression import RegressionAccumulator, RegressionReport
 from .score_report import ScoreReport
 from .scores import ScoreAccumulator
+from .segmented import Segmented, SegmentedReport
 from .threads import Locked
 from .windows import Decayed, Monitor, Sliding, TimeWindow
 
@@ -53,6 +54,8 @@ __all__ = [
     "RegressionReport",
     "ScoreAccumulator",
     "ScoreReport",
+    "Segmented",
+    "SegmentedReport",
     "Sliding",
     "TimeWindow",
     "drift",
@@ -83,4 +86,7 @@ if TYPE_CHECKING:  # mypy checks that every kind satisfies the accumulator proto
         return acc
 
     def _scores(acc: ScoreAccumulator) -> Accumulator:
+        return acc
+
+    def _segmented(acc: Segmented) -> Accumulator:
         return acc

@@ -17,7 +17,7 @@ import numpy as np
 
 from .confusion import ratio
 
-__all__ = ["MacroReport", "MetricSummary", "macro", "micro"]
+__all__ = ["MacroReport", "MetricSummary", "macro", "metric_value", "micro"]
 
 
 @dataclass(frozen=True)
@@ -60,8 +60,18 @@ class MetricSummary:
         )
 
 
-def _value(report: Any, name: str) -> Any:
-    """A report's scalar metric ``name``; a method (such as ``ece``) is called with its defaults."""
+def metric_value(report: Any, name: str) -> Any:
+    """A report's scalar metric ``name``; a method (such as ``ece``) is called with its defaults.
+
+    Examples
+    --------
+    >>> import streameval as se
+    >>> from streameval.averaging import metric_value
+    >>> acc = se.BinaryAccumulator()
+    >>> acc.update_many([1, 0], [0.9, 0.3])
+    >>> metric_value(acc.get(), "auc"), round(metric_value(acc.get(), "ece"), 6)
+    (1.0, 0.2)
+    """
     value = getattr(report, name)
     return value() if callable(value) else value
 
@@ -102,7 +112,9 @@ class MacroReport:
                 raise TypeError(f"all members must be of one kind, got {kind.__name__} and {type(r).__name__} at {i}")
         self.reports = tuple(reports)
         self.kind = kind
-        self._summaries = {name: MetricSummary.of(_value(r, name) for r in reports) for name in kind.SCALAR_METRICS}
+        self._summaries = {
+            name: MetricSummary.of(metric_value(r, name) for r in reports) for name in kind.SCALAR_METRICS
+        }
 
     def __getattr__(self, name: str) -> MetricSummary:
         summaries = self.__dict__.get("_summaries", {})
@@ -194,6 +206,12 @@ def micro(accumulators: Iterable[Any]) -> Any:
 def macro(items: Iterable[Any]) -> MacroReport:
     """Summaries across accumulators (or their reports) of every scalar metric.
 
+    ``items`` may also be a segmented accumulator (or its report): the
+    summaries are then across its segments.
+
     See :class:`MacroReport`.
     """
+    report = items.get() if hasattr(items, "get") and hasattr(items, "merge") else items
+    if hasattr(report, "reports") and hasattr(report, "overall"):  # a segmented report: across its segments
+        return MacroReport(list(report.reports.values()))
     return MacroReport(_reports(items))

@@ -72,7 +72,7 @@ class BinaryReport(ConfusionReport):
 
     SCALAR_METRICS: ClassVar[tuple[str, ...]] = (
         "n", "positives", "negatives", "tp", "fp", "tn", "fn",
-        "accuracy", "error_rate", "precision", "recall", "f1", "specificity",
+        "accuracy", "error_rate", "selection_rate", "precision", "recall", "f1", "specificity",
         "fpr", "fnr", "npv", "lr_plus", "lr_minus", "youden", "balanced_accuracy", "mcc",
         "auc", "auc_lower", "auc_upper", "rank_loss",
         "average_precision", "average_precision_lower", "average_precision_upper", "pr_auc",

@@ -82,6 +82,11 @@ class ConfusionReport:
         return ratio(self.tp + self.tn, self.n)
 
     @property
+    def selection_rate(self) -> float:
+        """(TP + FP) / n: the share predicted positive (Fairlearn's ``selection_rate``)."""
+        return ratio(self.tp + self.fp, self.n)
+
+    @property
     def error_rate(self) -> float:
         """(FP + FN) / n = 1 - accuracy."""
         return ratio(self.fp + self.fn, self.n)

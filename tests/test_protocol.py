@@ -35,12 +35,21 @@ def _score_events(rng, n):
     return (np.round(rng.normal(0.5, 0.2, n), 2),)
 
 
+def _segmented_events(rng, n):
+    return (np.array(["eu", "us", "apac"])[rng.integers(0, 3, n)], *_binary_events(rng, n))
+
+
+def _segmented_regression_events(rng, n):
+    return (rng.integers(0, 4, n), *_regression_events(rng, n))
+
+
 def _paired_events(rng, n):
     y = rng.random(n) < 0.5
     return (y, np.round(rng.random(n), 2), np.round(rng.random(n), 2))
 
 
-INTEGER_STATES = ("binary", "binary-edges", "multiclass", "paired")  # no float moments: subtraction is exact
+# no float moments: subtraction is exact
+INTEGER_STATES = ("binary", "binary-edges", "multiclass", "paired", "segmented")
 KINDS = {
     "binary": (lambda: se.BinaryAccumulator(threshold=0.3), _binary_events),
     "binary-edges": (lambda: se.BinaryAccumulator(bins=se.Bins.uniform(-2, 3, 40), threshold=0.33), _binary_events),
@@ -49,6 +58,8 @@ KINDS = {
     "paired": (lambda: se.PairedAccumulator(threshold=0.5), _paired_events),
     "scores": (se.ScoreAccumulator, _score_events),
     "scores-binned": (lambda: se.ScoreAccumulator(exact_up_to=0), _score_events),
+    "segmented": (lambda: se.Segmented(lambda: se.BinaryAccumulator(threshold=0.3)), _segmented_events),
+    "segmented-regression": (lambda: se.Segmented(se.RegressionAccumulator), _segmented_regression_events),
 }
 
 
@@ -63,7 +74,16 @@ def _fed(kind, seed, n, weighted=False):
 
 
 def _same_metrics(a, b, rel=1e-9):
-    da, db = a.get(), b.get()
+    _same_reports(a.get(), b.get(), rel)
+
+
+def _same_reports(da, db, rel):
+    if isinstance(da, se.SegmentedReport):  # the same segments, each with the same metrics, and overall
+        assert sorted(map(str, da.segments)) == sorted(map(str, db.segments))
+        for segment in da.segments:
+            _same_reports(da[segment], db[segment], rel)
+        _same_reports(da.overall, db.overall, rel)
+        return
     if isinstance(da, se.PairedReport):
         np.testing.assert_allclose(da.counts, db.counts, rtol=rel, atol=1e-9)
         return
@@ -79,7 +99,7 @@ def _same_metrics(a, b, rel=1e-9):
 def test_every_kind_satisfies_the_protocol(kind):
     acc = KINDS[kind][0]()
     assert isinstance(acc, se.Accumulator)
-    assert acc.kind in ("binary", "multiclass", "regression", "paired", "scores")
+    assert acc.kind in ("binary", "multiclass", "regression", "paired", "scores", "segmented")
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
@@ -119,7 +139,8 @@ def test_scaled_equals_weights_times_the_factor(kind, factor):
     scaled = acc.scaled(factor)
     if factor:
         _same_metrics(scaled, ref, rel=1e-12)
-    counts_events = kind in ("regression", "scores", "scores-binned")  # their n counts events, whatever the weights
+    # their n counts events, whatever the weights
+    counts_events = kind in ("regression", "scores", "scores-binned", "segmented-regression")
     assert scaled.n == pytest.approx(acc.n if counts_events else ref.n, rel=1e-12)
     _same_metrics(acc, _fed(kind, 3, 400, weighted=True)[0])  # the original is unchanged
     with pytest.raises(ValueError, match="factor"):

@@ -1,0 +1,542 @@
+"""Segmented: one accumulator per segment (region, device, a protected attribute, ...), merged and compared.
+
+A :class:`Segmented` accumulator keeps one accumulator of any kind per
+segment value and has the whole accumulator protocol itself: shards with
+different segments merge (their union), states save and load, windows and
+``Locked`` take it. Its report, :class:`SegmentedReport`, compares the
+segments: per-group values of any metric, their spread, and the fairness
+measures of Fairlearn (``fairlearn.metrics``) with the same definitions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+from . import io
+from ._codec import FormatError, decode_label, encode_label, require_fields
+from .averaging import metric_value
+from .protocol import AccumulatorBase
+
+__all__ = ["Segmented", "SegmentedReport"]
+
+DEFAULT_MAX_SEGMENTS = 10_000
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def segment_key(value: Any) -> Hashable:
+    """A segment value as a dict key: numpy scalars as Python ones, tuples element by element.
+
+    ``TypeError`` for a value that is not hashable, ``ValueError`` for NaN
+    (it equals nothing, not even itself).
+    """
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, tuple):
+        return tuple(segment_key(v) for v in value)
+    try:
+        hash(value)
+    except TypeError:
+        raise TypeError(f"segment must be hashable (a str, int, tuple, ...), got {_show(value)}") from None
+    if isinstance(value, float) and math.isnan(value):
+        raise ValueError("segment must not be NaN (a missing value): give missing values a name such as 'unknown'")
+    return value
+
+
+def _encode_segment(value: Any) -> dict[str, Any]:
+    if isinstance(value, tuple):
+        return {"tuple": [_encode_segment(v) for v in value]}
+    if value is None:
+        return {"none": None}
+    return encode_label(value)
+
+
+def _decode_segment(where: str, d: Any) -> Hashable:
+    if isinstance(d, dict) and len(d) == 1 and "tuple" in d:
+        if not isinstance(d["tuple"], list):
+            raise FormatError(f"{where}.tuple must be a list, got {d['tuple']!r}"[:300])
+        return tuple(_decode_segment(where, v) for v in d["tuple"])
+    if isinstance(d, dict) and d == {"none": None}:
+        return None
+    return decode_label(where, d)
+
+
+def _segment_codes(segments: Any) -> tuple[list[Hashable], np.ndarray]:
+    """The distinct segments of a batch (in order of first appearance) and each event's index into them."""
+    if hasattr(segments, "to_numpy") and not isinstance(segments, np.ndarray):  # pandas, pyarrow
+        try:
+            segments = segments.to_numpy(zero_copy_only=False)
+        except TypeError:
+            segments = segments.to_numpy()
+    if isinstance(segments, np.ndarray) and segments.ndim == 1:
+        arr = segments
+    elif isinstance(segments, (list, tuple)) or (isinstance(segments, np.ndarray) and segments.ndim != 1):
+        if isinstance(segments, np.ndarray) and segments.ndim == 0:
+            raise TypeError(f"segments must be a 1-D array-like of segment values, got the scalar {_show(segments)}")
+        items = list(segments)
+        arr = np.empty(len(items), dtype=object)  # tuples stay whole (numpy would make them rows)
+        for i, v in enumerate(items):
+            arr[i] = tuple(v) if isinstance(v, np.ndarray) else v
+    elif isinstance(segments, (str, bytes)) or not hasattr(segments, "__len__"):
+        raise TypeError(f"segments must be a 1-D array-like of segment values, got {_show(segments)}")
+    else:
+        arr = np.empty(len(segments), dtype=object)
+        for i, v in enumerate(segments):
+            arr[i] = v
+    if arr.dtype.kind in "biu":
+        values, codes = np.unique(arr, return_inverse=True)
+        return [segment_key(v) for v in values], codes.reshape(-1)
+    if arr.dtype.kind == "f":
+        bad = np.flatnonzero(np.isnan(arr))
+        if bad.size:
+            raise ValueError(f"segments must not be NaN (a missing value), got nan at index {bad[0]}")
+        values, codes = np.unique(arr, return_inverse=True)
+        return [segment_key(v) for v in values], codes.reshape(-1)
+    index: dict[Hashable, int] = {}
+    keys: list[Hashable] = []
+    codes = np.empty(arr.size, dtype=np.intp)
+    for i, v in enumerate(arr.tolist() if arr.dtype.kind in "US" else arr):
+        try:
+            key = segment_key(v)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{exc} (segments, index {i})") from None
+        code = index.get(key)
+        if code is None:
+            code = index[key] = len(keys)
+            keys.append(key)
+        codes[i] = code
+    return keys, codes
+
+
+def _rows(name: str, value: Any, n: int) -> Any:
+    """A per-event argument as an array whose rows can be taken (scalars and ``None`` as they are)."""
+    if value is None or np.ndim(value) == 0:
+        return value
+    if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
+        try:
+            value = value.to_numpy(zero_copy_only=False)
+        except TypeError:
+            value = value.to_numpy()
+    arr = np.asarray(value) if not isinstance(value, list) or not value or not isinstance(value[0], dict) else None
+    if arr is None:  # a list of dicts (river's predict_proba_one): rows of an object array
+        arr = np.empty(len(value), dtype=object)
+        for i, v in enumerate(value):
+            arr[i] = v
+    if len(arr) != n:
+        raise ValueError(f"{name} must hold one value per segment value ({n}), got {len(arr)}")
+    return arr
+
+
+class Segmented(AccumulatorBase):
+    """One accumulator per segment, of any kind, with the whole accumulator protocol.
+
+    Parameters
+    ----------
+    factory : callable
+        Returns an empty accumulator (any kind; its configuration is every
+        segment's).
+    max_segments : int, default 10,000
+        A batch or a merge that would make more segments is refused whole.
+
+    Examples
+    --------
+    >>> import streameval as se
+    >>> seg = se.Segmented(se.BinaryAccumulator)
+    >>> seg.update("eu", 1, 0.9)
+    >>> seg.update_many(["eu", "us", "us", "eu"], [0, 1, 0, 1], [0.2, 0.4, 0.6, 0.7])
+    >>> r = seg.get()
+    >>> r.segments, r["us"].n, r.overall.n
+    (['eu', 'us'], 2, 5)
+    >>> r.by_group("recall")
+    {'eu': 1.0, 'us': 0.0}
+    >>> r.difference("recall")
+    1.0
+    """
+
+    kind: ClassVar[str] = "segmented"
+
+    def __init__(self, factory: Callable[[], Any], max_segments: int = DEFAULT_MAX_SEGMENTS) -> None:
+        if not callable(factory):
+            raise TypeError(f"factory must be a callable that returns an empty accumulator, got {factory!r}")
+        template = factory()
+        if not all(hasattr(template, name) for name in ("update_many", "merge", "get", "copy", "n")):
+            raise TypeError(f"factory must return an accumulator, got {type(template).__name__}")
+        if template.n:
+            raise ValueError(f"factory must return an empty accumulator, got one of n={template.n}")
+        if isinstance(max_segments, bool) or not isinstance(max_segments, (int, np.integer)):
+            raise TypeError(f"max_segments must be a whole number, got {max_segments!r}")
+        if max_segments < 1:
+            raise ValueError(f"max_segments must be >= 1, got {max_segments!r}")
+        self.max_segments = int(max_segments)
+        self._template = template
+        self._segments: dict[Hashable, Any] = {}
+
+    # -- reading the segments ---------------------------------------------------------
+    @property
+    def segments(self) -> list[Hashable]:
+        """The segments counted so far, in order of first appearance."""
+        return list(self._segments)
+
+    def __len__(self) -> int:
+        return len(self._segments)
+
+    def __iter__(self) -> Iterator[Hashable]:
+        return iter(self._segments)
+
+    def __getitem__(self, segment: Any) -> Any:
+        """The accumulator of ``segment`` (``KeyError`` if it was never counted)."""
+        return self._segments[segment_key(segment)]
+
+    def _room(self, new: int) -> None:
+        if len(self._segments) + new > self.max_segments:
+            raise ValueError(
+                f"this would make {len(self._segments) + new} segments, more than max_segments={self.max_segments}"
+            )
+
+    # -- updating -------------------------------------------------------------------
+    def update(self, segment: Any, *event: Any, **kwargs: Any) -> None:
+        """Count one event of ``segment``: the rest are the segment accumulator's ``update`` arguments.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> seg = se.Segmented(se.RegressionAccumulator)
+        >>> seg.update(("eu", "mobile"), 3.0, 2.5)
+        >>> seg.segments
+        [('eu', 'mobile')]
+        """
+        key = segment_key(segment)
+        acc = self._segments.get(key)
+        if acc is None:
+            self._room(1)
+            acc = self._template.copy()
+            acc.update(*event, **kwargs)  # a refusal leaves no new segment behind
+            self._segments[key] = acc
+            return
+        acc.update(*event, **kwargs)
+
+    def update_many(self, segments: Any, *columns: Any, **kwargs: Any) -> None:
+        """Count many events: their segments, then the segment accumulators' ``update_many`` arguments.
+
+        All of the events or, on any bad input, none: no segment changes.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import streameval as se
+        >>> seg = se.Segmented(se.BinaryAccumulator)
+        >>> seg.update_many(np.array([1, 2, 1]), [1, 0, 2], [0.9, 0.1, 0.3])
+        Traceback (most recent call last):
+        ...
+        ValueError: y must be 1 (positive) or 0 (negative), got 2 at index 1 (in segment 1, counting its events from 0)
+        >>> len(seg)
+        0
+        """
+        keys, codes = _segment_codes(segments)
+        n = codes.size
+        cols = [_rows(f"argument {i + 2}", c, n) for i, c in enumerate(columns)]
+        kw = {k: _rows(k, v, n) for k, v in kwargs.items()}
+        if n == 0:
+            return
+        self._room(sum(k not in self._segments for k in keys))
+        order = np.argsort(codes, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=len(keys)))])
+        applied: list[tuple[Hashable, Any]] = []  # (segment, what it held before: None when new)
+        last = len(keys) - 1
+        try:
+            for g, key in enumerate(keys):
+                rows = order[bounds[g] : bounds[g + 1]]
+                acc = self._segments.get(key)
+                if acc is None:
+                    acc = self._template.copy()
+                    applied.append((key, None))
+                elif g != last:  # the last one needs no copy: its own update_many is all or nothing
+                    applied.append((key, acc.copy()))
+                try:
+                    acc.update_many(*_take(cols, rows), **_take_keywords(kw, rows))
+                except (TypeError, ValueError) as exc:
+                    raise type(exc)(f"{exc} (in segment {_show(key)}, counting its events from 0)") from None
+                self._segments[key] = acc
+        except BaseException:
+            for key, before in applied:
+                if before is None:
+                    self._segments.pop(key, None)
+                else:
+                    self._segments[key] = before
+            raise
+
+    def revert(self, segment: Any, *event: Any, **kwargs: Any) -> None:
+        """Take one event of ``segment`` back out (``ValueError``, and no change, if it was never counted)."""
+        key = segment_key(segment)
+        acc = self._segments.get(key)
+        if acc is None:
+            raise ValueError(f"cannot take out an event of segment {_show(key)}: it was never counted")
+        acc.revert(*event, **kwargs)
+        if not acc.n:
+            del self._segments[key]
+
+    # -- reading ------------------------------------------------------------------------
+    def get(self) -> SegmentedReport:
+        """The reports of every segment and of all of them merged."""
+        accs = list(self._segments.values())
+        overall = type(self._template).merge_all(accs) if accs else self._template
+        return SegmentedReport({k: a.get() for k, a in self._segments.items()}, overall.get())
+
+    @property
+    def n(self) -> int | float:
+        """Events (or weight) over every segment."""
+        return sum((acc.n for acc in self._segments.values()), 0)
+
+    # -- combining ----------------------------------------------------------------------
+    def copy(self) -> Segmented:
+        """An independent copy."""
+        new = Segmented.__new__(Segmented)
+        new.max_segments, new._template = self.max_segments, self._template.copy()
+        new._segments = {k: a.copy() for k, a in self._segments.items()}
+        return new
+
+    def _check_mergeable(self, other: Any) -> None:
+        if not isinstance(other, Segmented):
+            raise TypeError(f"can only merge a Segmented with another, got {type(other).__name__}")
+        self._template.merge(other._template)  # raises unless the segment accumulators merge
+
+    def _merge_in(self, other: Segmented, sign: int) -> None:
+        if sign > 0:
+            self._room(sum(k not in self._segments for k in other._segments))
+            for key, acc in other._segments.items():
+                mine = self._segments.get(key)
+                self._segments[key] = acc.copy() if mine is None else mine + acc
+            return
+        result = {}
+        for key, acc in other._segments.items():
+            mine = self._segments.get(key)
+            if mine is None:
+                if acc.n:
+                    raise ValueError(f"cannot take out segment {_show(key)}: it was never counted")
+                continue
+            result[key] = mine - acc  # a refusal raises before anything changes
+        for key, acc in result.items():
+            if acc.n:
+                self._segments[key] = acc
+            else:
+                del self._segments[key]
+
+    def _scale_in(self, factor: float) -> None:
+        self._segments = {k: a.scaled(factor) for k, a in self._segments.items()}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Segmented):
+            return NotImplemented
+        return (
+            self.max_segments == other.max_segments
+            and io.to_dict(self._template) == io.to_dict(other._template)
+            and self._segments.keys() == other._segments.keys()
+            and all(a == other._segments[k] for k, a in self._segments.items())
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- state ----------------------------------------------------------------------------
+    def to_state(self) -> dict[str, Any]:
+        """The state: the empty accumulator every segment starts from, and each segment's state.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> seg = se.Segmented(se.ScoreAccumulator)
+        >>> seg.update_many([("eu", 1), ("us", 2)], [0.3, 0.8])
+        >>> [s["tuple"][0] for s in seg.to_state()["segments"]]
+        [{'str': 'eu'}, {'str': 'us'}]
+        >>> se.Segmented.from_state(seg.to_state()) == seg
+        True
+        """
+        return {
+            "max_segments": self.max_segments,
+            "template": io.to_dict(self._template),
+            "segments": [_encode_segment(k) for k in self._segments],
+            "states": [io.to_dict(a) for a in self._segments.values()],
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> Segmented:
+        """The accumulator of a :meth:`to_state` mapping; ``FormatError`` if anything in it is inconsistent."""
+        d = dict(state)
+        require_fields(d, "state", {"max_segments", "template", "segments", "states"})
+        template = io.from_dict(d["template"])
+        if template.n:
+            raise FormatError(f"template must be an empty accumulator, got one of n={template.n}")
+        segments, states = d["segments"], d["states"]
+        if not isinstance(segments, list) or not isinstance(states, list) or len(segments) != len(states):
+            raise FormatError("segments and states must be lists of the same length")
+        try:
+            out = cls(template.copy, max_segments=d["max_segments"])
+        except (TypeError, ValueError) as exc:
+            raise FormatError(f"state: {exc}") from None
+        if len(segments) > out.max_segments:
+            raise FormatError(f"{len(segments)} segments, more than max_segments={out.max_segments}")
+        for i, (s, st) in enumerate(zip(segments, states, strict=True)):
+            key = _decode_segment(f"segments[{i}]", s)
+            if key in out._segments:
+                raise FormatError(f"segments[{i}] repeats the segment {_show(key)}")
+            acc = io.from_dict(st)
+            try:
+                template.merge(acc)
+            except (TypeError, ValueError) as exc:
+                raise FormatError(f"states[{i}] is not of the template's kind and configuration: {exc}") from None
+            out._segments[key] = acc
+        return out
+
+    def __repr__(self) -> str:
+        return f"Segmented({type(self._template).__name__}, segments={len(self._segments)}, n={self.n})"
+
+
+def _take(cols: list[Any], rows: np.ndarray) -> list[Any]:
+    return [c if c is None or np.ndim(c) == 0 else c[rows] for c in cols]
+
+
+def _take_keywords(kw: dict[str, Any], rows: np.ndarray) -> dict[str, Any]:
+    return {k: v if v is None or np.ndim(v) == 0 else v[rows] for k, v in kw.items()}
+
+
+class SegmentedReport:
+    """The reports of every segment of a :class:`Segmented` accumulator, and their comparison.
+
+    Metric names are the reports' attribute names (``"recall"``, ``"auc"``,
+    ``"selection_rate"``, ``"fpr"``, ``"mae"``, ...); a method such as
+    ``ece`` is called with its defaults. Comparisons skip segments where the
+    metric is ``nan`` (as pandas does for Fairlearn's ``MetricFrame``).
+
+    Parameters
+    ----------
+    reports : mapping
+        Segment to report.
+    overall : report
+        The report of every segment's counts merged.
+    """
+
+    def __init__(self, reports: Mapping[Hashable, Any], overall: Any) -> None:
+        self.reports = dict(reports)
+        self.overall = overall
+
+    @property
+    def segments(self) -> list[Hashable]:
+        """The segments, in order of first appearance."""
+        return list(self.reports)
+
+    def __getitem__(self, segment: Any) -> Any:
+        return self.reports[segment_key(segment)]
+
+    def __len__(self) -> int:
+        return len(self.reports)
+
+    # -- one metric across segments ------------------------------------------------
+    def by_group(self, metric: str) -> dict[Hashable, Any]:
+        """``metric`` of every segment.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> seg = se.Segmented(se.BinaryAccumulator)
+        >>> seg.update_many(["a", "a", "b", "b"], [1, 0, 1, 0], [0.9, 0.6, 0.4, 0.1])
+        >>> seg.get().by_group("selection_rate")
+        {'a': 1.0, 'b': 0.0}
+        """
+        if not hasattr(self.overall, metric):
+            names = getattr(type(self.overall), "SCALAR_METRICS", ())
+            raise ValueError(f"metric must be a metric of {type(self.overall).__name__} such as {list(names)[:8]}, "
+                             f"got {metric!r}")  # fmt: skip
+        return {k: metric_value(r, metric) for k, r in self.reports.items()}
+
+    def _values(self, metric: str) -> np.ndarray:
+        values = np.array([float(v) for v in self.by_group(metric).values()], dtype=np.float64)
+        return values[~np.isnan(values)]
+
+    def group_min(self, metric: str) -> float:
+        """The smallest value of ``metric`` over the segments (``nan`` when none has one)."""
+        v = self._values(metric)
+        return float(v.min()) if v.size else math.nan
+
+    def group_max(self, metric: str) -> float:
+        """The largest value of ``metric`` over the segments (``nan`` when none has one)."""
+        v = self._values(metric)
+        return float(v.max()) if v.size else math.nan
+
+    def difference(self, metric: str) -> float:
+        """``group_max - group_min``: Fairlearn's ``MetricFrame.difference()`` (between groups)."""
+        return self.group_max(metric) - self.group_min(metric)
+
+    def ratio(self, metric: str) -> float:
+        """``group_min / group_max``: Fairlearn's ``MetricFrame.ratio()`` (``nan`` when the largest is 0)."""
+        low, high = self.group_min(metric), self.group_max(metric)
+        if high == 0 or math.isnan(high):
+            return math.nan if low == 0 or math.isnan(low) else math.inf
+        return low / high
+
+    def worst(self, metric: str, bigger_is_better: bool = True) -> Hashable:
+        """The segment where ``metric`` is worst (lowest, or highest with ``bigger_is_better=False``)."""
+        values = {k: float(v) for k, v in self.by_group(metric).items() if not math.isnan(float(v))}
+        if not values:
+            raise ValueError(f"no segment has a value of {metric!r}")
+        pick = min if bigger_is_better else max
+        return pick(values, key=values.__getitem__)
+
+    # -- fairness (binary reports, predictions at the accumulator's threshold) ---------------
+    @property
+    def demographic_parity_difference(self) -> float:
+        """Largest minus smallest selection rate (share predicted positive) over the segments."""
+        return self.difference("selection_rate")
+
+    @property
+    def demographic_parity_ratio(self) -> float:
+        """Smallest over largest selection rate over the segments."""
+        return self.ratio("selection_rate")
+
+    @property
+    def equalized_odds_difference(self) -> float:
+        """The larger of the differences of TPR and of FPR between segments (Fairlearn's worst case)."""
+        return max(self.difference("recall"), self.difference("fpr"))
+
+    @property
+    def equalized_odds_ratio(self) -> float:
+        """The smaller of the ratios of TPR and of FPR between segments (Fairlearn's worst case)."""
+        return min(self.ratio("recall"), self.ratio("fpr"))
+
+    @property
+    def equal_opportunity_difference(self) -> float:
+        """Largest minus smallest TPR (recall) over the segments."""
+        return self.difference("recall")
+
+    @property
+    def equal_opportunity_ratio(self) -> float:
+        """Smallest over largest TPR (recall) over the segments."""
+        return self.ratio("recall")
+
+    # -- output ----------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The overall metrics, then every segment's as ``"<segment>/<metric>"``."""
+        out = dict(self.overall.to_dict())
+        for k, r in self.reports.items():
+            label = "/".join(map(str, k)) if isinstance(k, tuple) else str(k)
+            out.update({f"{label}/{name}": v for name, v in r.to_dict().items()})
+        return out
+
+    def to_frame(self, metrics: list[str] | None = None) -> Any:
+        """A pandas DataFrame: one row per segment (and ``"overall"`` last), one column per metric."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("to_frame needs pandas: pip install pandas") from None
+        names = list(metrics) if metrics is not None else list(type(self.overall).SCALAR_METRICS)
+        rows = {k: {m: metric_value(r, m) for m in names} for k, r in self.reports.items()}
+        rows["overall"] = {m: metric_value(self.overall, m) for m in names}
+        return pd.DataFrame.from_dict(rows, orient="index", columns=names)
+
+    def __repr__(self) -> str:
+        return f"SegmentedReport(segments={self.segments!r}, overall={self.overall!r})"

@@ -1,0 +1,245 @@
+"""Segmented accumulators: one accumulator per segment, merged across shards, compared as Fairlearn does."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import mean_absolute_error, roc_auc_score
+
+import streameval as se
+
+fairlearn_metrics = pytest.importorskip("fairlearn.metrics")
+
+
+def _stream(seed, n, groups=("a", "b", "c")):
+    rng = np.random.default_rng(seed)
+    g = np.array(groups)[rng.integers(0, len(groups), n)]
+    shift = {k: 0.5 + 0.5 * i for i, k in enumerate(groups)}
+    y = rng.random(n) < 0.4
+    s = 1 / (1 + np.exp(-rng.normal(y * np.vectorize(shift.get)(g) * 2 - 1, 1.0)))
+    return g, y, s
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_fairness_measures_equal_fairlearns(weighted):
+    g, y, s = _stream(1, 5_000)
+    w = np.random.default_rng(2).uniform(0.2, 3.0, g.size) if weighted else None
+    seg = se.Segmented(lambda: se.BinaryAccumulator(threshold=0.4))
+    seg.update_many(g, y, s, w=w)
+    r = seg.get()
+    pred = s >= 0.4
+    kw = {"sensitive_features": g, "sample_weight": w}
+    for name in (
+        "demographic_parity_difference", "demographic_parity_ratio", "equalized_odds_difference",
+        "equalized_odds_ratio", "equal_opportunity_difference", "equal_opportunity_ratio",
+    ):  # fmt: skip
+        want = getattr(fairlearn_metrics, name)(y, pred, **kw)
+        assert getattr(r, name) == pytest.approx(want, abs=1e-12, rel=0), name
+    frame = fairlearn_metrics.MetricFrame(
+        metrics={
+            "selection_rate": fairlearn_metrics.selection_rate,
+            "recall": fairlearn_metrics.true_positive_rate,
+            "fpr": fairlearn_metrics.false_positive_rate,
+        },
+        y_true=y,
+        y_pred=pred,
+        sensitive_features=g,
+        sample_params={k: {"sample_weight": w} for k in ("selection_rate", "recall", "fpr")} if weighted else None,
+    )
+    for metric in ("selection_rate", "recall", "fpr"):
+        by = r.by_group(metric)
+        for group, value in frame.by_group[metric].items():
+            assert by[group] == pytest.approx(value, abs=1e-12, rel=0)
+        assert r.difference(metric) == pytest.approx(frame.difference()[metric], abs=1e-12, rel=0)
+        assert r.ratio(metric) == pytest.approx(frame.ratio()[metric], abs=1e-12, rel=0)
+        assert r.group_min(metric) == pytest.approx(frame.group_min()[metric], abs=1e-12, rel=0)
+        assert r.group_max(metric) == pytest.approx(frame.group_max()[metric], abs=1e-12, rel=0)
+
+
+def test_per_segment_reports_equal_scikit_learn_on_each_group_and_overall_the_whole():
+    g, y, s = _stream(3, 6_000)
+    seg = se.Segmented(se.BinaryAccumulator)
+    for lo in range(0, g.size, 1000):
+        seg.update_many(g[lo : lo + 1000], y[lo : lo + 1000], s[lo : lo + 1000])
+    r = seg.get()
+    for group in ("a", "b", "c"):
+        keep = g == group
+        assert r[group].auc == pytest.approx(roc_auc_score(y[keep], s[keep]), abs=1e-12)
+        assert r[group].n == keep.sum()
+    whole = se.BinaryAccumulator()
+    whole.update_many(y, s)
+    assert r.overall.auc == pytest.approx(whole.get().auc, abs=1e-15) and seg.n == g.size
+    assert r.worst("auc") == min(("a", "b", "c"), key=lambda k: r[k].auc)
+    macro = se.macro(seg)
+    assert macro.auc.mean == pytest.approx(np.mean([r[k].auc for k in "abc"]), rel=1e-12) and len(macro.auc.values) == 3
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), cut=st.integers(0, 300), groups=st.integers(1, 6))
+def test_shards_with_different_segments_merged_equal_one_stream(seed, cut, groups):
+    g, y, s = _stream(seed, 300, tuple(f"g{i}" for i in range(groups)))
+    s = np.round(s, 2)
+    order = np.argsort(g[:cut], kind="stable")  # the first shard sees its segments in another order
+    a, b, whole = (se.Segmented(se.BinaryAccumulator) for _ in range(3))
+    a.update_many(g[:cut][order], y[:cut][order], s[:cut][order])
+    b.update_many(g[cut:], y[cut:], s[cut:])
+    whole.update_many(g, y, s)
+    assert sorted(map(str, (a + b).segments)) == sorted(map(str, whole.segments))
+    merged = a + b
+    assert all(merged[k] == whole[k] for k in whole.segments)
+    one = se.Segmented(se.BinaryAccumulator)
+    for gi, yi, si in zip(g.tolist(), y.tolist(), s.tolist(), strict=True):
+        one.update(gi, yi, si)
+    assert one == whole
+    assert (whole - b) == a if cut else not (whole - b).segments
+
+
+@pytest.mark.parametrize(
+    "segments",
+    [
+        lambda g: g.tolist(),
+        lambda g: np.where(g == "a", 1, np.where(g == "b", 2, 3)),
+        lambda g: [(x, x == "a") for x in g.tolist()],
+        lambda g: __import__("pandas").Series(g),
+        lambda g: __import__("pandas").Series(g, dtype="category"),
+        lambda g: __import__("pyarrow").array(g.tolist()),
+        lambda g: __import__("pyarrow").chunked_array([g[:100].tolist(), g[100:].tolist()]),
+    ],
+    ids=["list", "ints", "tuples", "pandas", "categorical", "pyarrow", "pyarrow-chunked"],
+)
+def test_segment_values_of_every_form(segments):
+    g, y, s = _stream(4, 500)
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update_many(segments(g), y, s)
+    ref = se.Segmented(se.BinaryAccumulator)
+    keys = list(segments(g)) if not hasattr(segments(g), "to_pylist") else segments(g).to_pylist()
+    ref_keys = [k.item() if isinstance(k, np.generic) else k for k in keys]
+    for k, yi, si in zip(ref_keys, y.tolist(), s.tolist(), strict=True):
+        ref.update(k, yi, si)
+    assert seg == ref and len(seg) == 3
+
+
+@pytest.mark.parametrize(
+    ("make", "args"),
+    [
+        (se.MulticlassAccumulator, lambda rng, n: (np.array(["x", "y"])[rng.integers(0, 2, n)], rng.random((n, 2)))),
+        (se.RegressionAccumulator, lambda rng, n: (rng.normal(size=n), rng.normal(size=n))),
+        (se.ScoreAccumulator, lambda rng, n: (rng.random(n),)),
+    ],
+    ids=["multiclass", "regression", "scores"],
+)
+def test_every_kind_per_segment(make, args):
+    rng = np.random.default_rng(5)
+    g = rng.integers(0, 3, 600)
+    cols = args(rng, 600)
+    seg = se.Segmented(make if make is not se.MulticlassAccumulator else lambda: se.MulticlassAccumulator(["x", "y"]))
+    seg.update_many(g, *cols)
+    for k in range(3):
+        ref = seg[k].copy()
+        fresh = type(ref)(["x", "y"]) if make is se.MulticlassAccumulator else make()
+        fresh.update_many(*(c[g == k] for c in cols))
+        assert fresh == ref
+    if make is se.RegressionAccumulator:
+        assert seg.get().by_group("mae")[0] == pytest.approx(
+            mean_absolute_error(cols[0][g == 0], cols[1][g == 0]), rel=1e-12
+        )
+    assert se.from_bytes(seg.to_bytes()) == seg
+
+
+def _snapshot(seg):
+    return seg.to_bytes()
+
+
+@pytest.mark.parametrize(
+    ("call", "exc", "words"),
+    [
+        (lambda s: s.update_many(["a", "b"], [1, 0, 1], [0.1, 0.2, 0.3]), ValueError, ["argument 2", "2", "3"]),
+        (lambda s: s.update_many(["a", ["b"]], [1, 0], [0.1, 0.2]), TypeError, ["segment", "['b']", "index 1"]),
+        (lambda s: s.update_many([1.0, np.nan], [1, 0], [0.1, 0.2]), ValueError, ["NaN", "index 1"]),
+        (lambda s: s.update_many(["a", "c", "d"], [1, 0, 1], [0.1, 0.2, 0.3]), ValueError, ["max_segments=3", "4"]),
+        (lambda s: s.update_many(["a", "b", "new"], [1, 0, 2], [0.1, 0.2, 0.3]), ValueError, ["y", "2", "'new'"]),
+        (lambda s: s.update_many(["b", "a", "a"], [1, 0, 1], [0.1, np.nan, 0.3]), ValueError, ["scores", "nan", "'a'"]),
+        (lambda s: s.update_many(["a", "b"], [1, 0], [0.1, 0.2], w=[1.0, -1.0]), ValueError, ["w", "-1.0"]),
+        (lambda s: s.update({"a"}, 1, 0.5), TypeError, ["segment", "hashable"]),
+        (lambda s: s.update("new", 3, 0.5), ValueError, ["y", "3"]),
+        (lambda s: s.update_many("ab", [1, 0], [0.1, 0.2]), TypeError, ["segments", "'ab'"]),
+        (lambda s: s.revert("never", 1, 0.5), ValueError, ["never", "never counted"]),
+    ],
+)
+def test_bad_input_names_the_argument_and_changes_no_segment(call, exc, words):
+    seg = se.Segmented(se.BinaryAccumulator, max_segments=3)
+    seg.update_many(["a", "b", "a"], [1, 0, 0], [0.9, 0.2, 0.4])
+    before = _snapshot(seg)
+    with pytest.raises(exc) as info:
+        call(seg)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+    assert _snapshot(seg) == before
+
+
+def test_one_event_past_max_segments_is_refused():
+    seg = se.Segmented(se.BinaryAccumulator, max_segments=1)
+    seg.update("a", 1, 0.5)
+    with pytest.raises(ValueError, match="max_segments=1"):
+        seg.update("b", 1, 0.5)
+    assert seg.segments == ["a"] and seg.n == 1
+
+
+def test_constructor_and_merge_refusals():
+    with pytest.raises(TypeError, match="factory"):
+        se.Segmented(3)
+    with pytest.raises(TypeError, match="max_segments"):
+        se.Segmented(se.BinaryAccumulator, max_segments=2.5)
+    with pytest.raises(ValueError, match="max_segments"):
+        se.Segmented(se.BinaryAccumulator, max_segments=0)
+    with pytest.raises(ValueError, match="threshold"):
+        se.Segmented(se.BinaryAccumulator) + se.Segmented(lambda: se.BinaryAccumulator(threshold=0.2))
+    a, b = se.Segmented(se.BinaryAccumulator, max_segments=2), se.Segmented(se.BinaryAccumulator)
+    a.update_many(["x", "y"], [1, 0], [0.3, 0.4])
+    b.update_many(["z"], [1], [0.3])
+    before = a.to_bytes()
+    with pytest.raises(ValueError, match="max_segments"):
+        a += b
+    with pytest.raises(ValueError, match="never counted"):
+        a -= b
+    assert a.to_bytes() == before
+
+
+def test_state_pickle_locked_windows_and_frame(tmp_path):
+    g, y, s = _stream(6, 2_000)
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update_many(list(zip(g.tolist(), (y * 1).tolist(), strict=True)), y, s)  # crossed segments: tuples
+    seg.save(tmp_path / "seg.sevl")
+    again = se.load(tmp_path / "seg.sevl")
+    assert again == seg and again.segments == seg.segments
+    assert pickle.loads(pickle.dumps(seg)) == seg
+    locked = se.Locked(se.Segmented(se.BinaryAccumulator))
+    locked.update("a", 1, 0.3)
+    assert locked.get().overall.n == 1
+    win = se.Sliding(lambda: se.Segmented(se.BinaryAccumulator), size=500)
+    win.update_many(g, y, s)
+    fresh = se.Segmented(se.BinaryAccumulator)
+    fresh.update_many(g[-500:], y[-500:], s[-500:])
+    assert sorted(win.accumulator().segments) == sorted(fresh.segments)
+    assert all(win.accumulator()[k] == fresh[k] for k in fresh.segments)
+    mon = se.Monitor(se.Segmented(se.BinaryAccumulator), every=1000)
+    mon.update_many(g[:1000], y[:1000], s[:1000])
+    assert mon.to_records()[0]["a/auc"] == pytest.approx(_auc_of(g, y, s, "a"), abs=1e-12)
+    frame = seg.get().to_frame(["n", "auc", "selection_rate"])
+    assert list(frame.index)[-1] == "overall" and frame.loc["overall", "n"] == 2_000
+
+
+def _auc_of(g, y, s, group):
+    keep = g[:1000] == group
+    return roc_auc_score(y[:1000][keep], s[:1000][keep])
+
+
+def test_unknown_metric_is_named():
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update("a", 1, 0.3)
+    with pytest.raises(ValueError, match="'aucc'"):
+        seg.get().by_group("aucc")
