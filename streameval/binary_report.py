@@ -425,6 +425,7 @@ class BinaryReport(ConfusionReport):
             "fnr": (self.fn, self.fn + self.tp),
             "npv": (self.tn, self.tn + self.fn),
             "accuracy": (self.tp + self.tn, self.n),
+            "selection_rate": (self.tp + self.fp, self.n),
         }
         if metric not in pairs:
             raise ValueError(f"metric must be one of {sorted(pairs)}, got {metric!r}")

@@ -1,8 +1,8 @@
 """The ``streameval`` command: evaluate CSV or JSON Lines files, merge and report saved states.
 
     streameval eval FILE... [-] [--label COL] [--score COL] [--weight COL] [--time COL]
-                    [--threshold T] [--bins SPEC] [--exact-up-to N] [--by COL] [--window N] [--json]
-                    [--save STATE] [--skip-bad]
+                    [--threshold T] [--bins SPEC] [--exact-up-to N] [--by COL[,COL...]] [--window N]
+                    [--json] [--save STATE] [--save-segments STATE] [--skip-bad]
     streameval merge STATE... -o OUT
     streameval report STATE [--json]
     streameval drift REF CUR [--json]
@@ -34,6 +34,7 @@ from .averaging import macro
 from .binary import DEFAULT_EXACT_UP_TO, BinaryAccumulator
 from .bins import Bins
 from .drift import drift
+from .segmented import Segmented
 from .windows import Sliding
 
 CHUNK = 65536
@@ -195,7 +196,11 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
         bad_weight |= weights < 0
     bad_time = np.zeros(n, dtype=np.bool_)
     times = _numbers(rows, args.time, finite=True, bad=bad_time) if args.time else None
-    segments = np.array([_label_text(v) for v in rows.cols[args.by]]) if args.by else None
+    segments = None
+    if args.by:  # one column: its values as text; several: a tuple of them per row (crossed segments)
+        parts = [[_label_text(v) for v in rows.cols[c]] for c in args.by]
+        segments = np.empty(n, dtype=object)
+        segments[:] = parts[0] if len(parts) == 1 else list(zip(*parts, strict=True))
     checks = [
         ("label", bad_label, lambda i: f"label {rows.cols[args.label][i]!r} is neither {args.pos_label!r} nor "
                                        f"{args.neg_label!r}"),
@@ -280,10 +285,10 @@ def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
         )
 
     overall = make()
-    segments: dict[str, BinaryAccumulator] = {}
+    segmented = Segmented(make) if args.by else None
     window = Sliding(make, size=args.window) if args.window else None
     skip = Problem() if args.skip_bad else None
-    columns = [c for c in (args.label, args.score, args.weight, args.time, args.by) if c]
+    columns = [c for c in (args.label, args.score, args.weight, args.time) if c] + list(args.by or [])
     progress = Progress(not args.no_progress)
     rows_read = 0
     for path in args.files:
@@ -303,11 +308,8 @@ def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
             overall.update_many(is_pos, scores, weights)
             if window is not None:
                 window.update_many(is_pos, scores, weights)
-            if segs is not None:
-                for name in np.unique(segs).tolist():
-                    sel = segs == name
-                    acc = segments.setdefault(name, make())
-                    acc.update_many(is_pos[sel], scores[sel], None if weights is None else weights[sel])
+            if segmented is not None:
+                segmented.update_many(segs, is_pos, scores, w=weights)
             progress.add(len(rows.lines), rows.source)
     progress.done()
     result: dict[str, Any] = {"rows": rows_read, "overall": _metrics(overall.get())}
@@ -315,14 +317,30 @@ def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
         result["skipped"] = {"total": sum(skip.counts.values()), "by_reason": skip.counts, "first": skip.first}
     if window is not None:
         result["window"] = {"size": args.window, **_metrics(window.get())}
-    if segments:
-        result["segments"] = {name: _metrics(acc.get()) for name, acc in sorted(segments.items())}
-        result["micro"] = _metrics(BinaryAccumulator.merge_all(list(segments.values())).get())
-        summary = macro(list(segments.values())).to_dict()
+    if segmented is not None and len(segmented):
+        report = segmented.get()
+        in_order = sorted(report.segments, key=report.label)
+        result["segments"] = {report.label(k): _metrics(report[k]) for k in in_order}
+        result["micro"] = _metrics(report.overall)
+        summary = macro(segmented).to_dict()
         result["macro"] = {name: {"mean": s["mean"], "std": s["std"]} for name, s in summary.items()}
+        result["comparison"] = {
+            m: {
+                "worst": report.label(report.worst(m)), "min": _clean(report.group_min(m)),
+                "max": _clean(report.group_max(m)), "difference": _clean(report.difference(m)),
+                "ratio": _clean(report.ratio(m)),
+            }
+            for m in COMPARED
+            if not math.isnan(report.group_min(m))
+        }  # fmt: skip
+        result["fairness"] = {name: _clean(getattr(report, name)) for name in FAIRNESS}
+        result["segment_table"] = report.summary(["n", *COMPARED])
     if args.save:
         overall.save(args.save)
         result["saved"] = args.save
+    if args.save_segments and segmented is not None:
+        segmented.save(args.save_segments)
+        result["saved_segments"] = args.save_segments
     return result
 
 
@@ -339,6 +357,9 @@ def _metrics(report: Any) -> dict[str, Any]:
     return {k: _clean(v) for k, v in report.to_dict().items()}
 
 
+COMPARED = ["auc", "average_precision", "precision", "recall", "f1", "fpr", "selection_rate", "brier", "ece"]
+FAIRNESS = ["demographic_parity_difference", "demographic_parity_ratio", "equalized_odds_difference",
+            "equalized_odds_ratio", "equal_opportunity_difference"]  # fmt: skip
 MAIN = ["n", "positives", "negatives", "accuracy", "precision", "recall", "f1", "mcc", "auc", "auc_lower",
         "auc_upper", "average_precision", "pr_auc", "eer", "bep"]  # fmt: skip
 
@@ -359,15 +380,17 @@ def _table(result: dict[str, Any]) -> str:
     blocks = [("overall", result["overall"])]
     if "window" in result:
         blocks.append((f"last {result['window']['size']:,} events", result["window"]))
-    for name, m in result.get("segments", {}).items():
-        blocks.append((f"segment {name}", m))
-    if "micro" in result:
-        blocks.append(("micro (all segments)", result["micro"]))
     width = max(len(k) for k in MAIN)
     for title, m in blocks:
         out.append("")
         out.append(title)
         out.extend(f"  {k:<{width}}  {_fmt(m[k])}" for k in MAIN if k in m)
+    if "segment_table" in result:
+        out += ["", "segments (* marks the worst of each metric; overall is every segment merged)"]
+        out.extend(f"  {line}".rstrip() for line in result["segment_table"].splitlines())
+        out += ["", "fairness (predictions at the threshold; Fairlearn's definitions)"]
+        fw = max(len(k) for k in result["fairness"])
+        out.extend(f"  {k:<{fw}}  {_fmt(v)}" for k, v in result["fairness"].items())
     if "macro" in result:
         out.append("")
         out.append("macro (mean and std over segments)")
@@ -392,6 +415,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
         print(f"streameval: cannot read input: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if args.json:
+        result.pop("segment_table", None)
     print(json.dumps(result, indent=2) if args.json else _table(result))
     return 0
 
@@ -467,11 +492,15 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     ev.add_argument("--pos-label", default="1", help="text of the positive label (default: 1; true counts as 1)")
     ev.add_argument("--neg-label", default="0", help="text of the negative label (default: 0; false counts as 0)")
-    ev.add_argument("--by", help="a column whose values split the rows into segments")
+    ev.add_argument(
+        "--by", type=lambda text: [c for c in text.split(",") if c], action="extend", metavar="COL[,COL...]",
+        help="columns whose values split the rows into segments (repeat or separate by commas to cross them)",
+    )  # fmt: skip
     ev.add_argument("--window", type=int, help="also report the last N events")
     ev.add_argument("--format", choices=["csv", "jsonl"], help="force the input format (default: by extension)")
     ev.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ev.add_argument("--save", metavar="STATE", help="write the accumulated state to this file")
+    ev.add_argument("--save-segments", metavar="STATE", help="with --by, write the segmented state to this file")
     ev.add_argument("--skip-bad", action="store_true", help="count and skip bad rows instead of stopping")
     ev.add_argument("--no-progress", action="store_true", help="no progress line on standard error")
     ev.set_defaults(run=_cmd_eval)

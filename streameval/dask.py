@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .binary import BinaryAccumulator
+from .segmented import Segmented
 
 __all__ = ["evaluate"]
 
@@ -32,7 +33,7 @@ def _factory(accumulator: Any) -> Callable[[], Any]:
 
 
 def _frame_partition(
-    part: Any, make: Callable[[], Any], label: str, score: Any, weight: str | None, by: str | None
+    part: Any, make: Callable[[], Any], label: str, score: Any, weight: str | None, by: list[str] | None
 ) -> Any:
     scores = part[score].to_numpy() if isinstance(score, str) else part[list(score)].to_numpy()
     weights = None if weight is None else part[weight].to_numpy(dtype=np.float64)
@@ -41,14 +42,10 @@ def _frame_partition(
         acc = make()
         acc.update_many(labels, scores, weights)
         return acc
-    out = {}
-    keys = part[by].to_numpy()
-    for key in np.unique(keys):
-        sel = keys == key
-        acc = make()
-        acc.update_many(labels[sel], scores[sel], None if weights is None else weights[sel])
-        out[key.item() if isinstance(key, np.generic) else key] = acc
-    return out
+    seg = Segmented(make)
+    keys = part[by[0]] if len(by) == 1 else list(part[by].itertuples(index=False, name=None))
+    seg.update_many(keys, labels, scores, w=weights)
+    return seg
 
 
 def _bag_partition(items: Any, make: Callable[[], Any]) -> Any:
@@ -64,12 +61,6 @@ def _combine(parts: list[Any]) -> Any:
     parts = [p for p in parts if p is not None]
     if not parts:
         return None
-    if isinstance(parts[0], dict):
-        merged: dict[Any, list[Any]] = {}
-        for d in parts:
-            for key, acc in d.items():
-                merged.setdefault(key, []).append(acc)
-        return {key: type(accs[0]).merge_all(accs) for key, accs in merged.items()}
     return type(parts[0]).merge_all(parts)
 
 
@@ -78,7 +69,7 @@ def evaluate(
     label: str | None = None,
     score: Any = None,
     weight: str | None = None,
-    by: str | None = None,
+    by: str | list[str] | None = None,
     accumulator: Any = None,
     split_every: int = 8,
 ) -> Any:
@@ -92,8 +83,9 @@ def evaluate(
         for a ``MulticlassAccumulator`` (one column per class).
     weight : str, optional
         Weight column.
-    by : str, optional
-        Segment column: the result is a dict segment -> accumulator.
+    by : str or list of str, optional
+        Segment column(s): the result is a :class:`streameval.Segmented`
+        accumulator (several columns make crossed segments, tuples).
     accumulator : accumulator, class or factory, optional
         What to evaluate with (default ``BinaryAccumulator``); an accumulator
         given here is used as an empty prototype of its configuration.
@@ -122,7 +114,8 @@ def evaluate(
         if label is None or score is None:
             raise ValueError("label= and score= name the DataFrame's columns")
         columns = set(data.columns)
-        wanted = [label, weight, by] + ([score] if isinstance(score, str) else list(score))
+        by = [by] if isinstance(by, str) else (None if by is None else list(by))
+        wanted = [label, weight, *(by or [])] + ([score] if isinstance(score, str) else list(score))
         missing = [c for c in wanted if c is not None and c not in columns]
         if missing:
             raise ValueError(f"column {missing[0]!r} is not in the frame (columns: {sorted(map(str, columns))})")
@@ -131,7 +124,8 @@ def evaluate(
         raise ValueError(f"split_every must be at least 2, got {split_every!r}")
     while len(parts) > 1:  # a tree of merges: nothing but accumulators moves
         parts = [dask.delayed(_combine)(parts[i : i + split_every]) for i in range(0, len(parts), split_every)]
+    empty = Segmented(make) if by else make()
     if not parts:
-        return make()
+        return empty
     (result,) = dask.compute(parts[0])
-    return make() if result is None else result
+    return empty if result is None else result

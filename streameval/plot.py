@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["plot_calibration", "plot_cost", "plot_det", "plot_metric", "plot_pr", "plot_roc"]
+from .averaging import metric_value
+
+__all__ = ["plot_calibration", "plot_cost", "plot_det", "plot_metric", "plot_pr", "plot_roc", "plot_segments"]
 
 
 def _axes(ax: Any) -> Any:
@@ -170,5 +172,60 @@ def plot_metric(records: Any, metric: str = "auc", ax: Any = None, name: str | N
         raise ValueError(f"metric {metric!r} is not recorded; recorded: {sorted(rows[0])}")
     ax.plot([r["time"] for r in rows], [r[metric] for r in rows], marker=".", label=name or metric)
     ax.set(xlabel="time", ylabel=metric, title=f"{metric} over time")
+    ax.legend(loc="best")
+    return ax
+
+
+WILSON_METRICS = ("precision", "recall", "tpr", "specificity", "tnr", "fpr", "fnr", "npv", "accuracy", "selection_rate")
+
+
+def plot_segments(report: Any, metric: str = "auc", level: float = 0.95, ax: Any = None) -> Any:
+    """A forest plot: ``metric`` of every segment with its confidence interval, and the overall value.
+
+    The intervals are DeLong's for ``"auc"`` and Wilson's for the rates of
+    the 2x2 table (precision, recall, FPR, selection rate, ...); other
+    metrics are drawn without one. The worst segment is drawn in red.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import streameval as se
+    >>> from streameval.plot import plot_segments
+    >>> seg = se.Segmented(se.BinaryAccumulator)
+    >>> seg.update_many(["a", "a", "a", "b", "b", "b"], [1, 0, 1, 1, 0, 0], [0.9, 0.2, 0.7, 0.4, 0.6, 0.1])
+    >>> ax = plot_segments(seg.get(), "recall")
+    >>> [t.get_text() for t in ax.get_yticklabels()]
+    ['a', 'b']
+    """
+    ax = _axes(ax)
+    reports = report.reports
+    if not reports:
+        raise ValueError("the segmented report has no segments to draw")
+    labels = [report.label(k) for k in reports]
+    values = [float(v) for v in report.by_group(metric).values()]
+    lows, highs = [], []
+    for r in reports.values():
+        if metric == "auc":
+            ci = r.auc_ci(level)
+            lo, hi = ci.lower, ci.upper
+        elif metric in WILSON_METRICS:
+            ci = r.wilson_ci(metric, level)
+            lo, hi = ci.lower, ci.upper
+        else:
+            lo = hi = float("nan")
+        lows.append(lo)
+        highs.append(hi)
+    v, lo_a, hi_a = np.array(values), np.array(lows), np.array(highs)
+    err = np.vstack([np.nan_to_num(v - lo_a), np.nan_to_num(hi_a - v)])
+    y = np.arange(len(labels))[::-1]
+    worst = labels.index(report.label(report.worst(metric))) if not np.isnan(v).all() else -1
+    colors = ["C3" if i == worst else "C0" for i in range(len(labels))]
+    for i in range(len(labels)):
+        ax.errorbar(v[i], y[i], xerr=err[:, i : i + 1], fmt="o", color=colors[i], capsize=3)
+    overall = float(metric_value(report.overall, metric))
+    ax.axvline(overall, linestyle=":", color="grey", label=f"overall {overall:.4g}")
+    ax.set_yticks(y, labels)
+    ax.set(xlabel=metric, title=f"{metric} by segment ({100 * level:g}% intervals)")
     ax.legend(loc="best")
     return ax

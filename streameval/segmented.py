@@ -24,6 +24,16 @@ from .protocol import AccumulatorBase
 __all__ = ["Segmented", "SegmentedReport"]
 
 DEFAULT_MAX_SEGMENTS = 10_000
+# the columns of a summary, where the report has them, and which way is worse
+SUMMARY_METRICS = (
+    "n", "auc", "average_precision", "precision", "recall", "f1", "fpr", "selection_rate", "brier", "ece",
+    "accuracy", "macro_f1", "mae", "rmse", "r2", "mean", "median",
+)  # fmt: skip
+SMALLER_IS_BETTER = frozenset(
+    {"fpr", "fnr", "error_rate", "brier", "log_loss", "ece", "mce", "eer", "mae", "mse", "rmse", "mape",
+     "max_error", "median_absolute_error", "rank_loss"}
+)  # fmt: skip
+NEUTRAL = frozenset({"n", "weight", "positives", "negatives", "selection_rate", "mean", "median", "std", "min", "max"})
 
 
 def _show(value: Any) -> str:
@@ -45,16 +55,16 @@ def segment_key(value: Any) -> Hashable:
         hash(value)
     except TypeError:
         raise TypeError(f"segment must be hashable (a str, int, tuple, ...), got {_show(value)}") from None
-    if isinstance(value, float) and math.isnan(value):
-        raise ValueError("segment must not be NaN (a missing value): give missing values a name such as 'unknown'")
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        raise ValueError(
+            f"segment must not be {value!r} (a missing value): give missing values a name such as 'unknown'"
+        )
     return value
 
 
 def _encode_segment(value: Any) -> dict[str, Any]:
     if isinstance(value, tuple):
         return {"tuple": [_encode_segment(v) for v in value]}
-    if value is None:
-        return {"none": None}
     return encode_label(value)
 
 
@@ -63,13 +73,32 @@ def _decode_segment(where: str, d: Any) -> Hashable:
         if not isinstance(d["tuple"], list):
             raise FormatError(f"{where}.tuple must be a list, got {d['tuple']!r}"[:300])
         return tuple(_decode_segment(where, v) for v in d["tuple"])
-    if isinstance(d, dict) and d == {"none": None}:
-        return None
     return decode_label(where, d)
+
+
+def _factorized(values: Any) -> tuple[list[Hashable], np.ndarray] | None:
+    """pandas' hash-based factorization, when pandas is there and the values are plain hashable ones."""
+    try:
+        import pandas as pd
+    except ImportError:
+        return None
+    try:
+        codes, uniques = pd.factorize(values)
+    except TypeError:  # unhashable values: the plain path names the first
+        return None
+    missing = np.flatnonzero(codes < 0)
+    if missing.size:
+        i = int(missing[0])
+        raise ValueError(f"segments must not hold missing values (None, NaN), got one at index {i}")
+    return [segment_key(u) for u in uniques], np.asarray(codes)
 
 
 def _segment_codes(segments: Any) -> tuple[list[Hashable], np.ndarray]:
     """The distinct segments of a batch (in order of first appearance) and each event's index into them."""
+    if _is_pandas(segments):
+        found = _factorized(segments)
+        if found is not None:
+            return found
     if hasattr(segments, "to_numpy") and not isinstance(segments, np.ndarray):  # pandas, pyarrow
         try:
             segments = segments.to_numpy(zero_copy_only=False)
@@ -90,6 +119,10 @@ def _segment_codes(segments: Any) -> tuple[list[Hashable], np.ndarray]:
         arr = np.empty(len(segments), dtype=object)
         for i, v in enumerate(segments):
             arr[i] = v
+    if arr.dtype.kind != "O" or not any(isinstance(v, tuple) for v in arr[:1]):
+        found = _factorized(arr)
+        if found is not None:
+            return found
     if arr.dtype.kind in "biu":
         values, codes = np.unique(arr, return_inverse=True)
         return [segment_key(v) for v in values], codes.reshape(-1)
@@ -113,6 +146,10 @@ def _segment_codes(segments: Any) -> tuple[list[Hashable], np.ndarray]:
             keys.append(key)
         codes[i] = code
     return keys, codes
+
+
+def _is_pandas(value: Any) -> bool:
+    return type(value).__module__.startswith("pandas")
 
 
 def _rows(name: str, value: Any, n: int) -> Any:
@@ -246,31 +283,43 @@ class Segmented(AccumulatorBase):
         if n == 0:
             return
         self._room(sum(k not in self._segments for k in keys))
-        order = np.argsort(codes, kind="stable")
+        existing = sum(k in self._segments for k in keys)
+        if len(keys) > 1 and existing:  # check every event first, so that no segment is left half counted
+            self._template.copy().update_many(*cols, **kw)
+        # a stable sort of small integers is a radix sort: linear in the events
+        small = codes.astype(np.int16) if len(keys) < 2**15 else codes
+        order = np.argsort(small, kind="stable")
         bounds = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=len(keys)))])
-        applied: list[tuple[Hashable, Any]] = []  # (segment, what it held before: None when new)
-        last = len(keys) - 1
+        applied: list[tuple[Hashable, Any]] = []  # (segment, its events' accumulator: None when new)
         try:
             for g, key in enumerate(keys):
                 rows = order[bounds[g] : bounds[g + 1]]
+                args, keywords = _take(cols, rows), _take_keywords(kw, rows)
                 acc = self._segments.get(key)
                 if acc is None:
                     acc = self._template.copy()
                     applied.append((key, None))
-                elif g != last:  # the last one needs no copy: its own update_many is all or nothing
-                    applied.append((key, acc.copy()))
+                else:
+                    applied.append((key, (args, keywords)))
                 try:
-                    acc.update_many(*_take(cols, rows), **_take_keywords(kw, rows))
+                    acc.update_many(*args, **keywords)
                 except (TypeError, ValueError) as exc:
+                    applied.pop()
                     raise type(exc)(f"{exc} (in segment {_show(key)}, counting its events from 0)") from None
                 self._segments[key] = acc
         except BaseException:
-            for key, before in applied:
-                if before is None:
-                    self._segments.pop(key, None)
-                else:
-                    self._segments[key] = before
+            self._undo(applied)
             raise
+
+    def _undo(self, applied: list[tuple[Hashable, Any]]) -> None:
+        """Take a failed batch's events back out of the segments it reached (new ones go)."""
+        for key, events in reversed(applied):
+            if events is None:
+                self._segments.pop(key, None)
+                continue
+            part = self._template.copy()
+            part.update_many(*events[0], **events[1])
+            self._segments[key] -= part
 
     def revert(self, segment: Any, *event: Any, **kwargs: Any) -> None:
         """Take one event of ``segment`` back out (``ValueError``, and no change, if it was never counted)."""
@@ -479,8 +528,13 @@ class SegmentedReport:
             return math.nan if low == 0 or math.isnan(low) else math.inf
         return low / high
 
-    def worst(self, metric: str, bigger_is_better: bool = True) -> Hashable:
-        """The segment where ``metric`` is worst (lowest, or highest with ``bigger_is_better=False``)."""
+    def worst(self, metric: str, bigger_is_better: bool | None = None) -> Hashable:
+        """The segment where ``metric`` is worst: lowest, or highest for an error (``fpr``, ``brier``, ``mae``, ...).
+
+        ``bigger_is_better`` overrides which way is worse.
+        """
+        if bigger_is_better is None:
+            bigger_is_better = metric not in SMALLER_IS_BETTER
         values = {k: float(v) for k, v in self.by_group(metric).items() if not math.isnan(float(v))}
         if not values:
             raise ValueError(f"no segment has a value of {metric!r}")
@@ -519,12 +573,57 @@ class SegmentedReport:
         return self.ratio("recall")
 
     # -- output ----------------------------------------------------------------------------
+    @staticmethod
+    def label(segment: Hashable) -> str:
+        """A segment as text: the parts of a crossed segment joined by ``/``."""
+        return "/".join(map(str, segment)) if isinstance(segment, tuple) else str(segment)
+
+    def summary(self, metrics: list[str] | None = None) -> str:
+        """A table of the segments (the worst value of each metric marked ``*``), then the spread of each metric.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> seg = se.Segmented(se.BinaryAccumulator)
+        >>> seg.update_many(["a", "a", "b", "b"], [1, 0, 1, 0], [0.9, 0.2, 0.4, 0.6])
+        >>> print(seg.get().summary(["n", "auc", "recall"]))
+        segment  n  auc   recall
+        a        2  1     1
+        b        2  0 *  0 *
+        overall  4  0.75  0.5
+        <BLANKLINE>
+        metric  worst  min  max  difference  ratio
+        auc     b      0    1    1           0
+        recall  b      0    1    1           0
+        """
+        names = [m for m in (metrics or SUMMARY_METRICS) if hasattr(self.overall, m)]
+        rows = [[self.label(k)] + [_cell(metric_value(r, m)) for m in names] for k, r in self.reports.items()]
+        for j, m in enumerate(names):
+            if m in NEUTRAL or not self.reports:
+                continue
+            try:
+                worst = self.worst(m)
+            except ValueError:
+                continue
+            i = list(self.reports).index(worst)
+            rows[i][j + 1] += " *"
+        rows.append(["overall"] + [_cell(metric_value(self.overall, m)) for m in names])
+        out = _columns([["segment", *names], *rows])
+        spread = [
+            [m, self.label(self.worst(m)), _cell(self.group_min(m)), _cell(self.group_max(m)),
+             _cell(self.difference(m)), _cell(self.ratio(m))]
+            for m in names
+            if m not in NEUTRAL and not math.isnan(self.group_min(m))
+        ]  # fmt: skip
+        if spread:
+            out += "\n\n" + _columns([["metric", "worst", "min", "max", "difference", "ratio"], *spread])
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """The overall metrics, then every segment's as ``"<segment>/<metric>"``."""
         out = dict(self.overall.to_dict())
         for k, r in self.reports.items():
-            label = "/".join(map(str, k)) if isinstance(k, tuple) else str(k)
-            out.update({f"{label}/{name}": v for name, v in r.to_dict().items()})
+            out.update({f"{self.label(k)}/{name}": v for name, v in r.to_dict().items()})
         return out
 
     def to_frame(self, metrics: list[str] | None = None) -> Any:
@@ -540,3 +639,14 @@ class SegmentedReport:
 
     def __repr__(self) -> str:
         return f"SegmentedReport(segments={self.segments!r}, overall={self.overall!r})"
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.4g}"
+    return str(value)
+
+
+def _columns(rows: list[list[str]]) -> str:
+    widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)

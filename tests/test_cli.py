@@ -89,6 +89,34 @@ def test_segments_micro_macro_and_window(tmp_path):
     assert out["window"]["auc"] == pytest.approx(last.get().auc, abs=1e-15) and out["window"]["n"] == 500
 
 
+def test_crossed_segments_comparison_fairness_and_the_marked_table(tmp_path):
+    fairlearn_metrics = pytest.importorskip("fairlearn.metrics")
+    y, s, region, _ = _data(3000, seed=3)
+    device = np.where(np.random.default_rng(4).random(3000) < 0.3, "mobile", "web")
+    path = tmp_path / "scores.csv"
+    with open(path, "w") as fh:
+        fh.write("label,score,region,device\n")
+        fh.writelines(f"{int(a)},{b!r},{c},{d}\n" for a, b, c, d in zip(y, s.tolist(), region, device, strict=True))
+    out = json.loads(
+        _cli("eval", str(path), "--by", "region,device", "--json", "--save-segments", str(tmp_path / "seg.sevl")).stdout
+    )
+    assert sorted(out["segments"]) == ["eu/mobile", "eu/web", "us/mobile", "us/web"]
+    crossed = np.array([f"{a}/{b}" for a, b in zip(region, device, strict=True)])
+    pred = s >= 0.5
+    want = fairlearn_metrics.equalized_odds_difference(y, pred, sensitive_features=crossed)
+    assert out["fairness"]["equalized_odds_difference"] == pytest.approx(want, abs=1e-12)
+    aucs = {k: v["auc"] for k, v in out["segments"].items()}
+    assert out["comparison"]["auc"]["worst"] == min(aucs, key=aucs.get)
+    assert out["comparison"]["auc"]["difference"] == pytest.approx(max(aucs.values()) - min(aucs.values()), abs=1e-15)
+    seg = se.load(tmp_path / "seg.sevl")
+    assert seg.segments and seg.get()[("eu", "web")].n == int(((region == "eu") & (device == "web")).sum())
+    table = _cli("eval", str(path), "--by", "region", "--by", "device").stdout
+    worst_row = next(line for line in table.splitlines() if line.strip().startswith(out["comparison"]["auc"]["worst"]))
+    assert "*" in worst_row and "equalized_odds_difference" in table
+    report = _cli("report", str(tmp_path / "seg.sevl")).stdout
+    assert "worst" in report and "eu/web" in report
+
+
 def test_jsonl_gzip_and_stdin(tmp_path):
     y, s, _, _ = _data(1000, seed=2)
     path = tmp_path / "scores.jsonl.gz"

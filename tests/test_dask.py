@@ -69,6 +69,13 @@ def test_segments_bag_and_other_kinds(client, parquet):
         ref = se.BinaryAccumulator()
         ref.update_many(sub["label"].to_numpy(), sub["score"].to_numpy())
         assert by_region[name] == ref
+    assert isinstance(by_region, se.Segmented) and sorted(by_region.segments) == ["eu", "us"]
+    one = se.Segmented(se.BinaryAccumulator)
+    one.update_many(frame["region"], frame["label"].to_numpy(), frame["score"].to_numpy())
+    assert all(by_region[k] == one[k] for k in one.segments)
+    crossed = sed.evaluate(ddf, label="label", score="score", by=["region", "label"])
+    assert sorted(crossed.segments) == [("eu", 0), ("eu", 1), ("us", 0), ("us", 1)]
+    assert crossed.get()[("eu", 1)].n == int(((frame["region"] == "eu") & (frame["label"] == 1)).sum())
     multi = sed.evaluate(
         ddf, label="cls", score=["c0", "c1", "c2"], accumulator=se.MulticlassAccumulator(classes=[0, 1, 2])
     )

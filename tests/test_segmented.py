@@ -161,8 +161,10 @@ def _snapshot(seg):
         (lambda s: s.update_many(["a", ["b"]], [1, 0], [0.1, 0.2]), TypeError, ["segment", "['b']", "index 1"]),
         (lambda s: s.update_many([1.0, np.nan], [1, 0], [0.1, 0.2]), ValueError, ["NaN", "index 1"]),
         (lambda s: s.update_many(["a", "c", "d"], [1, 0, 1], [0.1, 0.2, 0.3]), ValueError, ["max_segments=3", "4"]),
-        (lambda s: s.update_many(["a", "b", "new"], [1, 0, 2], [0.1, 0.2, 0.3]), ValueError, ["y", "2", "'new'"]),
-        (lambda s: s.update_many(["b", "a", "a"], [1, 0, 1], [0.1, np.nan, 0.3]), ValueError, ["scores", "nan", "'a'"]),
+        (lambda s: s.update_many(["a", "b", "new"], [1, 0, 2], [0.1, 0.2, 0.3]), ValueError, ["y", "2", "index 2"]),
+        (lambda s: s.update_many(["b", "a", "a"], [1, 0, 1], [0.1, np.nan, 0.3]), ValueError, ["scores", "index 1"]),
+        (lambda s: s.update_many(["n1", "n1"], [1, 5], [0.1, 0.3]), ValueError, ["y", "5", "segment 'n1'"]),
+        (lambda s: s.update_many(["a", None], [1, 0], [0.1, 0.3]), ValueError, ["missing", "index 1"]),
         (lambda s: s.update_many(["a", "b"], [1, 0], [0.1, 0.2], w=[1.0, -1.0]), ValueError, ["w", "-1.0"]),
         (lambda s: s.update({"a"}, 1, 0.5), TypeError, ["segment", "hashable"]),
         (lambda s: s.update("new", 3, 0.5), ValueError, ["y", "3"]),
@@ -179,6 +181,27 @@ def test_bad_input_names_the_argument_and_changes_no_segment(call, exc, words):
     for word in words:
         assert word in str(info.value), (word, str(info.value))
     assert _snapshot(seg) == before
+
+
+def test_a_failure_past_the_first_check_takes_counted_segments_back_out(monkeypatch):
+    """Only a total weight that overflows in one segment can fail after the batch was checked whole."""
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update_many(["a", "b"], [1, 0], [0.9, 0.2])
+    before = seg.to_bytes()
+    real = se.BinaryAccumulator.update_many
+    calls = []
+
+    def flaky(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:  # the check of the whole batch, segment a, then segment b fails
+            raise ValueError("w: the total weight overflows")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(se.BinaryAccumulator, "update_many", flaky)
+    with pytest.raises(ValueError, match="overflows"):
+        seg.update_many(["a", "b", "c"], [1, 0, 1], [0.4, 0.5, 0.6])
+    monkeypatch.setattr(se.BinaryAccumulator, "update_many", real)
+    assert seg.to_bytes() == before
 
 
 def test_one_event_past_max_segments_is_refused():
@@ -243,3 +266,26 @@ def test_unknown_metric_is_named():
     seg.update("a", 1, 0.3)
     with pytest.raises(ValueError, match="'aucc'"):
         seg.get().by_group("aucc")
+
+
+def test_forest_plot_draws_each_segment_with_its_interval():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from streameval.plot import plot_segments
+
+    g, y, s = _stream(7, 3_000)
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update_many(g, y, s)
+    r = seg.get()
+    for metric in ("auc", "recall", "f1"):
+        ax = plot_segments(r, metric)
+        labels = [str(k) for k in r.segments]
+        assert [t.get_text() for t in ax.get_yticklabels()] == labels
+        points = list(ax.containers)
+        for segment, container in zip(r.segments, points, strict=True):
+            x = container.lines[0].get_xdata()[0]
+            assert x == pytest.approx(r.by_group(metric)[segment], abs=1e-15)
+        if metric == "recall":
+            ci = r[r.segments[0]].wilson_ci("recall")
+            segments = points[0].lines[2][0].get_segments()[0]
+            assert segments[0][0] == pytest.approx(ci.lower) and segments[1][0] == pytest.approx(ci.upper)
