@@ -493,6 +493,29 @@ def bench_segments(n: int, rows: list[str]) -> None:
             )
 
 
+def bench_prometheus(rows: list[str]) -> None:
+    """One scrape (every metric of every accumulator, rendered as text) with 100 accumulators."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from streameval.prometheus import MetricsCollector
+
+    for kind, make in (("binary, 10^4 events each", None), ("segmented, 10 segments each", "segmented")):
+        models = {}
+        for i in range(100):
+            y, s = make_family("calibrated", 10_000, seed=i)
+            if make is None:
+                acc = se.BinaryAccumulator()
+                acc.update_many(y, s)
+            else:
+                acc = se.Segmented(se.BinaryAccumulator)
+                acc.update_many(np.arange(y.size) % 10, y, s)
+            models[f"model_{i}"] = se.Locked(acc)
+        registry = CollectorRegistry()
+        registry.register(MetricsCollector(models))
+        t = median_time(lambda registry=registry: generate_latest(registry), repeat=5)
+        rows.append(f"| 100 accumulators: {kind} | {t * 1e3:.0f} ms | {len(generate_latest(registry)):,} bytes |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
@@ -637,6 +660,8 @@ def main() -> None:
         "|---|---|---|---|---|---|---|",
     ]
     bench_segments(batch_sizes[0], lines)
+    lines += ["", "## A Prometheus scrape", "", "| what | one scrape | exposition |", "|---|---|---|"]
+    bench_prometheus(lines)
     twins = pure_python_ratios(per_event_n, batch_sizes)
     if twins is not None:
         mine = {**per_event, **batch}
