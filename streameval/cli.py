@@ -88,7 +88,57 @@ class Rows:
     cols: dict[str, list[Any]] = field(default_factory=dict)
 
 
+def _is_parquet(path: str, fmt: str | None) -> bool:
+    if fmt:
+        return fmt == "parquet"
+    if path == "-":
+        return False
+    if path.endswith((".parquet", ".pq")):
+        return True
+    with Path(path).open("rb") as fh:
+        return fh.read(4) == b"PAR1"
+
+
+def _parquet_chunks(path: str, columns: list[str]) -> Iterator[Rows]:
+    """Row groups read a batch at a time (pyarrow); a row's place is its row number in the file, from 1."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise SystemExit("streameval: reading Parquet needs pyarrow: pip install 'streameval[dask]'") from None
+    try:
+        pf = pq.ParquetFile(path)
+    except Exception as exc:  # pyarrow raises its own error types for a damaged file
+        raise BadRowError(path, 0, f"not a readable Parquet file: {exc}") from None
+    names = pf.schema_arrow.names
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise BadRowError(path, 0, f"missing column {missing[0]!r} (the file has {names})")
+    start = 1
+    for batch in pf.iter_batches(batch_size=CHUNK, columns=columns):
+        n = batch.num_rows
+        rows = Rows(path, lines=list(range(start, start + n)))  # reported as file:row
+        for c in columns:
+            col = batch.column(c)
+            kind = col.type
+            if pa_is_number(kind):
+                rows.cols[c] = col.to_numpy(zero_copy_only=False).tolist()
+            else:
+                rows.cols[c] = col.to_pylist()
+        start += n
+        yield rows
+
+
+def pa_is_number(kind: Any) -> bool:
+    """Whether a pyarrow type is a plain integer, float or boolean one."""
+    import pyarrow.types as pt
+
+    return bool(pt.is_integer(kind) or pt.is_floating(kind) or pt.is_boolean(kind))
+
+
 def _chunks(path: str, columns: list[str], fmt: str | None) -> Iterator[Rows]:
+    if _is_parquet(path, fmt):
+        yield from _parquet_chunks(path, columns)
+        return
     name, fh = _open(path)
     with fh:
         if _is_jsonl(name, fmt):
@@ -497,7 +547,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="columns whose values split the rows into segments (repeat or separate by commas to cross them)",
     )  # fmt: skip
     ev.add_argument("--window", type=int, help="also report the last N events")
-    ev.add_argument("--format", choices=["csv", "jsonl"], help="force the input format (default: by extension)")
+    ev.add_argument(
+        "--format", choices=["csv", "jsonl", "parquet"], help="force the input format (default: by name or content)"
+    )
     ev.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ev.add_argument("--save", metavar="STATE", help="write the accumulated state to this file")
     ev.add_argument("--save-segments", metavar="STATE", help="with --by, write the segmented state to this file")

@@ -239,3 +239,25 @@ def test_drift_between_two_saved_score_states(tmp_path):
     se.RegressionAccumulator().save(tmp_path / "regression.sevl")
     bad = _cli("drift", str(tmp_path / "ref.sevl"), str(tmp_path / "regression.sevl"), check=False)
     assert bad.returncode != 0 and "ScoreAccumulator" in bad.stderr
+
+
+def test_parquet_is_read_by_row_groups_and_a_bad_row_is_named_by_its_row(tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    y, s, region, w = _data(5000, seed=5)
+    frame = pd.DataFrame({"label": y.astype(int), "score": s, "region": region, "weight": w})
+    frame.to_parquet(tmp_path / "scores.parquet", row_group_size=1000)
+    out = json.loads(
+        _cli("eval", str(tmp_path / "scores.parquet"), "--by", "region", "--weight", "weight", "--json").stdout
+    )
+    acc = se.BinaryAccumulator(pos_label=True, neg_label=False)
+    acc.update_many(y, s, w)
+    assert out["rows"] == 5000 and out["overall"]["auc"] == pytest.approx(acc.get().auc, abs=1e-15)
+    (tmp_path / "no_suffix").write_bytes((tmp_path / "scores.parquet").read_bytes())  # found by its magic bytes
+    assert json.loads(_cli("eval", str(tmp_path / "no_suffix"), "--json").stdout)["rows"] == 5000
+    frame.loc[2500, "score"] = None
+    frame.to_parquet(tmp_path / "bad.parquet", row_group_size=1000)
+    bad = _cli("eval", str(tmp_path / "bad.parquet"), check=False)
+    assert bad.returncode == 2 and "bad.parquet:2501" in bad.stderr and "score" in bad.stderr
+    skipped = json.loads(_cli("eval", str(tmp_path / "bad.parquet"), "--skip-bad", "--json").stdout)
+    assert skipped["skipped"]["total"] == 1 and skipped["overall"]["n"] == 4999
