@@ -21,7 +21,7 @@ __all__ = ["PairedAccumulator", "PairedReport"]
 class PairedAccumulator(AccumulatorBase):
     """Two classifiers evaluated on the same stream, for McNemar's test.
 
-    The state is the 2 x 2 x 2 table of counts [true label][A's prediction][B's prediction].
+    The state is the 2 x 2 x 2 table of counts ``[true label][A's prediction][B's prediction]``.
 
     Parameters
     ----------

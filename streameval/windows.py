@@ -541,6 +541,8 @@ class Monitor:
         ``drift_js``, ``drift_wasserstein`` (``nan`` while there are no
         current scores). See :func:`streameval.drift`.
 
+    Notes
+    -----
     A batch from ``update_many`` counts as one step: the record is taken after
     the batch, at the last boundary it crossed.
 

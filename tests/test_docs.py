@@ -52,3 +52,10 @@ def test_site_builds_strictly(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "site" / "plots" / "index.html").exists()
+    api = (tmp_path / "site" / "api" / "index.html").read_text()
+    import streameval as se
+
+    for name in se.__all__:  # every public name has its entry, rendered from its docstring
+        assert f'id="streameval.{name}"' in api, name
+    for module in ("river", "dask", "plot", "prometheus"):
+        assert f'id="streameval.{module}"' in api, module
