@@ -249,6 +249,11 @@ class Segmented(AccumulatorBase):
         >>> seg.segments
         [('eu', 'mobile')]
         """
+        if type(segment) is str or type(segment) is int:  # the common case: the value is its own key
+            acc = self._segments.get(segment)
+            if acc is not None:
+                acc.update(*event, **kwargs)
+                return
         key = segment_key(segment)
         acc = self._segments.get(key)
         if acc is None:
