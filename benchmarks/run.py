@@ -516,6 +516,38 @@ def bench_prometheus(rows: list[str]) -> None:
         rows.append(f"| 100 accumulators: {kind} | {t * 1e3:.0f} ms | {len(generate_latest(registry)):,} bytes |")
 
 
+def bench_cli_files(n: int, rows: list[str]) -> None:
+    """`streameval eval`'s reading (in the process) against pandas.read_csv + update_many on the same file."""
+    import tempfile
+
+    import pandas as pd
+
+    from streameval import cli
+
+    rng = np.random.default_rng(5)
+    y, s = make_family("calibrated", n, seed=5)
+    frame = pd.DataFrame({"label": y.astype(int), "score": np.round(s, 6), "region": rng.choice(["eu", "us"], n)})
+    with tempfile.TemporaryDirectory() as tmp:
+        csv_path, pq_path = f"{tmp}/scores.csv", f"{tmp}/scores.parquet"
+        frame.to_csv(csv_path, index=False)
+        frame.to_parquet(pq_path, row_group_size=1 << 20)
+
+        def ours(path: str) -> None:
+            cli._evaluate(cli.build_parser().parse_args(["eval", path, "--no-progress"]))
+
+        def pandas_way() -> None:
+            d = pd.read_csv(csv_path)
+            se.BinaryAccumulator().update_many(d["label"].to_numpy(), d["score"].to_numpy())
+
+        t_pd, t_csv, ratio = paired_ratio(pandas_way, lambda: ours(csv_path), repeat=7)
+        t_pq = median_time(lambda: ours(pq_path), repeat=5)
+        rows += [
+            f"| CSV, `streameval eval` | {t_csv * 1e3:.0f} ms | **{1 / ratio:.2f}** |",
+            f"| Parquet, `streameval eval` | {t_pq * 1e3:.0f} ms | {t_pd / t_pq:.2f} |",
+            f"| CSV, `pandas.read_csv` + `update_many` | {t_pd * 1e3:.0f} ms | 1.00 |",
+        ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
@@ -660,6 +692,17 @@ def main() -> None:
         "|---|---|---|---|---|---|---|",
     ]
     bench_segments(batch_sizes[0], lines)
+    lines += [
+        "",
+        f"## Reading files ({batch_sizes[0]:.0e} rows: label, score, region)",
+        "",
+        "The command's evaluation in the process against pandas on the same file; the ratio is pandas' time over "
+        "ours (higher is better; the CSV pair runs alternately, the ratio is the median of the pairs).",
+        "",
+        "| what | time | vs pandas |",
+        "|---|---|---|",
+    ]
+    bench_cli_files(batch_sizes[0], lines)
     lines += ["", "## A Prometheus scrape", "", "| what | one scrape | exposition |", "|---|---|---|"]
     bench_prometheus(lines)
     twins = pure_python_ratios(per_event_n, batch_sizes)

@@ -85,7 +85,15 @@ class Rows:
 
     source: str
     lines: list[int] = field(default_factory=list)
-    cols: dict[str, list[Any]] = field(default_factory=dict)
+    cols: dict[str, Any] = field(default_factory=dict)  # lists of values, or pyarrow arrays
+
+
+def _has_pyarrow() -> bool:
+    try:
+        import pyarrow.csv  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _is_parquet(path: str, fmt: str | None) -> bool:
@@ -99,8 +107,12 @@ def _is_parquet(path: str, fmt: str | None) -> bool:
         return fh.read(4) == b"PAR1"
 
 
-def _parquet_chunks(path: str, columns: list[str]) -> Iterator[Rows]:
-    """Row groups read a batch at a time (pyarrow); a row's place is its row number in the file, from 1."""
+def _parquet_chunks(path: str, columns: list[str], numeric: set[str]) -> Iterator[Rows]:
+    """Row groups read a batch at a time (pyarrow); a row's place is its row number in the file, from 1.
+
+    Columns stay pyarrow arrays: numbers as float64 (nulls as NaN), labels and segments as text, as the
+    other readers give them (a bool as 1 or 0, a whole float as an integer).
+    """
     try:
         import pyarrow.parquet as pq
     except ImportError:
@@ -114,30 +126,99 @@ def _parquet_chunks(path: str, columns: list[str]) -> Iterator[Rows]:
     if missing:
         raise BadRowError(path, 0, f"missing column {missing[0]!r} (the file has {names})")
     start = 1
-    for batch in pf.iter_batches(batch_size=CHUNK, columns=columns):
+    for batch in pf.iter_batches(batch_size=1 << 20, columns=columns):
         n = batch.num_rows
-        rows = Rows(path, lines=list(range(start, start + n)))  # reported as file:row
-        for c in columns:
-            col = batch.column(c)
-            kind = col.type
-            if pa_is_number(kind):
-                rows.cols[c] = col.to_numpy(zero_copy_only=False).tolist()
-            else:
-                rows.cols[c] = col.to_pylist()
+        rows = Rows(path, lines=np.arange(start, start + n))  # type: ignore[arg-type]  # reported as file:row
+        rows.cols = {c: _parquet_column(batch.column(c), c in numeric) for c in columns}
         start += n
         yield rows
 
 
-def pa_is_number(kind: Any) -> bool:
-    """Whether a pyarrow type is a plain integer, float or boolean one."""
+def _parquet_column(col: Any, numeric: bool) -> Any:
+    """A Parquet column as the checks read it: float64 numbers, or text; values as Python objects otherwise."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.types as pt
 
-    return bool(pt.is_integer(kind) or pt.is_floating(kind) or pt.is_boolean(kind))
+    kind = col.type
+    try:
+        if numeric and (pt.is_integer(kind) or pt.is_floating(kind)) and not col.null_count:
+            return pc.cast(col, pa.float64())
+        if not numeric and not col.null_count:
+            if pt.is_string(kind) or pt.is_large_string(kind):
+                return col
+            if pt.is_boolean(kind):
+                return pc.cast(pc.cast(col, pa.int8()), pa.string())
+            if pt.is_integer(kind):
+                return pc.cast(col, pa.string())
+            if pt.is_floating(kind) and pc.all(pc.equal(pc.floor(col), col)).as_py():
+                return pc.cast(pc.cast(col, pa.int64()), pa.string())
+    except pa.ArrowInvalid:
+        pass
+    return col.to_pylist()  # anything else (nulls, dates, ...): checked value by value
 
 
-def _chunks(path: str, columns: list[str], fmt: str | None) -> Iterator[Rows]:
+class IrregularInputError(Exception):
+    """The fast CSV reader met something only the exact reader explains (a row of another width, bad text...)."""
+
+
+def _arrow_csv_chunks(path: str, columns: list[str], numeric: set[str]) -> Iterator[Rows]:
+    """A CSV file parsed by pyarrow's streaming reader, its needed columns as strings.
+
+    Rows map one to one to the records after the header, so a row's place is
+    its record number. Anything irregular (a row of another width, a blank
+    line, text that is not UTF-8, a missing column) raises :class:`IrregularInputError`:
+    the caller reads the files again with the exact reader, which names the
+    line or skips blank ones.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
+    with Path(path).open("rb") as raw:
+        magic = raw.read(2)
+    irregular: list[Any] = []
+
+    def on_invalid(row: Any) -> str:
+        irregular.append(row)
+        return "skip"
+
+    with gzip.open(path, "rb") if magic == b"\x1f\x8b" else Path(path).open("rb") as fh:
+        try:
+            reader = pa_csv.open_csv(
+                fh,
+                read_options=pa_csv.ReadOptions(block_size=1 << 20),
+                parse_options=pa_csv.ParseOptions(invalid_row_handler=on_invalid, ignore_empty_lines=False),
+                convert_options=pa_csv.ConvertOptions(
+                    include_columns=columns,
+                    column_types={c: pa.float64() if c in numeric else pa.string() for c in columns},
+                    strings_can_be_null=False,
+                ),
+            )
+            line = 2  # the first record after the header
+            for batch in reader:
+                if irregular:
+                    raise IrregularInputError(path)
+                n = batch.num_rows
+                if not numeric or any(batch.column(c).null_count for c in numeric):  # an empty number, a blank line
+                    raise IrregularInputError(path)
+                rows = Rows(path, lines=np.arange(line, line + n))  # type: ignore[arg-type]
+                rows.cols = {c: batch.column(c) for c in columns}
+                line += n
+                yield rows
+            if irregular:
+                raise IrregularInputError(path)
+        except (pa.ArrowException, UnicodeDecodeError, EOFError, gzip.BadGzipFile, OSError) as exc:
+            raise IrregularInputError(path) from exc
+
+
+def _chunks(
+    path: str, columns: list[str], fmt: str | None, fast: bool = False, numeric: set[str] | None = None
+) -> Iterator[Rows]:
     if _is_parquet(path, fmt):
-        yield from _parquet_chunks(path, columns)
+        yield from _parquet_chunks(path, columns, numeric or set())
+        return
+    if fast and path != "-" and not _is_jsonl(path, fmt) and _has_pyarrow():
+        yield from _arrow_csv_chunks(path, columns, numeric or set())
         return
     name, fh = _open(path)
     with fh:
@@ -202,9 +283,34 @@ def _jsonl_chunks(name: str, fh: TextIO, columns: list[str]) -> Iterator[Rows]:
         yield rows
 
 
+def _is_arrow(values: Any) -> bool:
+    return type(values).__module__.startswith("pyarrow")
+
+
+def _texts(rows: Rows, column: str) -> np.ndarray:
+    """A column's values as stripped text (labels, segments)."""
+    values = rows.cols[column]
+    if _is_arrow(values):
+        import pyarrow.compute as pc
+
+        return np.asarray(pc.utf8_trim_whitespace(values).to_numpy(zero_copy_only=False), dtype=object)
+    return np.array([_label_text(v) for v in values])
+
+
+def _raw(rows: Rows, column: str, i: int) -> Any:
+    """The value of row ``i`` of a column as read (for messages)."""
+    v = rows.cols[column][i]
+    return v.as_py() if hasattr(v, "as_py") else v
+
+
 def _numbers(rows: Rows, column: str, finite: bool, bad: np.ndarray) -> np.ndarray:
     """Column values as floats; sets ``bad`` where a value is not a usable number."""
     values = rows.cols[column]
+    if _is_arrow(values):  # parsed by pyarrow: floats already (an empty or bad one sent the file to the exact reader)
+        out = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64)
+        ok = np.isfinite(out) if finite else ~np.isnan(out)
+        bad |= ~ok
+        return out
     try:
         out = np.array(values, dtype=np.float64)
     except (TypeError, ValueError):
@@ -236,9 +342,20 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
     n = len(rows.lines)
     bad_score = np.zeros(n, dtype=np.bool_)
     scores = _numbers(rows, args.score, finite=False, bad=bad_score)
-    labels = np.array([_label_text(v) for v in rows.cols[args.label]])
-    is_pos = labels == args.pos_label
-    bad_label = ~(is_pos | (labels == args.neg_label))
+    if _is_arrow(rows.cols[args.label]):  # compared in pyarrow, without making Python strings
+        import pyarrow.compute as pc
+
+        column = rows.cols[args.label]
+        is_pos = np.asarray(pc.equal(column, args.pos_label).to_numpy(zero_copy_only=False), dtype=np.bool_)
+        is_neg = np.asarray(pc.equal(column, args.neg_label).to_numpy(zero_copy_only=False), dtype=np.bool_)
+        if not (is_pos | is_neg).all():  # labels with spaces around them count as without
+            trimmed = pc.utf8_trim_whitespace(column)
+            is_pos = np.asarray(pc.equal(trimmed, args.pos_label).to_numpy(zero_copy_only=False), dtype=np.bool_)
+            is_neg = np.asarray(pc.equal(trimmed, args.neg_label).to_numpy(zero_copy_only=False), dtype=np.bool_)
+    else:
+        labels = _texts(rows, args.label)
+        is_pos, is_neg = labels == args.pos_label, labels == args.neg_label
+    bad_label = ~(is_pos | is_neg)
     bad_weight = np.zeros(n, dtype=np.bool_)
     weights = None
     if args.weight:
@@ -248,15 +365,15 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
     times = _numbers(rows, args.time, finite=True, bad=bad_time) if args.time else None
     segments = None
     if args.by:  # one column: its values as text; several: a tuple of them per row (crossed segments)
-        parts = [[_label_text(v) for v in rows.cols[c]] for c in args.by]
+        parts = [_texts(rows, c).tolist() for c in args.by]
         segments = np.empty(n, dtype=object)
         segments[:] = parts[0] if len(parts) == 1 else list(zip(*parts, strict=True))
     checks = [
-        ("label", bad_label, lambda i: f"label {rows.cols[args.label][i]!r} is neither {args.pos_label!r} nor "
+        ("label", bad_label, lambda i: f"label {_raw(rows, args.label, i)!r} is neither {args.pos_label!r} nor "
                                        f"{args.neg_label!r}"),
-        ("score", bad_score, lambda i: f"score {rows.cols[args.score][i]!r} is not a number"),
-        ("weight", bad_weight, lambda i: f"weight {rows.cols[args.weight][i]!r} is not a finite number >= 0"),
-        ("time", bad_time, lambda i: f"time {rows.cols[args.time][i]!r} is not a finite number"),
+        ("score", bad_score, lambda i: f"score {_raw(rows, args.score, i)!r} is not a number"),
+        ("weight", bad_weight, lambda i: f"weight {_raw(rows, args.weight, i)!r} is not a finite number >= 0"),
+        ("time", bad_time, lambda i: f"time {_raw(rows, args.time, i)!r} is not a finite number"),
     ]  # fmt: skip
     keep = np.ones(n, dtype=np.bool_)
     if skip is None:
@@ -327,6 +444,14 @@ class Progress:
 
 
 def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
+    """Every file read fast (pyarrow, CSV files) or, when that meets anything irregular, all of them exactly."""
+    try:
+        return _evaluate_files(args, fast=True)
+    except IrregularInputError:
+        return _evaluate_files(args, fast=False)
+
+
+def _evaluate_files(args: argparse.Namespace, fast: bool) -> dict[str, Any]:
     bins = _parse_bins(args.bins)
 
     def make() -> BinaryAccumulator:
@@ -342,7 +467,8 @@ def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
     progress = Progress(not args.no_progress)
     rows_read = 0
     for path in args.files:
-        for rows in _chunks(path, columns, args.format):
+        numeric = {c for c in (args.score, args.weight, args.time) if c} - {args.label, *(args.by or [])}
+        for rows in _chunks(path, columns, args.format, fast=fast, numeric=numeric):
             is_pos, scores, weights, times, segs, keep = _check_chunk(rows, args, skip)
             rows_read += len(rows.lines)
             if not keep.all():

@@ -255,9 +255,55 @@ def test_parquet_is_read_by_row_groups_and_a_bad_row_is_named_by_its_row(tmp_pat
     assert out["rows"] == 5000 and out["overall"]["auc"] == pytest.approx(acc.get().auc, abs=1e-15)
     (tmp_path / "no_suffix").write_bytes((tmp_path / "scores.parquet").read_bytes())  # found by its magic bytes
     assert json.loads(_cli("eval", str(tmp_path / "no_suffix"), "--json").stdout)["rows"] == 5000
+    for label in (y, y.astype(float)):  # bool and whole-float labels read as 1 and 0, as in the other formats
+        frame.assign(label=label).to_parquet(tmp_path / "typed.parquet", row_group_size=1000)
+        typed = json.loads(_cli("eval", str(tmp_path / "typed.parquet"), "--weight", "weight", "--json").stdout)
+        assert typed["overall"] == out["overall"]
     frame.loc[2500, "score"] = None
     frame.to_parquet(tmp_path / "bad.parquet", row_group_size=1000)
     bad = _cli("eval", str(tmp_path / "bad.parquet"), check=False)
     assert bad.returncode == 2 and "bad.parquet:2501" in bad.stderr and "score" in bad.stderr
     skipped = json.loads(_cli("eval", str(tmp_path / "bad.parquet"), "--skip-bad", "--json").stdout)
     assert skipped["skipped"]["total"] == 1 and skipped["overall"]["n"] == 4999
+
+
+TRICKY = {
+    "clean": "label,score,region\n1,0.9,eu\n0,0.2,us\n1,0.4,eu\n",
+    "blank line": "label,score,region\n1,0.9,eu\n\n0,0.2,us\n",
+    "spaces": "label,score,region\n 1 ,0.9,eu\n0, 0.2 ,us\n",
+    "wide row": "label,score,region\n1,0.9,eu\n0,0.2,us,extra\n",
+    "empty score": "label,score,region\n1,0.9,eu\n0,,us\n",
+    "bad score": "label,score,region\n1,0.9,eu\n0,abc,us\n",
+    "bad label": "label,score,region\n1,0.9,eu\n2,0.3,us\n",
+    "quoted newline": 'label,score,region\n1,0.9,"e\nu"\n0,0.2,us\n',
+    "missing column": "label,region\n1,eu\n",
+    "not utf-8": "label,score,region\n1,0.9,\xe9u\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRICKY))
+@pytest.mark.parametrize("skip_bad", [False, True])
+def test_the_fast_reader_gives_what_the_exact_reader_gives(tmp_path, monkeypatch, name, skip_bad):
+    """pyarrow reads clean CSV files; anything irregular sends the files to the exact reader, so every result,
+    every error message and every count of skipped rows is the same."""
+    from streameval import cli
+
+    path = tmp_path / "in.csv"
+    path.write_bytes(TRICKY[name].encode("latin-1") if name == "not utf-8" else TRICKY[name].encode())
+    argv = ["eval", str(path), "--by", "region", "--no-progress"] + (["--skip-bad"] if skip_bad else [])
+
+    def run():
+        try:
+            return cli._evaluate(cli.build_parser().parse_args(argv))
+        except (cli.BadRowError, UnicodeDecodeError) as exc:
+            return f"{type(exc).__name__}: {exc}"
+
+    readers = []
+    real = cli._evaluate_files
+    monkeypatch.setattr(cli, "_evaluate_files", lambda args, fast: readers.append(fast) or real(args, fast))
+    fast = run()
+    regular = name in ("clean", "spaces", "bad label", "quoted newline")  # pyarrow reads these to the end
+    assert readers == ([True] if regular else [True, False]), readers
+    monkeypatch.setattr(cli, "_has_pyarrow", lambda: False)
+    exact = run()
+    assert fast == exact
