@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP_CORE := $(VENV)/.core-installed
 STAMP_DEV := $(VENV)/.dev-installed
 
-.PHONY: demo test lint bench docs clean
+.PHONY: demo test lint browser bench docs clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,15 @@ lint: $(STAMP_DEV)
 	$(VENV)/bin/ruff check streameval tests examples benchmarks docs
 	$(VENV)/bin/mypy streameval
 
-test: lint
+test: lint browser
 	$(PY) -m pytest
+
+# the HTML report is checked in a real headless browser: Debian's chromium, installed here when it is missing
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+		{ apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && \
+		apt-get install -y -q chromium >/dev/null 2>&1; }; }; } || \
+		echo "chromium is not installed and cannot be here: the browser test of the HTML report will be skipped"
 
 bench: $(STAMP_DEV)
 	$(PY) benchmarks/run.py

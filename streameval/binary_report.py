@@ -583,6 +583,15 @@ class BinaryReport(ConfusionReport):
         """
         return {name: self.metric(name) for name in self.SCALAR_METRICS}
 
+    def to_html(self, title: str | None = None) -> str:
+        """This report as one self-contained HTML page (tables, ROC, PR, DET and reliability pictures).
+
+        See :func:`streameval.html.report_html`; the pictures need matplotlib.
+        """
+        from .html import report_html
+
+        return report_html(self, title=title)
+
     def summary(self) -> str:
         """A short readable table of the main metrics."""
         rows = [

@@ -517,6 +517,10 @@ def _evaluate_files(args: argparse.Namespace, fast: bool) -> dict[str, Any]:
     if args.save_segments and segmented is not None:
         segmented.save(args.save_segments)
         result["saved_segments"] = args.save_segments
+    if args.html:
+        item = segmented if segmented is not None and len(segmented) else overall
+        _write_html(args.html, item, f"streameval eval: {', '.join(args.files)}")
+        result["html"] = args.html
     return result
 
 
@@ -635,9 +639,22 @@ def _cmd_drift(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write_html(path: str, item: Any, title: str) -> None:
+    from .html import report_html
+
+    try:
+        Path(path).write_text(report_html(item, title=title), encoding="utf-8")
+    except ImportError as exc:
+        raise SystemExit(f"streameval: --html needs matplotlib: pip install 'streameval[plot]' ({exc})") from None
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     acc = _load(args.state)
     report = acc.get()
+    if args.html:
+        _write_html(args.html, report, f"streameval report: {args.state}")
+        print(f"report written to {args.html}")
+        return 0
     metrics = _metrics(report)
     if args.json:
         print(json.dumps({"kind": type(acc).__name__, **metrics}, indent=2))
@@ -679,6 +696,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ev.add_argument("--save", metavar="STATE", help="write the accumulated state to this file")
     ev.add_argument("--save-segments", metavar="STATE", help="with --by, write the segmented state to this file")
+    ev.add_argument("--html", metavar="FILE", help="also write the report as one self-contained HTML page")
     ev.add_argument("--skip-bad", action="store_true", help="count and skip bad rows instead of stopping")
     ev.add_argument("--no-progress", action="store_true", help="no progress line on standard error")
     ev.set_defaults(run=_cmd_eval)
@@ -689,6 +707,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="print the report of a saved state")
     rp.add_argument("state", metavar="STATE")
     rp.add_argument("--json", action="store_true")
+    rp.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page")
     rp.set_defaults(run=_cmd_report)
     dr = sub.add_parser("drift", help="score drift of a saved state against a reference one (KS, Wasserstein, PSI, JS)")
     dr.add_argument("reference", metavar="REF")

@@ -475,6 +475,9 @@ class SegmentedReport:
         The report of every segment's counts merged.
     """
 
+    SUMMARY_METRICS: ClassVar[tuple[str, ...]] = SUMMARY_METRICS  # the columns of summary() and to_html()
+    NEUTRAL: ClassVar[frozenset[str]] = NEUTRAL  # metrics with no worse side (counts, selection rate, ...)
+
     def __init__(self, reports: Mapping[Hashable, Any], overall: Any) -> None:
         self.reports = dict(reports)
         self.overall = overall
@@ -623,6 +626,15 @@ class SegmentedReport:
         if spread:
             out += "\n\n" + _columns([["metric", "worst", "min", "max", "difference", "ratio"], *spread])
         return out
+
+    def to_html(self, title: str | None = None) -> str:
+        """This report as one self-contained HTML page: the overall report, the segments and fairness.
+
+        See :func:`streameval.html.report_html`; the pictures need matplotlib.
+        """
+        from .html import report_html
+
+        return report_html(self, title=title)
 
     def to_dict(self) -> dict[str, Any]:
         """The overall metrics, then every segment's as ``"<segment>/<metric>"``."""

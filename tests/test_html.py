@@ -1,0 +1,116 @@
+"""The HTML report: one self-contained page, written by the library and the command, and shown in a real browser."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import streameval as se
+
+pytest.importorskip("matplotlib")
+from streameval.html import report_html
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _segmented(n=3_000, seed=0):
+    rng = np.random.default_rng(seed)
+    g = rng.choice(["eu", "us", "apac"], n)
+    y = rng.random(n) < 0.3
+    s = 1 / (1 + np.exp(-rng.normal(y * 2.0 - 1.0, 1.3)))
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update_many(g, y, s)
+    return seg, g, y, s
+
+
+def _self_contained(page):
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)  # nothing fetched from anywhere
+    assert "<script" not in page
+
+
+def test_binary_page_has_the_metrics_and_four_pictures():
+    _, _, y, s = _segmented()
+    acc = se.BinaryAccumulator()
+    acc.update_many(y, s)
+    page = acc.get().to_html(title="fraud <model>")
+    _self_contained(page)
+    assert "fraud &lt;model&gt;" in page  # escaped
+    assert page.count("data:image/png;base64,") == 4  # ROC, PR, DET, reliability
+    assert f"{acc.get().auc:.6g}" in page and f"{acc.get().brier:.6g}" in page
+
+
+def test_segmented_page_marks_the_worst_segment_and_gives_fairness():
+    seg, *_ = _segmented()
+    r = seg.get()
+    page = r.to_html()
+    _self_contained(page)
+    worst = r.worst("auc")
+    row = next(line for line in re.findall(r"<tr>.*?</tr>", page) if f"<td>{worst}</td>" in line)
+    assert f'<td class="worst">{r[worst].auc:.6g}</td>' in row
+    assert f"{r.equalized_odds_difference:.6g}" in page and "demographic_parity_ratio" in page
+
+
+def test_other_kinds_and_metrics_over_time():
+    reg = se.RegressionAccumulator()
+    reg.update_many([1.0, 2.0, 3.0], [1.5, 2.0, 2.0])
+    page = report_html(reg)
+    _self_contained(page)
+    assert f"{reg.get().mae:.6g}" in page and "data:image/png" not in page
+    mon = se.Monitor(se.Sliding(se.BinaryAccumulator, size=500), every=500)
+    _, _, y, s = _segmented()
+    mon.update_many(y[:1000], s[:1000])
+    mon.update_many(y[1000:], s[1000:])
+    page = report_html(mon.accumulator, records=mon.to_records())
+    assert "Over time" in page and page.count("data:image/png;base64,") >= 5
+    outside = se.BinaryAccumulator()
+    outside.update_many([1, 0], [2.0, -1.0])  # scores that are not probabilities: no reliability diagram
+    page = report_html(outside)
+    assert page.count("data:image/png;base64,") == 3 and "outside [0, 1]" in page
+
+
+def test_the_command_writes_pages(tmp_path):
+    seg, g, y, s = _segmented()
+    csv = tmp_path / "scores.csv"
+    rows = zip(y.tolist(), s.tolist(), g.tolist(), strict=True)
+    csv.write_text("label,score,region\n" + "".join(f"{int(a)},{b!r},{c}\n" for a, b, c in rows))
+    env_cmd = [sys.executable, "-m", "streameval.cli"]
+    out = subprocess.run(
+        [*env_cmd, "eval", str(csv), "--by", "region", "--html", str(tmp_path / "eval.html"), "--json"],
+        capture_output=True, text=True, check=True, cwd=ROOT,
+    )  # fmt: skip
+    assert json.loads(out.stdout)["html"] == str(tmp_path / "eval.html")
+    assert "Fairness" in (tmp_path / "eval.html").read_text()
+    seg.save(tmp_path / "seg.sevl")
+    subprocess.run([*env_cmd, "report", str(tmp_path / "seg.sevl"), "--html", str(tmp_path / "report.html")],
+                   check=True, cwd=ROOT, capture_output=True)  # fmt: skip
+    _self_contained((tmp_path / "report.html").read_text())
+
+
+def test_the_page_renders_in_a_headless_browser(tmp_path):
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("chromium is not installed here (make test installs it where apt-get can)")
+    seg, *_ = _segmented()
+    page = tmp_path / "report.html"
+    page.write_text(seg.get().to_html(title="segments"))
+    shot = tmp_path / "report.png"
+    common = [browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+              "--enable-logging=stderr", "--v=0", f"--user-data-dir={tmp_path / 'profile'}"]  # fmt: skip
+    done = subprocess.run(
+        [*common, "--window-size=1200,2400", f"--screenshot={shot}", page.as_uri()],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    console = [line for line in done.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
+    assert console == [], console
+    assert shot.stat().st_size > 50_000  # a page of tables and pictures, not a blank one
+    dom = subprocess.run([*common, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0 and dom.stdout.count("<img") == 4 and "equalized_odds_difference" in dom.stdout
