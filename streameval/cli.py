@@ -20,6 +20,7 @@ import gzip
 import io
 import json
 import math
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -50,18 +51,44 @@ class BadRowError(Exception):
 
 
 # -- reading --------------------------------------------------------------------
-def _open(path: str) -> tuple[str, TextIO]:
+class _Counted(io.RawIOBase):
+    """A binary file that counts the bytes read from it (the progress bar's position)."""
+
+    def __init__(self, fh: Any) -> None:
+        super().__init__()
+        self.fh = fh
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self.fh.readinto(buffer)
+        self.count += n or 0
+        return int(n or 0)
+
+    def close(self) -> None:
+        self.fh.close()
+        super().close()
+
+
+def _binary(path: str) -> tuple[_Counted, Any]:
+    """A file's bytes, counted as read, and its content (gzip decompressed on the fly)."""
+    counted = _Counted(Path(path).open("rb"))  # noqa: SIM115 - closed by whoever reads the content
+    buffered = io.BufferedReader(counted, buffer_size=1 << 16)
+    if buffered.peek(2)[:2] == b"\x1f\x8b":
+        return counted, gzip.GzipFile(fileobj=buffered)
+    return counted, buffered
+
+
+def _open(path: str) -> tuple[str, TextIO, _Counted | None]:
     if path == "-":
         raw = sys.stdin.buffer
         head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
         stream = gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw
-        return "<stdin>", io.TextIOWrapper(stream, encoding="utf-8", newline="")
-    p = Path(path)
-    with p.open("rb") as fh:
-        magic = fh.read(2)
-    if magic == b"\x1f\x8b":
-        return path, io.TextIOWrapper(gzip.open(p, "rb"), encoding="utf-8", newline="")
-    return path, p.open("r", encoding="utf-8", newline="")
+        return "<stdin>", io.TextIOWrapper(stream, encoding="utf-8", newline=""), None
+    counted, content = _binary(path)
+    return path, io.TextIOWrapper(content, encoding="utf-8", newline=""), counted
 
 
 def _is_jsonl(name: str, forced: str | None) -> bool:
@@ -86,11 +113,14 @@ class Rows:
     source: str
     lines: list[int] = field(default_factory=list)
     cols: dict[str, Any] = field(default_factory=dict)  # lists of values, or pyarrow arrays
+    originals: dict[str, Any] = field(default_factory=dict)  # columns as read, where cols holds them converted
+    position: int | None = None  # bytes of the file read when the chunk was (None: not known)
 
 
 def _has_pyarrow() -> bool:
     try:
-        import pyarrow.csv  # noqa: F401
+        import pyarrow.csv
+        import pyarrow.json  # noqa: F401
     except ImportError:
         return False
     return True
@@ -116,7 +146,7 @@ def _parquet_chunks(path: str, columns: list[str], numeric: set[str]) -> Iterato
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise SystemExit("streameval: reading Parquet needs pyarrow: pip install 'streameval[dask]'") from None
+        raise SystemExit("streameval: reading Parquet needs pyarrow: pip install 'streameval[cli]'") from None
     try:
         pf = pq.ParquetFile(path)
     except Exception as exc:  # pyarrow raises its own error types for a damaged file
@@ -126,11 +156,14 @@ def _parquet_chunks(path: str, columns: list[str], numeric: set[str]) -> Iterato
     if missing:
         raise BadRowError(path, 0, f"missing column {missing[0]!r} (the file has {names})")
     start = 1
+    size, total = Path(path).stat().st_size, max(pf.metadata.num_rows, 1)
     for batch in pf.iter_batches(batch_size=1 << 20, columns=columns):
         n = batch.num_rows
         rows = Rows(path, lines=np.arange(start, start + n))  # type: ignore[arg-type]  # reported as file:row
         rows.cols = {c: _parquet_column(batch.column(c), c in numeric) for c in columns}
+        rows.originals = {c: batch.column(c) for c in columns}
         start += n
+        rows.position = size * (start - 1) // total  # in proportion to the rows read
         yield rows
 
 
@@ -162,7 +195,7 @@ class IrregularInputError(Exception):
     """The fast CSV reader met something only the exact reader explains (a row of another width, bad text...)."""
 
 
-def _arrow_csv_chunks(path: str, columns: list[str], numeric: set[str]) -> Iterator[Rows]:
+def _arrow_csv_chunks(path: str, fh: Any, columns: list[str], numeric: set[str]) -> Iterator[Rows]:
     """A CSV file parsed by pyarrow's streaming reader, its needed columns as strings.
 
     Rows map one to one to the records after the header, so a row's place is
@@ -174,15 +207,13 @@ def _arrow_csv_chunks(path: str, columns: list[str], numeric: set[str]) -> Itera
     import pyarrow as pa
     import pyarrow.csv as pa_csv
 
-    with Path(path).open("rb") as raw:
-        magic = raw.read(2)
     irregular: list[Any] = []
 
     def on_invalid(row: Any) -> str:
         irregular.append(row)
         return "skip"
 
-    with gzip.open(path, "rb") if magic == b"\x1f\x8b" else Path(path).open("rb") as fh:
+    with fh:
         try:
             reader = pa_csv.open_csv(
                 fh,
@@ -211,21 +242,90 @@ def _arrow_csv_chunks(path: str, columns: list[str], numeric: set[str]) -> Itera
             raise IrregularInputError(path) from exc
 
 
+class _BlankLineWatch:
+    """A binary file that notes whether a blank (or whitespace-only) line passed through it."""
+
+    BLANK = re.compile(rb"\n[ \t\r\f\v]*\n")
+
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+        self.blank = False
+        self._tail = b"\n"  # from the last newline read, while what follows it is only whitespace
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.fh.read(size)
+        if not self.blank and data:
+            text = self._tail + data
+            self.blank = self.BLANK.search(text) is not None
+            rest = text[text.rfind(b"\n") :] if b"\n" in text else text
+            self._tail = rest if not rest.strip() else b""
+        return data
+
+    def close(self) -> None:
+        self.fh.close()
+
+    @property
+    def closed(self) -> bool:
+        return bool(self.fh.closed)
+
+
+def _arrow_jsonl_chunks(path: str, fh: Any, columns: list[str], numeric: set[str]) -> Iterator[Rows]:
+    """A JSON Lines file parsed by pyarrow's streaming reader; a row's place is its line.
+
+    Anything irregular (a blank line, a missing or null field, a value of another type than a number or text,
+    text that is not JSON) raises :class:`IrregularInputError`, and the exact reader takes over.
+    """
+    import pyarrow as pa
+    import pyarrow.json as pa_json
+    import pyarrow.types as pt
+
+    with fh:
+        watch = _BlankLineWatch(fh)
+        try:
+            reader = pa_json.open_json(watch, read_options=pa_json.ReadOptions(block_size=1 << 20))
+            line = 1
+            for batch in reader:
+                names = batch.schema.names
+                if watch.blank or any(c not in names or batch.column(c).null_count for c in columns):
+                    raise IrregularInputError(path)
+                cols = {}
+                for c in columns:
+                    kind = batch.column(c).type
+                    if not (pt.is_boolean(kind) or pt.is_integer(kind) or pt.is_floating(kind) or pt.is_string(kind)):
+                        raise IrregularInputError(path)
+                    cols[c] = _parquet_column(batch.column(c), c in numeric)
+                n = batch.num_rows
+                rows = Rows(path, lines=np.arange(line, line + n))  # type: ignore[arg-type]
+                rows.cols = cols
+                rows.originals = {c: batch.column(c) for c in columns}
+                line += n
+                yield rows
+            if watch.blank:
+                raise IrregularInputError(path)
+        except (pa.ArrowException, UnicodeDecodeError, EOFError, gzip.BadGzipFile, OSError) as exc:
+            raise IrregularInputError(path) from exc
+
+
 def _chunks(
     path: str, columns: list[str], fmt: str | None, fast: bool = False, numeric: set[str] | None = None
 ) -> Iterator[Rows]:
+    """The rows of a file a chunk at a time, each with ``position``: the bytes of the file read so far."""
     if _is_parquet(path, fmt):
         yield from _parquet_chunks(path, columns, numeric or set())
         return
-    if fast and path != "-" and not _is_jsonl(path, fmt) and _has_pyarrow():
-        yield from _arrow_csv_chunks(path, columns, numeric or set())
+    if fast and path != "-" and _has_pyarrow():
+        reader = _arrow_jsonl_chunks if _is_jsonl(path, fmt) else _arrow_csv_chunks
+        counted, content = _binary(path)
+        for rows in reader(path, content, columns, numeric or set()):
+            rows.position = counted.count
+            yield rows
         return
-    name, fh = _open(path)
+    name, fh, counter = _open(path)
     with fh:
-        if _is_jsonl(name, fmt):
-            yield from _jsonl_chunks(name, fh, columns)
-        else:
-            yield from _csv_chunks(name, fh, columns)
+        chunks = _jsonl_chunks(name, fh, columns) if _is_jsonl(name, fmt) else _csv_chunks(name, fh, columns)
+        for rows in chunks:
+            rows.position = None if counter is None else counter.count
+            yield rows
 
 
 def _csv_chunks(name: str, fh: TextIO, columns: list[str]) -> Iterator[Rows]:
@@ -299,7 +399,7 @@ def _texts(rows: Rows, column: str) -> np.ndarray:
 
 def _raw(rows: Rows, column: str, i: int) -> Any:
     """The value of row ``i`` of a column as read (for messages)."""
-    v = rows.cols[column][i]
+    v = rows.originals.get(column, rows.cols[column])[i]
     return v.as_py() if hasattr(v, "as_py") else v
 
 
@@ -421,25 +521,55 @@ def _parse_bins(spec: str) -> Bins:
 
 
 class Progress:
-    """Rows and rate on standard error, only when it is a terminal."""
+    """A progress bar on standard error (tqdm): bytes read of the files' total, rows, rows/s and the time left.
 
-    def __init__(self, enabled: bool) -> None:
+    Quiet when standard error is not a terminal, or with ``enabled=False``.
+    With standard input (whose size is not known) it counts rows only;
+    without tqdm installed, a plain line of rows and rate.
+    """
+
+    def __init__(self, enabled: bool, total_bytes: int | None) -> None:
         self.enabled = enabled and sys.stderr.isatty()
         self.start = time.perf_counter()
         self.rows = 0
         self.last = 0.0
+        self.done_bytes = 0  # of the files finished
+        self.bar: Any = None
+        if self.enabled:
+            try:
+                from tqdm import tqdm  # type: ignore[import-untyped]
+            except ImportError:
+                return
+            self.bar = tqdm(
+                total=total_bytes, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr, disable=None,
+                desc="reading", dynamic_ncols=True, leave=True,
+            )  # fmt: skip
 
-    def add(self, n: int, source: str) -> None:
+    def add(self, n: int, source: str, position: int | None) -> None:
+        """``n`` more rows of ``source``, of which ``position`` bytes are read so far."""
         self.rows += n
         now = time.perf_counter()
-        if self.enabled and now - self.last > 0.2:
-            rate = self.rows / max(now - self.start, 1e-9)
+        rate = self.rows / max(now - self.start, 1e-9)
+        if self.bar is not None:
+            if position is not None:
+                self.bar.update(self.done_bytes + position - self.bar.n)
+            self.bar.set_postfix_str(f"{self.rows:,} rows, {rate:,.0f} rows/s", refresh=False)
+        elif self.enabled and now - self.last > 0.2:
             sys.stderr.write(f"\r{source}: {self.rows:,} rows, {rate:,.0f} rows/s ")
             sys.stderr.flush()
             self.last = now
 
+    def file_done(self, path: str) -> None:
+        """A file read to its end."""
+        if path != "-":
+            self.done_bytes += Path(path).stat().st_size
+            if self.bar is not None:
+                self.bar.update(self.done_bytes - self.bar.n)
+
     def done(self) -> None:
-        if self.enabled:
+        if self.bar is not None:
+            self.bar.close()
+        elif self.enabled:
             sys.stderr.write("\n")
 
 
@@ -464,30 +594,34 @@ def _evaluate_files(args: argparse.Namespace, fast: bool) -> dict[str, Any]:
     window = Sliding(make, size=args.window) if args.window else None
     skip = Problem() if args.skip_bad else None
     columns = [c for c in (args.label, args.score, args.weight, args.time) if c] + list(args.by or [])
-    progress = Progress(not args.no_progress)
+    sizes = None if "-" in args.files else sum(Path(p).stat().st_size for p in args.files if Path(p).exists())
+    progress = Progress(not args.no_progress, sizes)
     rows_read = 0
-    for path in args.files:
-        numeric = {c for c in (args.score, args.weight, args.time) if c} - {args.label, *(args.by or [])}
-        for rows in _chunks(path, columns, args.format, fast=fast, numeric=numeric):
-            is_pos, scores, weights, times, segs, keep = _check_chunk(rows, args, skip)
-            rows_read += len(rows.lines)
-            if not keep.all():
-                is_pos, scores = is_pos[keep], scores[keep]
-                weights = None if weights is None else weights[keep]
-                times = None if times is None else times[keep]
-                segs = None if segs is None else segs[keep]
-            if times is not None and scores.size:  # events in time order within a chunk
-                order = np.argsort(times, kind="stable")
-                is_pos, scores = is_pos[order], scores[order]
-                weights = None if weights is None else weights[order]
-                segs = None if segs is None else segs[order]
-            overall.update_many(is_pos, scores, weights)
-            if window is not None:
-                window.update_many(is_pos, scores, weights)
-            if segmented is not None:
-                segmented.update_many(segs, is_pos, scores, w=weights)
-            progress.add(len(rows.lines), rows.source)
-    progress.done()
+    try:
+        for path in args.files:
+            numeric = {c for c in (args.score, args.weight, args.time) if c} - {args.label, *(args.by or [])}
+            for rows in _chunks(path, columns, args.format, fast=fast, numeric=numeric):
+                is_pos, scores, weights, times, segs, keep = _check_chunk(rows, args, skip)
+                rows_read += len(rows.lines)
+                if not keep.all():
+                    is_pos, scores = is_pos[keep], scores[keep]
+                    weights = None if weights is None else weights[keep]
+                    times = None if times is None else times[keep]
+                    segs = None if segs is None else segs[keep]
+                if times is not None and scores.size:  # events in time order within a chunk
+                    order = np.argsort(times, kind="stable")
+                    is_pos, scores = is_pos[order], scores[order]
+                    weights = None if weights is None else weights[order]
+                    segs = None if segs is None else segs[order]
+                overall.update_many(is_pos, scores, weights)
+                if window is not None:
+                    window.update_many(is_pos, scores, weights)
+                if segmented is not None:
+                    segmented.update_many(segs, is_pos, scores, w=weights)
+                progress.add(len(rows.lines), rows.source, rows.position)
+            progress.file_done(path)
+    finally:
+        progress.done()
     result: dict[str, Any] = {"rows": rows_read, "overall": _metrics(overall.get())}
     if skip is not None:
         result["skipped"] = {"total": sum(skip.counts.values()), "by_reason": skip.counts, "first": skip.first}

@@ -281,15 +281,31 @@ TRICKY = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(TRICKY))
+TRICKY_JSONL = {
+    "json clean": '{"label": 1, "score": 0.9, "region": "eu"}\n{"label": 0, "score": 0.2, "region": "us"}\n',
+    "json bools and floats": '{"label": true, "score": 1, "region": 3.0}\n{"label": false, "score": 0.2, "region": 4.0}\n',  # noqa: E501
+    "json blank line": '{"label": 1, "score": 0.9, "region": "eu"}\n  \n{"label": 0, "score": 0.2, "region": "us"}\n',
+    "json missing field": '{"label": 1, "score": 0.9, "region": "eu"}\n{"label": 0, "region": "us"}\n',
+    "json null": '{"label": 1, "score": null, "region": "eu"}\n',
+    "json text score": '{"label": 1, "score": "0.9", "region": "eu"}\n{"label": 0, "score": "x", "region": "us"}\n',
+    "json bad label": '{"label": 1, "score": 0.9, "region": "eu"}\n{"label": 7, "score": 0.2, "region": "us"}\n',
+    "json date segment": '{"label": 1, "score": 0.9, "region": "2024-01-01"}\n',
+    "json not json": '{"label": 1, "score": 0.9, "region": "eu"}\nnot json\n',
+}
+FAST = ("clean", "spaces", "bad label", "quoted newline", "json clean", "json bools and floats", "json bad label",
+        "json text score")  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(TRICKY) + sorted(TRICKY_JSONL))
 @pytest.mark.parametrize("skip_bad", [False, True])
 def test_the_fast_reader_gives_what_the_exact_reader_gives(tmp_path, monkeypatch, name, skip_bad):
-    """pyarrow reads clean CSV files; anything irregular sends the files to the exact reader, so every result,
-    every error message and every count of skipped rows is the same."""
+    """pyarrow reads clean CSV and JSON Lines files; anything irregular sends the files to the exact reader, so
+    every result, every error message and every count of skipped rows is the same."""
     from streameval import cli
 
-    path = tmp_path / "in.csv"
-    path.write_bytes(TRICKY[name].encode("latin-1") if name == "not utf-8" else TRICKY[name].encode())
+    text = TRICKY.get(name) or TRICKY_JSONL[name]
+    path = tmp_path / ("in.jsonl" if name in TRICKY_JSONL else "in.csv")
+    path.write_bytes(text.encode("latin-1") if name == "not utf-8" else text.encode())
     argv = ["eval", str(path), "--by", "region", "--no-progress"] + (["--skip-bad"] if skip_bad else [])
 
     def run():
@@ -302,8 +318,46 @@ def test_the_fast_reader_gives_what_the_exact_reader_gives(tmp_path, monkeypatch
     real = cli._evaluate_files
     monkeypatch.setattr(cli, "_evaluate_files", lambda args, fast: readers.append(fast) or real(args, fast))
     fast = run()
-    regular = name in ("clean", "spaces", "bad label", "quoted newline")  # pyarrow reads these to the end
-    assert readers == ([True] if regular else [True, False]), readers
+    assert readers == ([True] if name in FAST else [True, False]), readers  # pyarrow reads FAST ones to the end
     monkeypatch.setattr(cli, "_has_pyarrow", lambda: False)
     exact = run()
     assert fast == exact
+
+
+def test_progress_bar_on_a_terminal_shows_bytes_rows_and_rate(tmp_path):
+    """Under a pseudo-terminal the bar (tqdm) shows the bytes read of the total; piped, standard error stays quiet."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    pytest.importorskip("tqdm")
+    y, s, region, w = _data(50_000, seed=6)
+    path = tmp_path / "scores.csv"
+    _write_csv(path, y, s, region, w)
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 160, 0, 0))  # a terminal 160 columns wide
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "streameval.cli", "eval", str(path), "--json"],
+        stdout=subprocess.PIPE, stderr=follower, env=env, timeout=120,
+    )  # fmt: skip
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    assert done.returncode == 0 and json.loads(done.stdout)["rows"] == 50_000
+    text = seen.decode(errors="replace")
+    size = path.stat().st_size
+    assert "100%" in text and "50,000 rows" in text and "rows/s" in text, text[-500:]
+    assert f"{size / 1024 / 1024:.2f}M" in text or f"{size / 1024:.0f}k" in text, text[-500:]
+    quiet = _cli("eval", str(path))
+    assert quiet.stderr == ""
