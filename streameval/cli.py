@@ -307,22 +307,37 @@ def _arrow_jsonl_chunks(path: str, fh: Any, columns: list[str], numeric: set[str
 
 
 def _chunks(
-    path: str, columns: list[str], fmt: str | None, fast: bool = False, numeric: set[str] | None = None
+    path: str,
+    columns: list[str],
+    fmt: str | None,
+    fast: bool = False,
+    numeric: set[str] | None = None,
+    name: str | None = None,
 ) -> Iterator[Rows]:
-    """The rows of a file a chunk at a time, each with ``position``: the bytes of the file read so far."""
-    if _is_parquet(path, fmt):
-        yield from _parquet_chunks(path, columns, numeric or set())
-        return
-    if fast and path != "-" and _has_pyarrow():
-        reader = _arrow_jsonl_chunks if _is_jsonl(path, fmt) else _arrow_csv_chunks
-        counted, content = _binary(path)
-        for rows in reader(path, content, columns, numeric or set()):
-            rows.position = counted.count
-            yield rows
-        return
-    name, fh, counter = _open(path)
+    """The rows of a file a chunk at a time, each with ``position``: the bytes of the file read so far.
+
+    ``name`` is the file's name in messages (``<stdin>`` for standard input saved to a file first).
+    """
+    shown = name or path
+    try:
+        if _is_parquet(path, fmt):
+            for rows in _parquet_chunks(path, columns, numeric or set()):
+                rows.source = shown
+                yield rows
+            return
+        if fast and path != "-" and _has_pyarrow():
+            reader = _arrow_jsonl_chunks if _is_jsonl(path, fmt) else _arrow_csv_chunks
+            counted, content = _binary(path)
+            for rows in reader(path, content, columns, numeric or set()):
+                rows.position, rows.source = counted.count, shown
+                yield rows
+            return
+    except BadRowError as bad:
+        raise BadRowError(shown, bad.line, bad.message) from None
+    opened, fh, counter = _open(path)
+    shown = name or opened
     with fh:
-        chunks = _jsonl_chunks(name, fh, columns) if _is_jsonl(name, fmt) else _csv_chunks(name, fh, columns)
+        chunks = _jsonl_chunks(shown, fh, columns) if _is_jsonl(path, fmt) else _csv_chunks(shown, fh, columns)
         for rows in chunks:
             rows.position = None if counter is None else counter.count
             yield rows
@@ -574,14 +589,33 @@ class Progress:
 
 
 def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
-    """Every file read fast (pyarrow, CSV files) or, when that meets anything irregular, all of them exactly."""
+    """Every file read fast (pyarrow) or, when that meets anything irregular, all of them exactly.
+
+    Standard input is first saved to a temporary file (as much disk as its bytes), so that the exact
+    reader can read it again.
+    """
+    if "-" not in args.files or not _has_pyarrow():
+        return _evaluate_read(args)
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="streameval-") as tmp:
+        spooled = Path(tmp) / "stdin"
+        with spooled.open("wb") as out:
+            shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+        files = [str(spooled) if p == "-" else p for p in args.files]
+        names = {str(spooled): "<stdin>"}
+        return _evaluate_read(argparse.Namespace(**{**vars(args), "files": files}), names)
+
+
+def _evaluate_read(args: argparse.Namespace, names: dict[str, str] | None = None) -> dict[str, Any]:
     try:
-        return _evaluate_files(args, fast=True)
+        return _evaluate_files(args, fast=True, names=names)
     except IrregularInputError:
-        return _evaluate_files(args, fast=False)
+        return _evaluate_files(args, fast=False, names=names)
 
 
-def _evaluate_files(args: argparse.Namespace, fast: bool) -> dict[str, Any]:
+def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] | None = None) -> dict[str, Any]:
     bins = _parse_bins(args.bins)
 
     def make() -> BinaryAccumulator:
@@ -600,7 +634,8 @@ def _evaluate_files(args: argparse.Namespace, fast: bool) -> dict[str, Any]:
     try:
         for path in args.files:
             numeric = {c for c in (args.score, args.weight, args.time) if c} - {args.label, *(args.by or [])}
-            for rows in _chunks(path, columns, args.format, fast=fast, numeric=numeric):
+            shown = (names or {}).get(path)
+            for rows in _chunks(path, columns, args.format, fast=fast, numeric=numeric, name=shown):
                 is_pos, scores, weights, times, segs, keep = _check_chunk(rows, args, skip)
                 rows_read += len(rows.lines)
                 if not keep.all():

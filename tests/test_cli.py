@@ -316,7 +316,12 @@ def test_the_fast_reader_gives_what_the_exact_reader_gives(tmp_path, monkeypatch
 
     readers = []
     real = cli._evaluate_files
-    monkeypatch.setattr(cli, "_evaluate_files", lambda args, fast: readers.append(fast) or real(args, fast))
+
+    def spy(args, fast, names=None):
+        readers.append(fast)
+        return real(args, fast, names)
+
+    monkeypatch.setattr(cli, "_evaluate_files", spy)
     fast = run()
     assert readers == ([True] if name in FAST else [True, False]), readers  # pyarrow reads FAST ones to the end
     monkeypatch.setattr(cli, "_has_pyarrow", lambda: False)
@@ -361,3 +366,17 @@ def test_progress_bar_on_a_terminal_shows_bytes_rows_and_rate(tmp_path):
     assert f"{size / 1024 / 1024:.2f}M" in text or f"{size / 1024:.0f}k" in text, text[-500:]
     quiet = _cli("eval", str(path))
     assert quiet.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (b"label,score\n1,0.9\n2,0.3\n", "<stdin>:3: label '2'"),  # read by pyarrow: the label is ours to check
+        (b"label,score\n1,0.9\n0,0.3,9\n", "<stdin>:3: expected 2 fields"),  # irregular: the exact reader
+    ],
+)
+def test_standard_input_is_saved_then_read_like_a_file_and_named_stdin(text, message):
+    bad = _cli("eval", "-", stdin=text, check=False)
+    assert bad.returncode == 2 and message in bad.stderr, bad.stderr
+    good = json.loads(_cli("eval", "-", "--json", stdin=b"label,score\n1,0.9\n0,0.3\n").stdout)
+    assert good["rows"] == 2 and good["overall"]["auc"] == 1.0
