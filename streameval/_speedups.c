@@ -424,6 +424,9 @@ run_count(Batch *b, Table *tb, uint64_t code_limit, coder code, const Coding *co
         if (tb->shadow == NULL)
             return PyErr_NoMemory();
     }
+    /* the count touches only the buffers held above: other threads run meanwhile (one accumulator is still
+     * for one thread at a time, as every Python object: Locked serialises the calls) */
+    Py_BEGIN_ALLOW_THREADS
     while (i < end && !refused) {
         Py_ssize_t m = end - i < CHUNK ? end - i : CHUNK;
         if (weighted && b->block - i % b->block < m)
@@ -449,6 +452,7 @@ run_count(Batch *b, Table *tb, uint64_t code_limit, coder code, const Coding *co
     }
     if (tb->shadow != NULL)
         fold_shadow(tb);
+    Py_END_ALLOW_THREADS
     PyMem_Free(tb->shadow);
     tb->shadow = NULL;
     if (tb->bad) {
@@ -952,6 +956,7 @@ count_exact(PyObject *self, PyObject *args)
     int64_t *counts = (int64_t *)cnt.buf;
     int refused = 0;
     Py_ssize_t i = start;
+    Py_BEGIN_ALLOW_THREADS
     if (n_labels == 1 && n != 1) { /* one label for every score */
         uint64_t label = 0;
         refused = read_label(lab, width, 0, &label);
@@ -983,6 +988,7 @@ count_exact(PyObject *self, PyObject *args)
             EXACT_STEP(label)
         }
     }
+    Py_END_ALLOW_THREADS
     result = Py_BuildValue("nOn", i, refused ? Py_True : Py_False, used);
 done:
     PyBuffer_Release(&x);
@@ -1144,6 +1150,7 @@ calibration_sums(PyObject *Py_UNUSED(module), PyObject *args)
     uint64_t b_lo = 0, b_hi = 0, l_lo = 0, l_hi = 0;
     double b_sum = 0.0, b_comp = 0.0, l_sum = 0.0, l_comp = 0.0; /* Neumaier's compensated sums */
     Py_ssize_t outside = 0, positives = 0;
+    Py_BEGIN_ALLOW_THREADS
     if (n_labels == 1 && n > 0)
         labels_chunk(labels.buf, width, 1, lab);
     for (Py_ssize_t start = 0; start < n; start += CHUNK) {
@@ -1182,6 +1189,7 @@ calibration_sums(PyObject *Py_UNUSED(module), PyObject *args)
             l_sum = t;
         }
     }
+    Py_END_ALLOW_THREADS
     if (!weighted) {
         PyObject *shift = PyLong_FromLong(64);
         PyObject *parts[4] = {PyLong_FromUnsignedLongLong(b_hi), PyLong_FromUnsignedLongLong(b_lo),

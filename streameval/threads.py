@@ -6,7 +6,8 @@ counted in batches). Either give each thread its own accumulator and merge
 them (the fastest way, and exact: merging adds counts), or wrap one
 accumulator in :class:`Locked`, which takes a lock around every call.
 Reading a report (``get()``) while another thread updates also needs one of
-the two.
+the two. The compiled batch kernels release the GIL while they count, so
+threads with accumulators of their own count at the same time.
 """
 
 from __future__ import annotations
