@@ -12,7 +12,10 @@
    two worker processes.
 6. Calibration: Brier score and log loss beside scikit-learn's, the ECE, and
    the drift of the scores between the first and the second half.
-7. ROC, PR, DET and reliability pictures are written to ``demo-output/``.
+7. Segments: the same events per value of the ``https`` feature, compared,
+   with Fairlearn's fairness measures.
+8. ROC, PR, DET and reliability pictures and a self-contained HTML report are
+   written to ``demo-output/``.
 """
 
 from __future__ import annotations
@@ -30,10 +33,11 @@ OUT = Path("demo-output")
 WINDOW = 250
 
 
-def progressive_validation() -> tuple[se.BinaryAccumulator, np.ndarray, np.ndarray]:
+def progressive_validation() -> tuple[se.BinaryAccumulator, np.ndarray, np.ndarray, se.Segmented]:
     model = compose.Pipeline(preprocessing.StandardScaler(), linear_model.LogisticRegression())
     overall = se.BinaryAccumulator()  # range-free bins, threshold 0.5
     window = se.Sliding(se.BinaryAccumulator, size=WINDOW)
+    by_https = se.Segmented(se.BinaryAccumulator)  # one accumulator per value of the https feature
     labels: list[bool] = []
     scores: list[float] = []
     print(f"{'events':>7}  {'AUC':>8}  {'bounds':>19}  {'EER':>6}  {'F1':>6}  |  last {WINDOW}: AUC, EER, F1")
@@ -41,6 +45,7 @@ def progressive_validation() -> tuple[se.BinaryAccumulator, np.ndarray, np.ndarr
         score = model.predict_proba_one(x).get(True, 0.5)
         overall.update(y, score)
         window.update(y, score)
+        by_https.update("https" if x["https"] > 0.5 else "http", y, score)
         labels.append(y)
         scores.append(score)
         model.learn_one(x, y)
@@ -50,7 +55,7 @@ def progressive_validation() -> tuple[se.BinaryAccumulator, np.ndarray, np.ndarr
                 f"{i:>7}  {r.auc:8.5f}  [{r.auc_lower:.5f}, {r.auc_upper:.5f}]  {r.eer:6.4f}  {r.f1:6.4f}  |  "
                 f"{w.auc:.4f}, {w.eer:.4f}, {w.f1:.4f}"
             )
-    return overall, np.array(labels), np.array(scores)
+    return overall, np.array(labels), np.array(scores), by_https
 
 
 def shards(overall: se.BinaryAccumulator, labels: np.ndarray, scores: np.ndarray) -> None:
@@ -130,7 +135,7 @@ def calibration(overall: se.BinaryAccumulator, labels: np.ndarray, scores: np.nd
 
 def main() -> None:
     start = time.perf_counter()
-    overall, labels, scores = progressive_validation()
+    overall, labels, scores, by_https = progressive_validation()
     report = overall.get()
     exact = roc_auc_score(labels, scores)
     print()
@@ -159,7 +164,15 @@ def main() -> None:
     print()
     calibration(overall, labels, scores)
     print()
+    segments = by_https.get()
+    print("by the https feature (Fairlearn's definitions at the threshold):")
+    print(segments.summary(["n", "auc", "recall", "fpr", "selection_rate"]))
+    print(f"equalized odds difference {segments.equalized_odds_difference:.4f}, "
+          f"demographic parity ratio {segments.demographic_parity_ratio:.4f}")  # fmt: skip
+    print()
     pictures(report)
+    (OUT / "report.html").write_text(segments.to_html(title="Phishing: logistic regression by https"))
+    print(f"HTML report: {OUT / 'report.html'}")
     print(f"done in {time.perf_counter() - start:.1f} s")
 
 
