@@ -195,14 +195,17 @@ class IrregularInputError(Exception):
     """The fast CSV reader met something only the exact reader explains (a row of another width, bad text...)."""
 
 
-def _arrow_csv_chunks(path: str, fh: Any, columns: list[str], numeric: set[str]) -> Iterator[Rows]:
+def _arrow_csv_chunks(
+    path: str, fh: Any, columns: list[str], numeric: set[str], integers: frozenset[str] = frozenset()
+) -> Iterator[Rows]:
     """A CSV file parsed by pyarrow's streaming reader, its needed columns as strings.
 
     Rows map one to one to the records after the header, so a row's place is
     its record number. Anything irregular (a row of another width, a blank
     line, text that is not UTF-8, a missing column) raises :class:`IrregularInputError`:
     the caller reads the files again with the exact reader, which names the
-    line or skips blank ones.
+    line or skips blank ones. Columns in ``integers`` (labels whose texts are
+    whole numbers) are parsed as integers, faster than as text.
     """
     import pyarrow as pa
     import pyarrow.csv as pa_csv
@@ -221,7 +224,10 @@ def _arrow_csv_chunks(path: str, fh: Any, columns: list[str], numeric: set[str])
                 parse_options=pa_csv.ParseOptions(invalid_row_handler=on_invalid, ignore_empty_lines=False),
                 convert_options=pa_csv.ConvertOptions(
                     include_columns=columns,
-                    column_types={c: pa.float64() if c in numeric else pa.string() for c in columns},
+                    column_types={
+                        c: pa.float64() if c in numeric else pa.int64() if c in integers else pa.string()
+                        for c in columns
+                    },
                     strings_can_be_null=False,
                 ),
             )
@@ -313,6 +319,7 @@ def _chunks(
     fast: bool = False,
     numeric: set[str] | None = None,
     name: str | None = None,
+    integers: frozenset[str] = frozenset(),
 ) -> Iterator[Rows]:
     """The rows of a file a chunk at a time, each with ``position``: the bytes of the file read so far.
 
@@ -326,9 +333,12 @@ def _chunks(
                 yield rows
             return
         if fast and path != "-" and _has_pyarrow():
-            reader = _arrow_jsonl_chunks if _is_jsonl(path, fmt) else _arrow_csv_chunks
             counted, content = _binary(path)
-            for rows in reader(path, content, columns, numeric or set()):
+            if _is_jsonl(path, fmt):
+                chunks = _arrow_jsonl_chunks(path, content, columns, numeric or set())
+            else:
+                chunks = _arrow_csv_chunks(path, content, columns, numeric or set(), integers)
+            for rows in chunks:
                 rows.position, rows.source = counted.count, shown
                 yield rows
             return
@@ -398,6 +408,13 @@ def _jsonl_chunks(name: str, fh: TextIO, columns: list[str]) -> Iterator[Rows]:
         yield rows
 
 
+def pa_int64_id() -> int:
+    """pyarrow's type id of int64."""
+    import pyarrow as pa
+
+    return int(pa.int64().id)
+
+
 def _is_arrow(values: Any) -> bool:
     return type(values).__module__.startswith("pyarrow")
 
@@ -457,7 +474,7 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
     n = len(rows.lines)
     bad_score = np.zeros(n, dtype=np.bool_)
     scores = _numbers(rows, args.score, finite=False, bad=bad_score)
-    if _is_arrow(rows.cols[args.label]):  # compared in pyarrow, without making Python strings
+    if _is_arrow(rows.cols[args.label]) and rows.cols[args.label].type.id != pa_int64_id():  # compared in pyarrow
         import pyarrow.compute as pc
 
         column = rows.cols[args.label]
@@ -467,6 +484,11 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
             trimmed = pc.utf8_trim_whitespace(column)
             is_pos = np.asarray(pc.equal(trimmed, args.pos_label).to_numpy(zero_copy_only=False), dtype=np.bool_)
             is_neg = np.asarray(pc.equal(trimmed, args.neg_label).to_numpy(zero_copy_only=False), dtype=np.bool_)
+    elif _is_arrow(rows.cols[args.label]):  # whole numbers: a label of another text is the exact reader's to name
+        codes = np.asarray(rows.cols[args.label].to_numpy(zero_copy_only=False))
+        is_pos, is_neg = codes == int(args.pos_label), codes == int(args.neg_label)
+        if not (is_pos | is_neg).all():
+            raise IrregularInputError(rows.source)
     else:
         labels = _texts(rows, args.label)
         is_pos, is_neg = labels == args.pos_label, labels == args.neg_label
@@ -635,7 +657,10 @@ def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] 
         for path in args.files:
             numeric = {c for c in (args.score, args.weight, args.time) if c} - {args.label, *(args.by or [])}
             shown = (names or {}).get(path)
-            for rows in _chunks(path, columns, args.format, fast=fast, numeric=numeric, name=shown):
+            whole = args.pos_label.isdigit() and args.neg_label.isdigit() and args.label not in numeric
+            integers = frozenset([args.label]) if whole else frozenset()
+            chunks = _chunks(path, columns, args.format, fast=fast, numeric=numeric, name=shown, integers=integers)
+            for rows in chunks:
                 is_pos, scores, weights, times, segs, keep = _check_chunk(rows, args, skip)
                 rows_read += len(rows.lines)
                 if not keep.all():

@@ -292,8 +292,8 @@ TRICKY_JSONL = {
     "json date segment": '{"label": 1, "score": 0.9, "region": "2024-01-01"}\n',
     "json not json": '{"label": 1, "score": 0.9, "region": "eu"}\nnot json\n',
 }
-FAST = ("clean", "spaces", "bad label", "quoted newline", "json clean", "json bools and floats", "json bad label",
-        "json text score")  # fmt: skip
+# read by pyarrow to the end; a CSV label other than the two whole numbers is the exact reader's to name
+FAST = ("clean", "spaces", "quoted newline", "json clean", "json bools and floats", "json bad label", "json text score")
 
 
 @pytest.mark.parametrize("name", sorted(TRICKY) + sorted(TRICKY_JSONL))
