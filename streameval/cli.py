@@ -840,6 +840,8 @@ def _write_html(path: str, item: Any, title: str) -> None:
         Path(path).write_text(report_html(item, title=title), encoding="utf-8")
     except ImportError as exc:
         raise SystemExit(f"streameval: --html needs matplotlib: pip install 'streameval[plot]' ({exc})") from None
+    except OSError as exc:
+        raise SystemExit(f"streameval: cannot write the HTML report {path}: {exc}") from None
 
 
 def _cmd_report(args: argparse.Namespace) -> int:

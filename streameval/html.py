@@ -123,6 +123,12 @@ def report_html(item: Any, title: str | None = None, records: list[dict[str, Any
     (True, True, True)
     """
     report = item.get() if hasattr(item, "get") and not hasattr(type(item), "SCALAR_METRICS") else item
+    if not (hasattr(type(report), "SCALAR_METRICS") or hasattr(report, "overall")):
+        raise TypeError(f"item must be a report, an accumulator or a window, got {type(item).__name__}")
+    if title is not None and not isinstance(title, str):
+        raise TypeError(f"title must be a str, got {title!r}")
+    if records is not None and (not isinstance(records, list) or not all(isinstance(r, dict) for r in records)):
+        raise TypeError("records must be a list of dicts (a Monitor's to_records())")
     title = title or f"streameval report: {type(report).__name__}"
     written = _dt.datetime.now(_dt.timezone.utc)
     parts = [f"<h1>{html.escape(title)}</h1>", f'<p class="note">Written {written:%Y-%m-%d %H:%M} UTC.</p>']

@@ -114,3 +114,27 @@ def test_the_page_renders_in_a_headless_browser(tmp_path):
     assert shot.stat().st_size > 50_000  # a page of tables and pictures, not a blank one
     dom = subprocess.run([*common, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0 and dom.stdout.count("<img") == 4 and "equalized_odds_difference" in dom.stdout
+
+
+@pytest.mark.parametrize(
+    ("call", "exc", "words"),
+    [
+        (lambda: report_html(3), TypeError, ["item", "int"]),
+        (lambda: report_html(se.BinaryAccumulator(), title=5), TypeError, ["title", "5"]),
+        (lambda: report_html(se.BinaryAccumulator(), records="x"), TypeError, ["records"]),
+    ],
+)
+def test_bad_arguments_are_named(call, exc, words):
+    with pytest.raises(exc) as info:
+        call()
+    assert all(w in str(info.value) for w in words), str(info.value)
+
+
+def test_an_unwritable_html_path_is_a_clear_error(tmp_path):
+    se.BinaryAccumulator().save(tmp_path / "s.sevl")
+    target = tmp_path / "no" / "x.html"  # its folder does not exist
+    done = subprocess.run(
+        [sys.executable, "-m", "streameval.cli", "report", str(tmp_path / "s.sevl"), "--html", str(target)],
+        capture_output=True, text=True, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode != 0 and "cannot write the HTML report" in done.stderr and "Traceback" not in done.stderr
