@@ -570,6 +570,10 @@ class Monitor:
         self._events = 0
         self._next: float | None = None
         self._records: list[dict[str, Any]] = []
+        # by events, one event's work is an update and a comparison: the next count at which to record
+        self._next_count = self.every if by == "events" else math.inf
+        self._count_one = accumulator.update
+        self._time_kw = self._pass_time()
 
     def _pass_time(self) -> bool:
         return isinstance(self.accumulator, TimeWindow) or (
@@ -578,18 +582,24 @@ class Monitor:
 
     def update(self, *args: Any, t: float | None = None, **kwargs: Any) -> None:
         """Update the accumulator with one event, then record if a boundary was reached."""
+        if t is None and not kwargs and not self._time_kw and self.by == "events":  # the common case
+            self._count_one(*args)
+            self._events += 1
+            if self._events >= self._next_count:
+                self._after(0, None)
+            return
         if self.by == "time" and t is None:
             raise ValueError("t is required when the monitor records by time")
-        if self._pass_time():
+        if self._time_kw:
             kwargs["t"] = t
-        self.accumulator.update(*args, **kwargs)
+        self._count_one(*args, **kwargs)
         self._after(1, None if t is None else (float(t), float(t)))
 
     def update_many(self, *args: Any, t: Any = None, **kwargs: Any) -> None:
         """Update the accumulator with a batch, then record if a boundary was crossed."""
         if self.by == "time" and t is None:
             raise ValueError("t is required when the monitor records by time")
-        if self._pass_time():
+        if self._time_kw:
             kwargs["t"] = t
         self.accumulator.update_many(*args, **kwargs)
         n = len(args[0]) if args else 0
@@ -597,11 +607,11 @@ class Monitor:
         self._after(n, None if times is None or times.size == 0 else (float(times.min()), float(times.max())))
 
     def _after(self, n: int, span: tuple[float, float] | None) -> None:
-        before = self._events
         self._events += n
         if self.by == "events":
-            if self._events // self.every > before // self.every:
+            if self._events >= self._next_count:  # a boundary reached or crossed: record at the last one
                 self._record(self._events // self.every * self.every)
+                self._next_count = (self._events // self.every + 1) * self.every
             return
         if span is None:
             return
