@@ -47,7 +47,9 @@ class Moments:
             return cls(total, float(values.reshape(-1)[0]) if total else 0.0, 0.0)
         if w is None:
             mean = float(values.mean())
-            return cls(float(values.size), mean, float(np.sum((values - mean) ** 2)))
+            spread = values - mean
+            np.square(spread, out=spread)  # in place: the same values as (values - mean) ** 2, one array fewer
+            return cls(float(values.size), mean, float(spread.sum()))
         weights = np.asarray(w, dtype=np.float64)
         total = float(weights.sum())
         if total == 0:

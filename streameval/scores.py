@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from ._codec import FormatError, decode_bins, decode_float, require_fields
 from ._events import EventColumns
-from ._validation import as_scores, as_weights, check_real, check_total
+from ._validation import as_scores, as_weights, check_no_nan, check_real, check_total
 from .bins import Bins
 from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, check_exact_up_to
 from .protocol import AccumulatorBase
@@ -19,6 +19,14 @@ from .regression_report import Moments
 from .score_report import ScoreReport
 
 __all__ = ["ScoreAccumulator", "ScoreReport"]
+
+
+def _range(x: npt.NDArray[np.float64]) -> tuple[float, float]:
+    """The smallest and largest score (NaN for both if one is NaN; (inf, -inf) when empty)."""
+    if x.size == 0:
+        return math.inf, -math.inf
+    with np.errstate(invalid="ignore"):
+        return float(x.min()), float(x.max())
 
 
 class ScoreAccumulator(AccumulatorBase):
@@ -96,22 +104,27 @@ class ScoreAccumulator(AccumulatorBase):
         ...
         ValueError: scores must be finite, got inf at index 1
         """
-        x = as_scores("scores", scores)
-        bad = np.flatnonzero(~np.isfinite(x))
-        if bad.size:
+        x = as_scores("scores", scores, check_nan=False)
+        low, high = _range(x)
+        if x.size and not (math.isfinite(low) and math.isfinite(high)):  # one NaN makes both NaN: check only then
+            check_no_nan("scores", x)
+            bad = np.flatnonzero(~np.isfinite(x))
             raise ValueError(f"scores must be finite, got {float(x[bad[0]])!r} at index {bad[0]}")
-        self._ingest(x, as_weights("w", w, x.size))
+        self._ingest(x, as_weights("w", w, x.size), (low, high))
 
-    def _ingest(self, x: npt.NDArray[np.float64], w: npt.NDArray[np.float64] | None) -> None:
+    def _ingest(
+        self, x: npt.NDArray[np.float64], w: npt.NDArray[np.float64] | None, span: tuple[float, float] | None = None
+    ) -> None:
         if x.size == 0:
             return
+        low, high = span if span is not None else _range(x)
         moments = Moments.of(x, w)
         with np.errstate(over="ignore"):
             check_total("w", self._moments.weight + moments.weight)
         self._hist.add(x, False, w)  # the first change; everything is checked
         self._n += int(x.size)
         self._moments = self._moments.combine(moments)
-        self._min, self._max = min(self._min, float(x.min())), max(self._max, float(x.max()))
+        self._min, self._max = min(self._min, low), max(self._max, high)
 
     def revert(self, score: float, w: float = 1.0) -> None:
         """Take one score counted before back out; ``ValueError`` (and no change) if it never was.
