@@ -322,7 +322,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         """
         keep = None if label is None else self._is_pos(label, "label")
         report = self.get()
-        counts = {None: report.neg + report.pos, True: report.pos, False: report.neg}[keep]
+        counts = report.neg + report.pos if keep is None else report.pos if keep else report.neg
         weighted = counts.dtype.kind == "f"
         sums = self._sums
         if sums is not None:

@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from . import curves, inference
 from ._validation import check_real
+from .averaging import metric_value
 from .bins import Bins
 from .calibration import CalibrationBins, CalibrationSums, calibration_bins, calibration_errors, check_probabilities
 from .confusion import ConfusionReport
@@ -563,11 +564,6 @@ class BinaryReport(ConfusionReport):
         :meth:`ece`."""
         return self._errors(n_bins)[1]
 
-    def metric(self, name: str) -> Any:
-        """The scalar metric ``name`` (an attribute, or a method called with its defaults, such as ``ece``)."""
-        value = getattr(self, name)
-        return value() if callable(value) else value
-
     # -- output -------------------------------------------------------------
     def to_dict(self) -> dict[str, float]:
         """Every scalar metric by name (counts as numbers, rates as floats).
@@ -581,7 +577,7 @@ class BinaryReport(ConfusionReport):
         >>> d["n"], d["tp"], round(d["auc"], 3)
         (3, 1, 1.0)
         """
-        return {name: self.metric(name) for name in self.SCALAR_METRICS}
+        return {name: metric_value(self, name) for name in self.SCALAR_METRICS}
 
     def to_html(self, title: str | None = None) -> str:
         """This report as one self-contained HTML page (tables, ROC, PR, DET and reliability pictures).

@@ -111,7 +111,7 @@ class Rows:
     """One chunk of rows: the raw text of each needed column, and line numbers."""
 
     source: str
-    lines: list[int] = field(default_factory=list)
+    lines: Any = field(default_factory=list)  # line (or row) numbers: a list, or a numpy array
     cols: dict[str, Any] = field(default_factory=dict)  # lists of values, or pyarrow arrays
     originals: dict[str, Any] = field(default_factory=dict)  # columns as read, where cols holds them converted
     position: int | None = None  # bytes of the file read when the chunk was (None: not known)
@@ -159,16 +159,17 @@ def _parquet_chunks(path: str, columns: list[str], numeric: set[str]) -> Iterato
     size, total = Path(path).stat().st_size, max(pf.metadata.num_rows, 1)
     for batch in pf.iter_batches(batch_size=1 << 20, columns=columns):
         n = batch.num_rows
-        rows = Rows(path, lines=np.arange(start, start + n))  # type: ignore[arg-type]  # reported as file:row
-        rows.cols = {c: _parquet_column(batch.column(c), c in numeric) for c in columns}
+        rows = Rows(path, lines=np.arange(start, start + n))  # reported as file:row
+        rows.cols = {c: _arrow_column(batch.column(c), c in numeric) for c in columns}
         rows.originals = {c: batch.column(c) for c in columns}
         start += n
         rows.position = size * (start - 1) // total  # in proportion to the rows read
         yield rows
 
 
-def _parquet_column(col: Any, numeric: bool) -> Any:
-    """A Parquet column as the checks read it: float64 numbers, or text; values as Python objects otherwise."""
+def _arrow_column(col: Any, numeric: bool) -> Any:
+    """A pyarrow column (Parquet, JSON Lines) as the checks read it: float64 numbers, or text; values as Python
+    objects otherwise."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.types as pt
@@ -238,7 +239,7 @@ def _arrow_csv_chunks(
                 n = batch.num_rows
                 if not numeric or any(batch.column(c).null_count for c in numeric):  # an empty number, a blank line
                     raise IrregularInputError(path)
-                rows = Rows(path, lines=np.arange(line, line + n))  # type: ignore[arg-type]
+                rows = Rows(path, lines=np.arange(line, line + n))
                 rows.cols = {c: batch.column(c) for c in columns}
                 line += n
                 yield rows
@@ -299,9 +300,9 @@ def _arrow_jsonl_chunks(path: str, fh: Any, columns: list[str], numeric: set[str
                     kind = batch.column(c).type
                     if not (pt.is_boolean(kind) or pt.is_integer(kind) or pt.is_floating(kind) or pt.is_string(kind)):
                         raise IrregularInputError(path)
-                    cols[c] = _parquet_column(batch.column(c), c in numeric)
+                    cols[c] = _arrow_column(batch.column(c), c in numeric)
                 n = batch.num_rows
-                rows = Rows(path, lines=np.arange(line, line + n))  # type: ignore[arg-type]
+                rows = Rows(path, lines=np.arange(line, line + n))
                 rows.cols = cols
                 rows.originals = {c: batch.column(c) for c in columns}
                 line += n
@@ -408,11 +409,10 @@ def _jsonl_chunks(name: str, fh: TextIO, columns: list[str]) -> Iterator[Rows]:
         yield rows
 
 
-def pa_int64_id() -> int:
-    """pyarrow's type id of int64."""
-    import pyarrow as pa
+def _is_integer(column: Any) -> bool:
+    import pyarrow.types as pt
 
-    return int(pa.int64().id)
+    return bool(pt.is_integer(column.type))
 
 
 def _is_arrow(values: Any) -> bool:
@@ -474,7 +474,8 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
     n = len(rows.lines)
     bad_score = np.zeros(n, dtype=np.bool_)
     scores = _numbers(rows, args.score, finite=False, bad=bad_score)
-    if _is_arrow(rows.cols[args.label]) and rows.cols[args.label].type.id != pa_int64_id():  # compared in pyarrow
+    integer_labels = _is_arrow(rows.cols[args.label]) and _is_integer(rows.cols[args.label])
+    if _is_arrow(rows.cols[args.label]) and not integer_labels:  # text, compared in pyarrow
         import pyarrow.compute as pc
 
         column = rows.cols[args.label]
@@ -484,7 +485,7 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
             trimmed = pc.utf8_trim_whitespace(column)
             is_pos = np.asarray(pc.equal(trimmed, args.pos_label).to_numpy(zero_copy_only=False), dtype=np.bool_)
             is_neg = np.asarray(pc.equal(trimmed, args.neg_label).to_numpy(zero_copy_only=False), dtype=np.bool_)
-    elif _is_arrow(rows.cols[args.label]):  # whole numbers: a label of another text is the exact reader's to name
+    elif integer_labels:  # whole numbers: a label of another text is the exact reader's to name
         codes = np.asarray(rows.cols[args.label].to_numpy(zero_copy_only=False))
         is_pos, is_neg = codes == int(args.pos_label), codes == int(args.neg_label)
         if not (is_pos | is_neg).all():

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._validation import check_real
+from .averaging import metric_value
 from .confusion import ConfusionReport, ratio
 
 __all__ = [
@@ -273,8 +274,7 @@ def paired_t_test(reports_a: Sequence[Any], reports_b: Sequence[Any], metric: st
         rep = r.get() if hasattr(r, "merge") and callable(getattr(r, "get", None)) else r
         if not hasattr(rep, metric):
             raise ValueError(f"metric {metric!r} is not a metric of {type(rep).__name__} ({side}[{i}])")
-        value = getattr(rep, metric)
-        return float(value() if callable(value) else value)
+        return float(metric_value(rep, metric))
 
     diffs = np.array(
         [

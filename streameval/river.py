@@ -28,6 +28,7 @@ import numpy as np
 from river import base as river_base
 from river import metrics as river_metrics
 
+from .averaging import metric_value
 from .binary import DEFAULT_EXACT_UP_TO, BinaryAccumulator
 from .multiclass import MulticlassAccumulator
 
@@ -94,8 +95,7 @@ class _Binary(river_metrics.base.BinaryMetric):
 
     def get(self) -> float:
         """The current value of the metric."""
-        value = getattr(self._acc.get(), self._name)
-        return float(value() if callable(value) else value)
+        return float(metric_value(self._acc.get(), self._name))
 
     def works_with(self, model: Any) -> bool:
         """Classifiers."""
