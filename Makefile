@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP_CORE := $(VENV)/.core-installed
 STAMP_DEV := $(VENV)/.dev-installed
 
-.PHONY: demo test lint browser bench docs clean
+.PHONY: demo test lint browser java bench bench-clusters docs clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +26,7 @@ lint: $(STAMP_DEV)
 	$(VENV)/bin/ruff check streameval tests examples benchmarks docs
 	$(VENV)/bin/mypy streameval
 
-test: lint browser
+test: lint browser java
 	$(PY) -m pytest
 
 # the HTML report is checked in a real headless browser: Debian's chromium, installed here when it is missing
@@ -36,8 +36,19 @@ browser:
 		apt-get install -y -q chromium >/dev/null 2>&1; }; }; } || \
 		echo "chromium is not installed and cannot be here: the browser test of the HTML report will be skipped"
 
+# the Spark tests start a real local session: Java (Debian's headless JRE), installed here when it is missing
+java:
+	@command -v java >/dev/null 2>&1 || [ -n "$$JAVA_HOME" ] || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+		{ apt-get install -y -q openjdk-17-jre-headless >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && \
+		apt-get install -y -q openjdk-17-jre-headless >/dev/null 2>&1; }; }; } || \
+		echo "Java is not installed and cannot be here: the Spark tests will be skipped"
+
 bench: $(STAMP_DEV)
 	$(PY) benchmarks/run.py
+
+# one Parquet dataset evaluated by one process, Dask and Spark (table written into docs/distributed.md)
+bench-clusters: $(STAMP_DEV) java
+	$(PY) benchmarks/clusters.py --rows 10000000 --files 8 --out docs/distributed.md
 
 docs: $(STAMP_DEV)
 	$(PY) docs/make_figures.py

@@ -80,7 +80,7 @@ def test_the_import_graph_has_no_cycle():
     assert graph["io"] <= {"_codec"}, graph["io"]
     for report in ("binary_report", "multiclass_report", "regression_report", "curves", "confusion"):
         assert not graph[report] & {"binary", "multiclass", "regression", "paired"}, (report, graph[report])
-    for user in ("windows", "averaging", "river", "dask", "cli"):
+    for user in ("windows", "averaging", "river", "dask", "spark", "cli"):
         assert not graph[user] & {"state", "histogram", "_codec"}, (user, graph[user])
 
 

@@ -57,5 +57,5 @@ def test_site_builds_strictly(tmp_path):
 
     for name in se.__all__:  # every public name has its entry, rendered from its docstring
         assert f'id="streameval.{name}"' in api, name
-    for module in ("river", "dask", "plot", "prometheus", "html"):
+    for module in ("river", "dask", "spark", "plot", "prometheus", "html"):
         assert f'id="streameval.{module}"' in api, module
