@@ -271,6 +271,11 @@ def _options(kind: str, options: dict[str, Any], score_type: str, schema: Any, s
     return options
 
 
+def _is_connect(df: Any) -> bool:
+    """Whether ``df`` is a Spark Connect DataFrame (a client of a remote session, without RDDs)."""
+    return type(df).__module__.startswith("pyspark.sql.connect")
+
+
 def _missing_module(exc: BaseException) -> str | None:
     """The module a Spark worker's Python could not import, if that is why the job failed."""
     found = re.search(r"ModuleNotFoundError: No module named '([^']+)'", str(exc))
@@ -298,7 +303,8 @@ def evaluate(
     Each partition is counted on its executor into one accumulator; the
     accumulators travel as bytes in the state format and are merged by a tree
     reduction (``treeReduce``), so the driver receives a few states and no
-    rows.
+    rows. On Spark Connect, which has no RDDs, the driver receives one state
+    per partition and merges them.
 
     Parameters
     ----------
@@ -391,12 +397,16 @@ def evaluate(
     states = df.select(*cols.names).mapInArrow(
         functools.partial(_count_partition, cols=cols, make=make), "state binary"
     )
+    empty = Segmented(make) if by_columns else make()
     try:
+        if _is_connect(df):  # Spark Connect has no RDDs: the driver merges the states, one per partition
+            parts = [from_bytes(bytes(row[0])) for row in states.collect()]
+            return type(empty).merge_all(parts) if parts else empty
         blob = states.rdd.map(lambda row: bytes(row[0])).treeReduce(_merge_states, depth=depth)
     except ValueError as exc:
-        if "empty" not in str(exc):
+        if "empty RDD" not in str(exc):
             raise
-        return Segmented(make) if by_columns else make()  # a DataFrame with no partitions
+        return empty  # a DataFrame with no partitions
     except Exception as exc:  # a worker refused a row: Spark wraps the worker's error in its own
         message = _spark_message(exc)
         if message is not None:

@@ -238,3 +238,13 @@ def test_protocol_methods_reject_and_change_nothing(call, exc, words):
     for word in words:
         assert word in str(info.value), (word, str(info.value))
     assert _snapshot(acc) == before
+
+
+def test_spark_without_pyspark_says_how_to_install(monkeypatch):
+    import sys
+
+    import streameval.spark as ses  # imports without pyspark
+
+    monkeypatch.setitem(sys.modules, "pyspark", None)  # as if it were not installed
+    with pytest.raises(ImportError, match=r"pip install 'streameval\[spark\]'"):
+        ses.evaluate(object())

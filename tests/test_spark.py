@@ -254,3 +254,54 @@ def test_bad_arguments_are_named_before_any_job(frame):
         ses.evaluate(frame, threshold=float("nan"))
     with pytest.raises(ValueError, match="for kind='multiclass', not 'binary'"):
         ses.evaluate(frame, score="probs")
+
+
+CONNECT_SCRIPT = """
+import json, os, sys
+import numpy as np
+import pyarrow as pa, pyarrow.parquet as pq
+from pyspark.sql import SparkSession
+import streameval as se, streameval.spark as ses
+
+folder = sys.argv[1]
+rng = np.random.default_rng(3)
+y = rng.random(200_000) < 0.3
+s = rng.random(200_000) * 0.7 + 0.3 * y
+g = np.where(rng.random(200_000) < 0.5, "a", "b")
+for i, part in enumerate(np.array_split(np.arange(y.size), 4)):
+    pq.write_table(pa.table({"label": y[part], "score": s[part], "g": g[part]}), f"{folder}/part-{i}.parquet")
+spark = SparkSession.builder.remote("local[2]").getOrCreate()
+df = spark.read.parquet(folder)
+one = se.BinaryAccumulator()
+one.update_many(y, s)
+seg = se.Segmented(se.BinaryAccumulator)
+seg.update_many(g, y, s)
+out = {"session": type(spark).__module__, "equal": ses.evaluate(df) == one, "segments": ses.evaluate(df, by="g") == seg}
+try:
+    ses.evaluate(spark.createDataFrame([(1, 0.5), (5, 0.5)], ["label", "score"]).coalesce(1))
+except ValueError as exc:
+    out["error"] = str(exc)
+spark.stop()
+print(json.dumps(out))
+"""
+
+
+def test_spark_connect_merges_on_the_driver(tmp_path):
+    """A Spark Connect session (no RDDs), started locally in its own process: same result, same errors."""
+    import importlib.util
+    import json
+    import subprocess
+
+    if _java_missing():
+        pytest.skip("Java is not installed (no java on PATH, no JAVA_HOME): Spark cannot start here")
+    if importlib.util.find_spec("grpc") is None:
+        pytest.skip("Spark Connect's client is not installed: pip install 'pyspark[connect]'")
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    done = subprocess.run(
+        [sys.executable, "-c", CONNECT_SCRIPT, str(tmp_path)], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["session"].startswith("pyspark.sql.connect")
+    assert out["equal"] and out["segments"]
+    assert "column 'label', row 1 of partition 0 (label=5, score=0.5)" in out["error"]
