@@ -2,10 +2,11 @@
 
 Each partition's rows reach a Python worker as Arrow record batches
 (``mapInArrow``); they are counted there into one accumulator, which leaves
-the worker as bytes in the versioned state format. The states are merged by
-``treeReduce`` on the executors, so the driver receives a few states and
-never a row. The result equals one process over the same rows: bit for bit
-without weights, to rounding of the sums with them.
+the worker as bytes in the versioned state format. The states of up to 64
+partitions are merged on the driver; more are merged by ``treeReduce`` on
+the executors, so the driver receives a few states. It never receives a
+row. The result equals one process over the same rows: bit for bit without
+weights, to rounding of the sums with them.
 
 Requires ``pyspark`` (``pip install 'streameval[spark]'``); this module
 imports without it.
@@ -28,7 +29,7 @@ from .regression import RegressionAccumulator
 from .scores import ScoreAccumulator
 from .segmented import Segmented
 
-__all__ = ["KINDS", "evaluate"]
+__all__ = ["DRIVER_MERGES_UP_TO", "KINDS", "evaluate"]
 
 #: The kinds ``evaluate`` builds, by name.
 KINDS: dict[str, type] = {
@@ -38,6 +39,7 @@ KINDS: dict[str, type] = {
     "scores": ScoreAccumulator,
 }
 
+DRIVER_MERGES_UP_TO = 64  # partitions whose states the driver merges itself; more go through treeReduce
 BLOCK_ROWS = 1 << 18  # Arrow batches (10,000 rows by default) are gathered into blocks this long
 _MARK = "streameval.spark: "  # starts the message of a bad row, so the driver finds it in Spark's traceback
 
@@ -303,8 +305,9 @@ def evaluate(
     Each partition is counted on its executor into one accumulator; the
     accumulators travel as bytes in the state format and are merged by a tree
     reduction (``treeReduce``), so the driver receives a few states and no
-    rows. On Spark Connect, which has no RDDs, the driver receives one state
-    per partition and merges them.
+    rows. With at most 64 partitions (``DRIVER_MERGES_UP_TO``), and on Spark
+    Connect, which has no RDDs, the driver receives one state per partition
+    and merges them itself, which is faster than a shuffle stage.
 
     Parameters
     ----------
@@ -329,7 +332,8 @@ def evaluate(
         :class:`~streameval.RegressionAccumulator` or
         :class:`~streameval.ScoreAccumulator`.
     depth : int, default 2
-        Depth of the merge tree (``treeReduce``'s ``depth``).
+        Depth of the merge tree (``treeReduce``'s ``depth``), for DataFrames
+        of more than ``DRIVER_MERGES_UP_TO`` partitions.
     **accumulator_options
         Passed to the accumulator's constructor (``threshold=``,
         ``exact_up_to=``, ``bins=``, ``classes=``...).
@@ -399,7 +403,8 @@ def evaluate(
     )
     empty = Segmented(make) if by_columns else make()
     try:
-        if _is_connect(df):  # Spark Connect has no RDDs: the driver merges the states, one per partition
+        # Spark Connect has no RDDs, and a few states are cheaper to merge on the driver than through a shuffle
+        if _is_connect(df) or states.rdd.getNumPartitions() <= DRIVER_MERGES_UP_TO:
             parts = [from_bytes(bytes(row[0])) for row in states.collect()]
             return type(empty).merge_all(parts) if parts else empty
         blob = states.rdd.map(lambda row: bytes(row[0])).treeReduce(_merge_states, depth=depth)

@@ -99,6 +99,16 @@ def test_binary_from_parquet_equals_one_process_bit_for_bit(frame, data):
     assert acc.get().auc == one.get().auc
 
 
+def test_the_merge_tree_and_the_driver_merge_agree(frame, data, monkeypatch):
+    _, cols, _ = data
+    one = se.Segmented(se.BinaryAccumulator)
+    one.update_many(cols["region"], cols["label"], cols["score"])
+    on_driver = ses.evaluate(frame, by="region")  # 8 partitions: the driver merges their states
+    monkeypatch.setattr(ses, "DRIVER_MERGES_UP_TO", 2)
+    for depth in (1, 2, 3):
+        assert ses.evaluate(frame, by="region", depth=depth) == one == on_driver
+
+
 def test_weights_and_options(frame, data):
     _, cols, _ = data
     acc = ses.evaluate(frame, weight="weight", threshold=0.3, exact_up_to=0)
