@@ -123,6 +123,18 @@ def test_weights_and_options(frame, data):
     assert r.brier == pytest.approx(ref.brier, rel=1e-12)
 
 
+def test_boolean_and_text_labels(frame, data):
+    _, cols, _ = data
+    one = se.BinaryAccumulator()
+    one.update_many(cols["label"], cols["score"])
+    as_bool = ses.evaluate(frame.selectExpr("label = 1 as label", "score"))
+    assert as_bool.get().auc == one.get().auc and as_bool.n == N
+    assert (as_bool.get().tp, as_bool.get().fp) == (one.get().tp, one.get().fp)
+    as_text = frame.selectExpr("if(label = 1, 'fraud', 'ok') as label", "score")
+    named = ses.evaluate(as_text, pos_label="fraud", neg_label="ok")
+    assert named.get().auc == one.get().auc and named.get().tp == one.get().tp
+
+
 def test_segments_one_column_and_crossed(frame, data):
     _, cols, _ = data
     by_region = ses.evaluate(frame, by="region")
