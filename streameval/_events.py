@@ -23,7 +23,7 @@ import numpy as np
 
 from ._compiled import SPEEDUPS
 
-__all__ = ["COMPILED", "FLUSH_EVERY", "EventBuffer", "EventColumns", "PyEventBuffer"]
+__all__ = ["COMPILED", "FLUSH_EVERY", "EventBuffer", "FloatEvents", "PyEventBuffer", "PyFloatEvents", "float_columns"]
 
 FLUSH_EVERY = 4096  # per-event updates are counted in batches of this size
 _TICK = 256  # the Python twin checks its buffer every _TICK events (a small int stays cached)
@@ -117,55 +117,74 @@ class PyEventBuffer:
         self._room = _TICK
 
 
-class EventColumns:
-    """Checked per-event values buffered as typed columns, with their weights, until counted as one batch.
+class PyFloatEvents:
+    """Pure Python twin of the compiled per-event buffer of float columns.
+
+    ``update(*values, w=1.0)`` hands every call to ``slow`` (the owner's
+    checked path), which checks the event and stores it with ``push``; the
+    compiled twin stores plain finite floats itself and calls ``slow`` for
+    anything else. ``on_full()`` is called when ``FLUSH_EVERY`` events are held.
 
     Examples
     --------
-    >>> from streameval._events import EventColumns
-    >>> buf = EventColumns("d", "d")
-    >>> buf.append((1.0, 2.0), 1.0), buf.append((3.0, 4.0), 0.5)
-    (False, False)
-    >>> columns, weights = buf.arrays()
-    >>> buf.clear()
+    >>> from streameval._events import PyFloatEvents, float_columns
+    >>> buf = PyFloatEvents(2, lambda: None, lambda *a, w=1.0: buf.push(*map(float, a), float(w)))
+    >>> buf.update(1.0, 2.0), buf.update(3, 4, w=0.5)
+    (None, None)
+    >>> columns, weights = float_columns(buf)
     >>> [c.tolist() for c in columns], weights.tolist(), len(buf)
-    ([[1.0, 3.0], [2.0, 4.0]], [1.0, 0.5], 0)
+    ([[1.0, 3.0], [2.0, 4.0]], [1.0, 0.5], 2)
     """
 
-    __slots__ = ("_columns", "_typecodes", "_weights", "weighted")
+    __slots__ = ("_on_full", "_slow", "_values", "_weights", "weighted", "width")
 
-    def __init__(self, *typecodes: str) -> None:
-        self._typecodes = typecodes
+    def __init__(self, width: int, on_full: Callable[[], None], slow: Callable[..., None]) -> None:
+        self.width, self._on_full, self._slow = width, on_full, slow
         self.clear()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """Count one event: the owner's checked path stores it."""
+        self._slow(*args, **kwargs)
+
+    def push(self, *values_and_weight: float) -> None:
+        """Store one checked event: its values, then its weight."""
+        if len(self._weights) >= FLUSH_EVERY:  # only if a flush failed before
+            self._on_full()
+        *values, w = values_and_weight
+        self._values.extend(values)
+        self._weights.append(w)
+        if w != 1.0:
+            self.weighted = True
+        if len(self._weights) == FLUSH_EVERY:
+            self._on_full()
+
+    def arrays(self) -> tuple[bytes, bytes | None]:
+        """The values (float64 bytes, row by row) and the weights (``None`` when all are 1)."""
+        return self._values.tobytes(), (self._weights.tobytes() if self.weighted else None)
 
     def clear(self) -> None:
         """Empty the buffer (once its events are counted)."""
-        self._columns = [array(code) for code in self._typecodes]
+        self._values = array("d")
         self._weights = array("d")
         self.weighted = False
 
     def __len__(self) -> int:
         return len(self._weights)
 
-    def append(self, values: tuple[Any, ...], w: float) -> bool:
-        """Store one event's values and weight; whether the buffer is full (``FLUSH_EVERY`` events)."""
-        for column, value in zip(self._columns, values, strict=True):
-            column.append(value)
-        self._weights.append(w)
-        if w != 1.0:
-            self.weighted = True
-        return len(self._weights) >= FLUSH_EVERY
 
-    def arrays(self) -> tuple[list[np.ndarray], np.ndarray | None]:
-        """Copies of the buffered columns as numpy arrays, and the weights (``None`` when all are 1)."""
-        columns = [np.frombuffer(c, dtype=np.dtype(c.typecode)).copy() for c in self._columns]
-        weights = np.frombuffer(self._weights, dtype=np.float64).copy() if self.weighted else None
-        return columns, weights
+def float_columns(buffer: Any) -> tuple[list[np.ndarray], np.ndarray | None]:
+    """A float-events buffer's columns as numpy arrays, and its weights (``None`` when all are 1)."""
+    values, weights = buffer.arrays()
+    rows = np.frombuffer(values, dtype=np.float64).reshape(-1, int(buffer.width))
+    return [rows[:, k].copy() for k in range(rows.shape[1])], (
+        None if weights is None else np.frombuffer(weights, dtype=np.float64).copy()
+    )
 
 
 _speedups = SPEEDUPS
 #: Whether the compiled hot paths are in use.
 COMPILED: bool = _speedups is not None
 EventBuffer: type = _speedups.EventBuffer if _speedups is not None else PyEventBuffer
+FloatEvents: type = _speedups.FloatEvents if _speedups is not None else PyFloatEvents
 if _speedups is not None and _speedups.CAPACITY != FLUSH_EVERY:  # pragma: no cover
     raise ImportError(f"streameval._speedups was built for another version (CAPACITY {_speedups.CAPACITY})")

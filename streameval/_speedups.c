@@ -19,6 +19,10 @@
  *                     accumulator's _flush(); anything unusual (weights, bad
  *                     input, other label or score types) goes to the Python
  *                     method _update_slow, which explains or handles it.
+ *   FloatEvents       the per-event buffer of ScoreAccumulator and
+ *                     RegressionAccumulator: update(*values, w=1.0) stores
+ *                     finite floats and weights, and hands anything else to
+ *                     the accumulator's checked path.
  *
  * The module uses only the CPython API and the buffer protocol (no numpy
  * headers), so it builds with any C compiler; when it does not build, the
@@ -26,6 +30,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
@@ -1219,6 +1224,256 @@ done:
 
 /* ------------------------------------------------------------------------ */
 
+
+/* ------------------------------------------------------------------------ */
+/* Per-event buffer of float columns (ScoreAccumulator, RegressionAccumulator) */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t width; /* values per event */
+    Py_ssize_t n;     /* events held */
+    int weighted;     /* a weight other than 1 was stored */
+    double *values;   /* CAPACITY * width, row by row */
+    double *weights;  /* CAPACITY */
+    PyObject *on_full; /* called with no argument when the buffer fills */
+    PyObject *slow;    /* called with update's arguments when they are not plain */
+} FloatEvents;
+
+static PyObject *str_w;
+
+static int
+FloatEvents_traverse(FloatEvents *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->on_full);
+    Py_VISIT(self->slow);
+    return 0;
+}
+
+static int
+FloatEvents_clear_refs(FloatEvents *self)
+{
+    Py_CLEAR(self->on_full);
+    Py_CLEAR(self->slow);
+    return 0;
+}
+
+static void
+FloatEvents_dealloc(FloatEvents *self)
+{
+    PyObject_GC_UnTrack(self);
+    FloatEvents_clear_refs(self);
+    PyMem_Free(self->values);
+    PyMem_Free(self->weights);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+FloatEvents_init(FloatEvents *self, PyObject *args, PyObject *kwds)
+{
+    Py_ssize_t width;
+    PyObject *on_full, *slow;
+    static char *kwlist[] = {"width", "on_full", "slow", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "nOO", kwlist, &width, &on_full, &slow))
+        return -1;
+    if (width < 1 || width > 64) {
+        PyErr_Format(PyExc_ValueError, "width must be 1 to 64, got %zd", width);
+        return -1;
+    }
+    PyMem_Free(self->values);
+    PyMem_Free(self->weights);
+    self->values = NULL;
+    self->weights = NULL;
+    self->width = width;
+    self->n = 0;
+    self->weighted = 0;
+    Py_INCREF(on_full);
+    Py_INCREF(slow);
+    Py_XSETREF(self->on_full, on_full);
+    Py_XSETREF(self->slow, slow);
+    return 0;
+}
+
+/* A finite double from an exact float or int; -1 for anything else (the slow path explains). */
+static inline int
+finite_value(PyObject *v, double *out)
+{
+    double d;
+    if (PyFloat_CheckExact(v)) {
+        d = PyFloat_AS_DOUBLE(v);
+    } else if (PyLong_CheckExact(v)) {
+        d = PyLong_AsDouble(v);
+        if (d == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return -1;
+        }
+    } else {
+        return -1;
+    }
+    if (!isfinite(d))
+        return -1;
+    *out = d;
+    return 0;
+}
+
+static int
+float_events_store(FloatEvents *self, const double *row, double w)
+{
+    if (self->values == NULL) {
+        self->values = PyMem_Malloc(CAPACITY * self->width * sizeof(double));
+        self->weights = PyMem_Malloc(CAPACITY * sizeof(double));
+        if (self->values == NULL || self->weights == NULL) {
+            PyMem_Free(self->values);
+            PyMem_Free(self->weights);
+            self->values = NULL;
+            self->weights = NULL;
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    if (self->n >= CAPACITY) { /* only if a flush failed before */
+        PyObject *r = PyObject_CallNoArgs(self->on_full);
+        if (r == NULL)
+            return -1;
+        Py_DECREF(r);
+        if (self->n >= CAPACITY) {
+            PyErr_SetString(PyExc_RuntimeError, "the per-event buffer was not emptied when full");
+            return -1;
+        }
+    }
+    memcpy(self->values + self->n * self->width, row, self->width * sizeof(double));
+    self->weights[self->n] = w;
+    if (w != 1.0)
+        self->weighted = 1;
+    self->n++;
+    if (self->n == CAPACITY) {
+        PyObject *r = PyObject_CallNoArgs(self->on_full);
+        if (r == NULL)
+            return -1; /* the event is stored; the next event or read retries */
+        Py_DECREF(r);
+    }
+    return 0;
+}
+
+static PyObject *
+FloatEvents_update(FloatEvents *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    Py_ssize_t width = self->width;
+    double row[64], w = 1.0;
+    int plain = 0;
+    if (nkw == 0 && (nargs == width || nargs == width + 1))
+        plain = 1;
+    else if (nkw == 1 && nargs == width && PyTuple_GET_ITEM(kwnames, 0) == str_w)
+        plain = 1;
+    if (plain) {
+        for (Py_ssize_t k = 0; k < width; k++) {
+            if (finite_value(args[k], &row[k]) < 0) {
+                plain = 0;
+                break;
+            }
+        }
+        if (plain && nargs + nkw == width + 1 && (finite_value(args[width], &w) < 0 || w < 0.0))
+            plain = 0;
+    }
+    if (!plain)
+        return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+    if (float_events_store(self, row, w) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+FloatEvents_push(FloatEvents *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    double row[64];
+    if (nargs != self->width + 1) {
+        PyErr_Format(PyExc_TypeError, "push takes %zd values and a weight", self->width);
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k <= self->width; k++) {
+        double d = PyFloat_AsDouble(args[k]);
+        if (d == -1.0 && PyErr_Occurred())
+            return NULL;
+        if (k < self->width)
+            row[k] = d;
+        else if (float_events_store(self, row, d) < 0)
+            return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+FloatEvents_arrays(FloatEvents *self, PyObject *Py_UNUSED(ignored))
+{
+    Py_ssize_t n = self->n;
+    PyObject *values = PyBytes_FromStringAndSize(n ? (const char *)self->values : NULL,
+                                                 n * self->width * (Py_ssize_t)sizeof(double));
+    if (values == NULL)
+        return NULL;
+    if (!self->weighted)
+        return Py_BuildValue("NO", values, Py_None);
+    PyObject *weights = PyBytes_FromStringAndSize(n ? (const char *)self->weights : NULL,
+                                                  n * (Py_ssize_t)sizeof(double));
+    if (weights == NULL) {
+        Py_DECREF(values);
+        return NULL;
+    }
+    return Py_BuildValue("NN", values, weights);
+}
+
+static PyObject *
+FloatEvents_clear(FloatEvents *self, PyObject *Py_UNUSED(ignored))
+{
+    self->n = 0;
+    self->weighted = 0;
+    Py_RETURN_NONE;
+}
+
+static Py_ssize_t
+FloatEvents_len(FloatEvents *self)
+{
+    return self->n;
+}
+
+static PyMethodDef FloatEvents_methods[] = {
+    {"update", (PyCFunction)(void (*)(void))FloatEvents_update, METH_FASTCALL | METH_KEYWORDS,
+     "update(*values, w=1.0): store one event of finite floats, or hand the call to `slow`."},
+    {"push", (PyCFunction)(void (*)(void))FloatEvents_push, METH_FASTCALL,
+     "push(*values, w): store one checked event."},
+    {"arrays", (PyCFunction)FloatEvents_arrays, METH_NOARGS,
+     "(values as float64 bytes, row by row; weights as float64 bytes, or None when all are 1)."},
+    {"clear", (PyCFunction)FloatEvents_clear, METH_NOARGS, "Empty the buffer (once its events are counted)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef FloatEvents_members[] = {
+    {"width", T_PYSSIZET, offsetof(FloatEvents, width), READONLY, "Values per event."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PySequenceMethods FloatEvents_as_sequence = {
+    .sq_length = (lenfunc)FloatEvents_len,
+};
+
+static PyTypeObject FloatEventsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "streameval._speedups.FloatEvents",
+    .tp_doc = "Per-event buffer of float columns with weights (compiled).",
+    .tp_basicsize = sizeof(FloatEvents),
+    .tp_itemsize = 0,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)FloatEvents_init,
+    .tp_dealloc = (destructor)FloatEvents_dealloc,
+    .tp_traverse = (traverseproc)FloatEvents_traverse,
+    .tp_clear = (inquiry)FloatEvents_clear_refs,
+    .tp_methods = FloatEvents_methods,
+    .tp_members = FloatEvents_members,
+    .tp_as_sequence = &FloatEvents_as_sequence,
+};
+
 static PyMethodDef module_methods[] = {
     {"count_range_free", count_range_free, METH_VARARGS, count_range_free_doc},
     {"count_uniform", count_uniform, METH_VARARGS, count_uniform_doc},
@@ -1242,9 +1497,10 @@ PyInit__speedups(void)
 {
     str_flush = PyUnicode_InternFromString("_flush");
     str_update_slow = PyUnicode_InternFromString("_update_slow");
-    if (str_flush == NULL || str_update_slow == NULL)
+    str_w = PyUnicode_InternFromString("w");
+    if (str_flush == NULL || str_update_slow == NULL || str_w == NULL)
         return NULL;
-    if (PyType_Ready(&EventBufferType) < 0)
+    if (PyType_Ready(&EventBufferType) < 0 || PyType_Ready(&FloatEventsType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&speedups_module);
     if (m == NULL)
@@ -1252,6 +1508,12 @@ PyInit__speedups(void)
     Py_INCREF(&EventBufferType);
     if (PyModule_AddObject(m, "EventBuffer", (PyObject *)&EventBufferType) < 0) {
         Py_DECREF(&EventBufferType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&FloatEventsType);
+    if (PyModule_AddObject(m, "FloatEvents", (PyObject *)&FloatEventsType) < 0) {
+        Py_DECREF(&FloatEventsType);
         Py_DECREF(m);
         return NULL;
     }

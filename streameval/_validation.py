@@ -31,7 +31,12 @@ def check_real(
         value = value[()]
     if isinstance(value, (str, bytes)) or not isinstance(value, (numbers.Real, np.bool_)):
         raise TypeError(f"{name} must be a real number, got {_show(value)}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an integer beyond the floats
+        if finite:
+            raise ValueError(f"{name} must be finite, got an integer too large for a float ({_show(value)})") from None
+        v = math.inf if int(value) > 0 else -math.inf
     if math.isnan(v) and not allow_nan:
         raise ValueError(f"{name} must not be NaN, got {_show(value)}")
     if finite and not math.isfinite(v):

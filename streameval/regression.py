@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._codec import FormatError, decode_bins, decode_float, decode_histogram, require_fields
-from ._events import EventColumns
+from ._events import FloatEvents, float_columns
 from ._validation import as_scores, as_weights, check_real, check_same_length, check_total
 from .bins import Bins
 from .histogram import ScoreHistogram
@@ -64,7 +64,8 @@ class RegressionAccumulator(AccumulatorBase):
         self._reset_buffers()
 
     def _reset_buffers(self) -> None:
-        self._buffer = EventColumns("d", "d")
+        self._buffer = FloatEvents(2, self._flush, self._update_checked)
+        self.update = self._buffer.update  # type: ignore[method-assign]  # plain events stored in C
 
     def update(self, y: float, y_pred: float, w: float = 1.0) -> None:
         """Count one prediction.
@@ -77,15 +78,20 @@ class RegressionAccumulator(AccumulatorBase):
         >>> acc.get().mae
         0.5
         """
+        self._buffer.update(y, y_pred, w)
+
+    def _update_checked(self, y: float, y_pred: float, w: float = 1.0) -> None:
+        """The per-event path for anything but plain finite floats: check, then store."""
         yv = check_real("y", y, finite=True)
         pv = check_real("y_pred", y_pred, finite=True)
         wv = check_real("w", w, finite=True, nonnegative=True)
-        if self._buffer.append((yv, pv), wv):
-            self._flush()
+        self._buffer.push(yv, pv, wv)
+
+    _update_checked.__qualname__ = "RegressionAccumulator.update"  # as a wrong call's error says
 
     def _flush(self) -> None:
         if len(self._buffer):
-            (y, p), w = self._buffer.arrays()
+            (y, p), w = float_columns(self._buffer)
             self._ingest(y, p, w)  # a refusal (a total weight that overflows) keeps the events buffered
             self._buffer.clear()
 
@@ -117,10 +123,10 @@ class RegressionAccumulator(AccumulatorBase):
         e = p - y
         abs_e = np.abs(e)
         ape = abs_e / np.maximum(np.abs(y), _EPS)
-        if w is None:
-            sum_abs, sum_ape = math.fsum(abs_e), math.fsum(ape)
+        if w is None:  # numpy's pairwise sums: relative error about log2(n) units in the last place
+            sum_abs, sum_ape = float(abs_e.sum()), float(ape.sum())
         else:
-            sum_abs, sum_ape = math.fsum(abs_e * w), math.fsum(ape * w)
+            sum_abs, sum_ape = float(np.dot(abs_e, w)), float(np.dot(ape, w))
         y_m = Moments.of(y, w)
         e_m = Moments.of(e, w)
         with np.errstate(over="ignore"):

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._codec import FormatError, decode_bins, decode_float, require_fields
-from ._events import EventColumns
+from ._events import FloatEvents, float_columns
 from ._validation import as_scores, as_weights, check_no_nan, check_real, check_total
 from .bins import Bins
 from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, check_exact_up_to
@@ -67,7 +67,8 @@ class ScoreAccumulator(AccumulatorBase):
         self._reset_buffers()
 
     def _reset_buffers(self) -> None:
-        self._buffer = EventColumns("d")
+        self._buffer = FloatEvents(1, self._flush, self._update_checked)
+        self.update = self._buffer.update  # type: ignore[method-assign]  # plain events stored in C
 
     # -- updating -----------------------------------------------------------
     def update(self, score: float, w: float = 1.0) -> None:
@@ -81,14 +82,19 @@ class ScoreAccumulator(AccumulatorBase):
         >>> acc.get().weight
         2.0
         """
+        self._buffer.update(score, w)
+
+    def _update_checked(self, score: float, w: float = 1.0) -> None:
+        """The per-event path for anything but plain finite floats: check, then store."""
         s = check_real("score", score, finite=True)
         weight = check_real("w", w, finite=True, nonnegative=True)
-        if self._buffer.append((s,), weight):
-            self._flush()
+        self._buffer.push(s, weight)
+
+    _update_checked.__qualname__ = "ScoreAccumulator.update"  # as a wrong call's error says
 
     def _flush(self) -> None:
         if len(self._buffer):
-            (s,), w = self._buffer.arrays()
+            (s,), w = float_columns(self._buffer)
             self._ingest(s, w)  # a refusal (a total weight that overflows) keeps the events buffered
             self._buffer.clear()
 

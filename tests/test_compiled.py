@@ -345,6 +345,54 @@ def test_per_event_path_equals_its_python_twin():
     assert compiled == pure
 
 
+FLOAT_EVENTS_SCRIPT = textwrap.dedent(
+    """
+    import fractions, sys
+    import numpy as np
+    import streameval as se
+
+    rng = np.random.default_rng(5)
+    odd = [0.5, 3, True, np.float64(0.25), np.int64(7), fractions.Fraction(1, 3), float("nan"), float("inf"),
+           -float("inf"), "x", None, 10**400, -0.0, 1e308]
+    weights = [1.0, 2.5, 0, 1, -1.0, float("nan"), float("inf"), np.float32(0.5), "w"]
+    for make, width in ((se.ScoreAccumulator, 1), (se.RegressionAccumulator, 2)):
+        acc = make()
+        for i in range(9000):
+            values = [float(v) for v in rng.normal(0, 2, width)]
+            if i % 97 == 0:
+                values[i % width] = odd[(i // 97) % len(odd)]
+            call = i % 5
+            try:
+                if call == 0:
+                    acc.update(*values)
+                elif call == 1:
+                    acc.update(*values, w=weights[i % len(weights)])
+                elif call == 2:
+                    acc.update(*values, weights[(i // 3) % len(weights)])
+                elif call == 3:
+                    acc.update(*values[:-1])  # one value short
+                else:
+                    acc.update(*values, 1.0, 2.0)  # one too many
+            except (TypeError, ValueError, OverflowError) as exc:
+                print(i, type(exc).__name__, exc)
+            if i % 1000 == 0:
+                print(i, acc.n, se.to_bytes(acc).hex()[-64:])
+        print(type(acc).__name__, acc.n, acc.get())
+    """
+)
+
+
+@needs_compiled
+def test_float_events_path_equals_its_python_twin():
+    compiled, pure = _run(FLOAT_EVENTS_SCRIPT, False), _run(FLOAT_EVENTS_SCRIPT, True)
+    for message in ("score must not be NaN", "y_pred must be finite", "y must be a real number, got None",
+                    "w must be >= 0, got -1.0", "score must be finite, got an integer too large",
+                    "RegressionAccumulator.update() missing 1 required positional argument"):  # fmt: skip
+        assert message in compiled, message
+    assert compiled.count("\n") > 200
+    assert compiled == pure
+
+
 @needs_compiled
 def test_core_tests_pass_on_the_python_twins():
     env = dict(os.environ, STREAMEVAL_PURE_PYTHON="1")
