@@ -36,7 +36,7 @@ def check_real(
     except OverflowError:  # an integer beyond the floats
         if finite:
             raise ValueError(f"{name} must be finite, got an integer too large for a float ({_show(value)})") from None
-        v = math.inf if int(value) > 0 else -math.inf
+        v = math.inf if value > 0 else -math.inf  # type: ignore[operator]  # only integers overflow float()
     if math.isnan(v) and not allow_nan:
         raise ValueError(f"{name} must not be NaN, got {_show(value)}")
     if finite and not math.isfinite(v):
