@@ -23,7 +23,17 @@ import numpy as np
 
 from ._compiled import SPEEDUPS
 
-__all__ = ["COMPILED", "FLUSH_EVERY", "EventBuffer", "FloatEvents", "PyEventBuffer", "PyFloatEvents", "float_columns"]
+__all__ = [
+    "COMPILED",
+    "FLUSH_EVERY",
+    "ClassRows",
+    "EventBuffer",
+    "FloatEvents",
+    "PyClassRows",
+    "PyEventBuffer",
+    "PyFloatEvents",
+    "float_columns",
+]
 
 FLUSH_EVERY = 4096  # per-event updates are counted in batches of this size
 _TICK = 256  # the Python twin checks its buffer every _TICK events (a small int stays cached)
@@ -172,6 +182,56 @@ class PyFloatEvents:
         return len(self._weights)
 
 
+class PyClassRows:
+    """Pure Python twin of the compiled per-event buffer of a MulticlassAccumulator.
+
+    ``update(y, scores, w=1.0)`` hands every call to ``slow`` (the owner's
+    checked path), which stores the checked event with ``push``; the compiled
+    twin stores a known class with a dict of float scores of exactly the known
+    classes itself (predicted class -1: found when the buffer is counted).
+    """
+
+    __slots__ = ("_on_full", "_pred", "_scores", "_slow", "_weights", "_y", "weighted")
+
+    def __init__(self, on_full: Callable[[], None], slow: Callable[..., None]) -> None:
+        self._on_full, self._slow = on_full, slow
+        self.clear()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """Count one event: the owner's checked path stores it."""
+        self._slow(*args, **kwargs)
+
+    def set_classes(self, index: Any, classes: Any) -> None:
+        """The classes the compiled twin's fast path knows (nothing to do here)."""
+
+    def push(self, y: int, pred: int, scores: tuple[float, ...], w: float) -> None:
+        """Store one checked event."""
+        if len(self._y) >= FLUSH_EVERY:  # only if a flush failed before
+            self._on_full()
+        self._y.append(y)
+        self._pred.append(pred)
+        self._scores.extend(scores)
+        self._weights.append(w)
+        if w != 1.0:
+            self.weighted = True
+        if len(self._y) == FLUSH_EVERY:
+            self._on_full()
+
+    def arrays(self) -> tuple[bytes, bytes, bytes, bytes | None]:
+        """(class indices, predicted indices, scores row by row, weights or ``None``) as bytes."""
+        weights = self._weights.tobytes() if self.weighted else None
+        return self._y.tobytes(), self._pred.tobytes(), self._scores.tobytes(), weights
+
+    def clear(self) -> None:
+        """Empty the buffer (once its events are counted)."""
+        self._y, self._pred = array("q"), array("q")
+        self._scores, self._weights = array("d"), array("d")
+        self.weighted = False
+
+    def __len__(self) -> int:
+        return len(self._y)
+
+
 def float_columns(buffer: Any) -> tuple[list[np.ndarray], np.ndarray | None]:
     """A float-events buffer's columns as numpy arrays, and its weights (``None`` when all are 1)."""
     values, weights = buffer.arrays()
@@ -186,5 +246,6 @@ _speedups = SPEEDUPS
 COMPILED: bool = _speedups is not None
 EventBuffer: type = _speedups.EventBuffer if _speedups is not None else PyEventBuffer
 FloatEvents: type = _speedups.FloatEvents if _speedups is not None else PyFloatEvents
+ClassRows: type = _speedups.ClassRows if _speedups is not None else PyClassRows
 if _speedups is not None and _speedups.CAPACITY != FLUSH_EVERY:  # pragma: no cover
     raise ImportError(f"streameval._speedups was built for another version (CAPACITY {_speedups.CAPACITY})")

@@ -23,6 +23,10 @@
  *                     RegressionAccumulator: update(*values, w=1.0) stores
  *                     finite floats and weights, and hands anything else to
  *                     the accumulator's checked path.
+ *   ClassRows         the per-event buffer of MulticlassAccumulator:
+ *                     update(y, {class: score}) stores a known class and a
+ *                     dict of float scores of exactly the known classes; the
+ *                     predicted class is found when the buffer is counted.
  *
  * The module uses only the CPython API and the buffer protocol (no numpy
  * headers), so it builds with any C compiler; when it does not build, the
@@ -1225,6 +1229,37 @@ done:
 /* ------------------------------------------------------------------------ */
 
 
+
+/* Shared by the per-event buffers below: hand a full buffer to its owner. */
+static int
+room_for_one(Py_ssize_t *n, PyObject *on_full)
+{
+    if (*n >= CAPACITY) { /* only if a flush failed before */
+        PyObject *r = PyObject_CallNoArgs(on_full);
+        if (r == NULL)
+            return -1;
+        Py_DECREF(r);
+        if (*n >= CAPACITY) {
+            PyErr_SetString(PyExc_RuntimeError, "the per-event buffer was not emptied when full");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+one_stored(Py_ssize_t *n, PyObject *on_full)
+{
+    (*n)++;
+    if (*n == CAPACITY) {
+        PyObject *r = PyObject_CallNoArgs(on_full);
+        if (r == NULL)
+            return -1; /* the event is stored; the next event or read retries */
+        Py_DECREF(r);
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Per-event buffer of float columns (ScoreAccumulator, RegressionAccumulator) */
 /* ------------------------------------------------------------------------ */
@@ -1331,28 +1366,13 @@ float_events_store(FloatEvents *self, const double *row, double w)
             return -1;
         }
     }
-    if (self->n >= CAPACITY) { /* only if a flush failed before */
-        PyObject *r = PyObject_CallNoArgs(self->on_full);
-        if (r == NULL)
-            return -1;
-        Py_DECREF(r);
-        if (self->n >= CAPACITY) {
-            PyErr_SetString(PyExc_RuntimeError, "the per-event buffer was not emptied when full");
-            return -1;
-        }
-    }
+    if (room_for_one(&self->n, self->on_full) < 0)
+        return -1;
     memcpy(self->values + self->n * self->width, row, self->width * sizeof(double));
     self->weights[self->n] = w;
     if (w != 1.0)
         self->weighted = 1;
-    self->n++;
-    if (self->n == CAPACITY) {
-        PyObject *r = PyObject_CallNoArgs(self->on_full);
-        if (r == NULL)
-            return -1; /* the event is stored; the next event or read retries */
-        Py_DECREF(r);
-    }
-    return 0;
+    return one_stored(&self->n, self->on_full);
 }
 
 static PyObject *
@@ -1474,6 +1494,278 @@ static PyTypeObject FloatEventsType = {
     .tp_as_sequence = &FloatEvents_as_sequence,
 };
 
+
+/* ------------------------------------------------------------------------ */
+/* Per-event buffer of a MulticlassAccumulator                               */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t n;       /* events held */
+    Py_ssize_t k;       /* scores per event (the classes when the buffer filled) */
+    int weighted;
+    int64_t *y;         /* CAPACITY class indices */
+    int64_t *pred;      /* CAPACITY predicted class indices; -1: found when counted */
+    double *scores;     /* CAPACITY * k */
+    double *weights;    /* CAPACITY */
+    Py_ssize_t cap_k;   /* k the scores block was allocated for */
+    PyObject *index;    /* dict class -> int, or NULL: no fast path */
+    PyObject *keys;     /* tuple of the classes in order */
+    PyObject *on_full;
+    PyObject *slow;
+} ClassRows;
+
+static int
+ClassRows_traverse(ClassRows *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->index);
+    Py_VISIT(self->keys);
+    Py_VISIT(self->on_full);
+    Py_VISIT(self->slow);
+    return 0;
+}
+
+static int
+ClassRows_clear_refs(ClassRows *self)
+{
+    Py_CLEAR(self->index);
+    Py_CLEAR(self->keys);
+    Py_CLEAR(self->on_full);
+    Py_CLEAR(self->slow);
+    return 0;
+}
+
+static void
+ClassRows_dealloc(ClassRows *self)
+{
+    PyObject_GC_UnTrack(self);
+    ClassRows_clear_refs(self);
+    PyMem_Free(self->y);
+    PyMem_Free(self->pred);
+    PyMem_Free(self->scores);
+    PyMem_Free(self->weights);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+ClassRows_init(ClassRows *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *on_full, *slow;
+    static char *kwlist[] = {"on_full", "slow", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO", kwlist, &on_full, &slow))
+        return -1;
+    self->n = 0;
+    self->k = 0;
+    self->weighted = 0;
+    Py_INCREF(on_full);
+    Py_INCREF(slow);
+    Py_XSETREF(self->on_full, on_full);
+    Py_XSETREF(self->slow, slow);
+    Py_CLEAR(self->index);
+    Py_CLEAR(self->keys);
+    return 0;
+}
+
+/* Room for one more event of k scores; 0 or -1 with an exception. */
+static int
+class_rows_room(ClassRows *self, Py_ssize_t k)
+{
+    if (self->y == NULL) {
+        self->y = PyMem_Malloc(CAPACITY * sizeof(int64_t));
+        self->pred = PyMem_Malloc(CAPACITY * sizeof(int64_t));
+        self->weights = PyMem_Malloc(CAPACITY * sizeof(double));
+        if (self->y == NULL || self->pred == NULL || self->weights == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    if (self->n > 0 && k != self->k) {
+        PyErr_Format(PyExc_RuntimeError, "an event of %zd scores in a buffer of events of %zd", k, self->k);
+        return -1;
+    }
+    if (k > self->cap_k) {
+        double *grown = PyMem_Realloc(self->scores, CAPACITY * k * sizeof(double));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->scores = grown;
+        self->cap_k = k;
+    }
+    self->k = k;
+    return room_for_one(&self->n, self->on_full);
+}
+
+static PyObject *
+ClassRows_update(ClassRows *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && nargs == 2 && self->index != NULL && PyDict_CheckExact(args[1])) {
+        PyObject *scores = args[1];
+        Py_ssize_t k = PyTuple_GET_SIZE(self->keys);
+        PyObject *hit = PyDict_GetItemWithError(self->index, args[0]);
+        if (hit == NULL && PyErr_Occurred())
+            PyErr_Clear(); /* an unhashable label: the checked path explains */
+        if (hit != NULL && PyDict_GET_SIZE(scores) == k && k <= 256) {
+            double row[256];
+            Py_ssize_t c;
+            for (c = 0; c < k; c++) {
+                PyObject *v = PyDict_GetItemWithError(scores, PyTuple_GET_ITEM(self->keys, c));
+                if (v == NULL || !PyFloat_CheckExact(v))
+                    break;
+                row[c] = PyFloat_AS_DOUBLE(v);
+                if (row[c] != row[c])
+                    break;
+            }
+            if (PyErr_Occurred())
+                PyErr_Clear();
+            if (c == k) {
+                long label = PyLong_AsLong(hit);
+                if (label == -1 && PyErr_Occurred())
+                    return NULL;
+                if (class_rows_room(self, k) < 0)
+                    return NULL;
+                self->y[self->n] = label;
+                self->pred[self->n] = -1;
+                memcpy(self->scores + self->n * k, row, k * sizeof(double));
+                self->weights[self->n] = 1.0;
+                if (one_stored(&self->n, self->on_full) < 0)
+                    return NULL;
+                Py_RETURN_NONE;
+            }
+        }
+    }
+    return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+}
+
+/* push(y_index, pred_index, scores (a tuple of floats, empty for predicted labels), w) */
+static PyObject *
+ClassRows_push(ClassRows *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyTuple_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "push(y_index, pred_index, scores: tuple, w)");
+        return NULL;
+    }
+    long y = PyLong_AsLong(args[0]);
+    long pred = PyLong_AsLong(args[1]);
+    double w = PyFloat_AsDouble(args[3]);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_ssize_t k = PyTuple_GET_SIZE(args[2]);
+    double row[256];
+    if (k > 256) {
+        PyErr_SetString(PyExc_ValueError, "push: more than 256 scores an event");
+        return NULL;
+    }
+    for (Py_ssize_t c = 0; c < k; c++) {
+        row[c] = PyFloat_AsDouble(PyTuple_GET_ITEM(args[2], c));
+        if (row[c] == -1.0 && PyErr_Occurred())
+            return NULL;
+    }
+    if (class_rows_room(self, k) < 0)
+        return NULL;
+    self->y[self->n] = y;
+    self->pred[self->n] = pred;
+    if (k)
+        memcpy(self->scores + self->n * k, row, k * sizeof(double));
+    self->weights[self->n] = w;
+    if (w != 1.0)
+        self->weighted = 1;
+    if (one_stored(&self->n, self->on_full) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+ClassRows_set_classes(ClassRows *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || (args[0] != Py_None && (!PyDict_CheckExact(args[0]) || !PyTuple_Check(args[1])))) {
+        PyErr_SetString(PyExc_TypeError, "set_classes(index: dict or None, classes: tuple or None)");
+        return NULL;
+    }
+    if (args[0] == Py_None) {
+        Py_CLEAR(self->index);
+        Py_CLEAR(self->keys);
+    } else {
+        Py_INCREF(args[0]);
+        Py_INCREF(args[1]);
+        Py_XSETREF(self->index, args[0]);
+        Py_XSETREF(self->keys, args[1]);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+ClassRows_arrays(ClassRows *self, PyObject *Py_UNUSED(ignored))
+{
+    Py_ssize_t n = self->n;
+    PyObject *w = Py_None;
+    PyObject *y = PyBytes_FromStringAndSize(n ? (const char *)self->y : NULL, n * 8);
+    PyObject *pred = PyBytes_FromStringAndSize(n ? (const char *)self->pred : NULL, n * 8);
+    PyObject *scores = PyBytes_FromStringAndSize(n && self->k ? (const char *)self->scores : NULL,
+                                                 n * self->k * (Py_ssize_t)sizeof(double));
+    if (self->weighted)
+        w = PyBytes_FromStringAndSize(n ? (const char *)self->weights : NULL, n * (Py_ssize_t)sizeof(double));
+    else
+        Py_INCREF(w);
+    if (y == NULL || pred == NULL || scores == NULL || w == NULL) {
+        Py_XDECREF(y);
+        Py_XDECREF(pred);
+        Py_XDECREF(scores);
+        Py_XDECREF(w);
+        return NULL;
+    }
+    return Py_BuildValue("NNNN", y, pred, scores, w);
+}
+
+static PyObject *
+ClassRows_clear(ClassRows *self, PyObject *Py_UNUSED(ignored))
+{
+    self->n = 0;
+    self->weighted = 0;
+    Py_RETURN_NONE;
+}
+
+static Py_ssize_t
+ClassRows_len(ClassRows *self)
+{
+    return self->n;
+}
+
+static PyMethodDef ClassRows_methods[] = {
+    {"update", (PyCFunction)(void (*)(void))ClassRows_update, METH_FASTCALL | METH_KEYWORDS,
+     "update(y, scores, w=1.0): store a known class and a dict of float scores of exactly the classes, "
+     "or hand the call to `slow`."},
+    {"push", (PyCFunction)(void (*)(void))ClassRows_push, METH_FASTCALL,
+     "push(y_index, pred_index, scores, w): store one checked event (pred_index -1: found when counted)."},
+    {"set_classes", (PyCFunction)(void (*)(void))ClassRows_set_classes, METH_FASTCALL,
+     "set_classes(index, classes): the classes the fast path knows (None: no fast path)."},
+    {"arrays", (PyCFunction)ClassRows_arrays, METH_NOARGS,
+     "(y int64 bytes, pred int64 bytes, scores float64 bytes row by row, weights float64 bytes or None)."},
+    {"clear", (PyCFunction)ClassRows_clear, METH_NOARGS, "Empty the buffer (once its events are counted)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods ClassRows_as_sequence = {
+    .sq_length = (lenfunc)ClassRows_len,
+};
+
+static PyTypeObject ClassRowsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "streameval._speedups.ClassRows",
+    .tp_doc = "Per-event buffer of a MulticlassAccumulator (compiled).",
+    .tp_basicsize = sizeof(ClassRows),
+    .tp_itemsize = 0,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)ClassRows_init,
+    .tp_dealloc = (destructor)ClassRows_dealloc,
+    .tp_traverse = (traverseproc)ClassRows_traverse,
+    .tp_clear = (inquiry)ClassRows_clear_refs,
+    .tp_methods = ClassRows_methods,
+    .tp_as_sequence = &ClassRows_as_sequence,
+};
+
 static PyMethodDef module_methods[] = {
     {"count_range_free", count_range_free, METH_VARARGS, count_range_free_doc},
     {"count_uniform", count_uniform, METH_VARARGS, count_uniform_doc},
@@ -1500,7 +1792,7 @@ PyInit__speedups(void)
     str_w = PyUnicode_InternFromString("w");
     if (str_flush == NULL || str_update_slow == NULL || str_w == NULL)
         return NULL;
-    if (PyType_Ready(&EventBufferType) < 0 || PyType_Ready(&FloatEventsType) < 0)
+    if (PyType_Ready(&EventBufferType) < 0 || PyType_Ready(&FloatEventsType) < 0 || PyType_Ready(&ClassRowsType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&speedups_module);
     if (m == NULL)
@@ -1514,6 +1806,12 @@ PyInit__speedups(void)
     Py_INCREF(&FloatEventsType);
     if (PyModule_AddObject(m, "FloatEvents", (PyObject *)&FloatEventsType) < 0) {
         Py_DECREF(&FloatEventsType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&ClassRowsType);
+    if (PyModule_AddObject(m, "ClassRows", (PyObject *)&ClassRowsType) < 0) {
+        Py_DECREF(&ClassRowsType);
         Py_DECREF(m);
         return NULL;
     }

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from array import array
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -11,13 +10,15 @@ import numpy as np
 import numpy.typing as npt
 
 from ._codec import FormatError, decode_bins, decode_count, decode_counts, decode_label, encode_label, require_fields
-from ._events import FLUSH_EVERY
+from ._events import ClassRows
 from ._validation import as_scores, as_weights, check_real, check_same_length, check_total
 from .binary_report import BinaryReport
 from .bins import Bins
 from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, check_exact_up_to
 from .multiclass_report import MulticlassReport
 from .protocol import AccumulatorBase
+
+_UNIT = 1.0  # the default weight: identity with it selects the per-event fast path
 
 __all__ = ["MulticlassAccumulator", "MulticlassReport"]
 
@@ -126,12 +127,14 @@ class MulticlassAccumulator(AccumulatorBase):
             if earlier:
                 acc.add_count(0.0, False, earlier)  # earlier events: negatives with score 0
             self._ovr.append(acc)
+        self._sync_fast_path()
 
     def _set_mode(self, mode: str) -> None:
         if self._mode is None:
             self._mode = mode
             if mode == "scores":
                 self._ovr = [self._new_ovr() for _ in self._classes]
+            self._sync_fast_path()
         elif self._mode != mode:
             raise ValueError(
                 f"this accumulator counts {self._mode}, got {mode}: one accumulator takes either class scores "
@@ -148,14 +151,19 @@ class MulticlassAccumulator(AccumulatorBase):
 
     # -- per-event path -----------------------------------------------------
     def _reset_buffers(self) -> None:
-        self._buf_y = array("q")
-        self._buf_pred = array("q")
-        self._buf_scores = array("d")
-        self._buf_w = array("d")
-        self._buf_weighted = False
+        self._buffer = ClassRows(self._flush, self._update_checked)
+        self.update = self._buffer.update  # type: ignore[method-assign]  # the common case stored in C
+        self._sync_fast_path()
+
+    def _sync_fast_path(self) -> None:
+        """Tell the per-event buffer the classes whose score mappings it may store without the checked path."""
+        if self._mode == "scores" and len(self._classes) >= 2:
+            self._buffer.set_classes(self._index, tuple(self._classes))
+        else:
+            self._buffer.set_classes(None, None)
 
     def update(
-        self, y: Hashable, scores: Mapping[Hashable, float] | Sequence[float] | Hashable, w: float = 1.0
+        self, y: Hashable, scores: Mapping[Hashable, float] | Sequence[float] | Hashable, w: float = _UNIT
     ) -> None:
         """Count one event.
 
@@ -180,6 +188,12 @@ class MulticlassAccumulator(AccumulatorBase):
         >>> acc.get().confusion_matrix.tolist()
         [[0, 0, 0], [1, 0, 0], [0, 0, 1]]
         """
+        self._buffer.update(y, scores, w)  # the common case in C; anything else in _update_checked
+
+    def _update_checked(
+        self, y: Hashable, scores: Mapping[Hashable, float] | Sequence[float] | Hashable, w: float = 1.0
+    ) -> None:
+        """Every other event: checked in full, new classes learnt, the predicted class found."""
         weight = check_real("w", w, finite=True, nonnegative=True)
         try:
             hash(y)
@@ -236,29 +250,27 @@ class MulticlassAccumulator(AccumulatorBase):
         self._set_mode(mode)
         for label in new:
             self._add_class(label)
-        self._buf_y.append(self._index[y])
-        self._buf_pred.append(self._index[predicted])
-        if mode == "scores":
-            self._buf_scores.extend(row)
-        self._buf_w.append(weight)
-        if weight != 1.0:
-            self._buf_weighted = True
-        if len(self._buf_y) >= FLUSH_EVERY:
-            self._flush()
+        self._buffer.push(self._index[y], self._index[predicted], tuple(row), weight)
+
+    _update_checked.__qualname__ = "MulticlassAccumulator.update"  # as a wrong call's error says
 
     def _flush(self) -> None:
-        n = len(self._buf_y)
+        n = len(self._buffer)
         if n == 0:
             return
-        y_idx = np.frombuffer(self._buf_y, dtype=np.int64).copy()
-        pred = np.frombuffer(self._buf_pred, dtype=np.int64).copy()
-        w = np.frombuffer(self._buf_w, dtype=np.float64).copy() if self._buf_weighted else None
+        y_bytes, pred_bytes, score_bytes, w_bytes = self._buffer.arrays()
+        y_idx = np.frombuffer(y_bytes, dtype=np.int64).copy()
+        pred = np.frombuffer(pred_bytes, dtype=np.int64).copy()
+        w = None if w_bytes is None else np.frombuffer(w_bytes, dtype=np.float64).copy()
         if self._mode == "scores":
-            scores = np.frombuffer(self._buf_scores, dtype=np.float64).reshape(n, -1).copy()
-            self._reset_buffers()
+            scores = np.frombuffer(score_bytes, dtype=np.float64).reshape(n, -1).copy()
+            found = np.flatnonzero(pred < 0)  # events of the common case: their predicted class
+            if found.size:
+                pred[found] = self._canonical_argmax(scores[found])
+            self._buffer.clear()
             self._ingest_scores(y_idx, scores, w, pred)
         else:
-            self._reset_buffers()
+            self._buffer.clear()
             self._ingest_labels(y_idx, pred, w)
 
     # -- batch path ---------------------------------------------------------
@@ -392,10 +404,15 @@ class MulticlassAccumulator(AccumulatorBase):
 
     def _canonical_argmax(self, scores: np.ndarray) -> np.ndarray:
         """Column of the highest score per row; ties go to the class first in the fixed label order."""
-        rank = np.empty(len(self._classes), dtype=np.int64)
-        rank[sorted(range(len(self._classes)), key=lambda j: _order(self._classes[j]))] = np.arange(rank.size)
-        tied = scores == scores.max(axis=1, keepdims=True)
-        return np.argmin(np.where(tied, rank[None, :], rank.size), axis=1)
+        order = sorted(range(len(self._classes)), key=lambda j: _order(self._classes[j]))
+        best_column = np.full(scores.shape[0], order[0], dtype=np.int64)
+        best = scores[:, order[0]].copy()
+        for j in order[1:]:  # a pass a column: a strictly higher score wins, so ties keep the earlier class
+            column = scores[:, j]
+            better = column > best
+            best_column[better] = j
+            np.maximum(best, column, out=best)
+        return best_column
 
     def _ingest_scores(
         self, y_idx: np.ndarray, scores: np.ndarray, w: np.ndarray | None, pred: np.ndarray | None = None
@@ -652,6 +669,7 @@ class MulticlassAccumulator(AccumulatorBase):
         acc._ovr = [acc._new_ovr() for _ in classes] if mode == "scores" else []
         acc._fixed = fixed
         acc._cm = cm
+        acc._sync_fast_path()
         for c, h in enumerate(hists):
             hist = acc._ovr[c]
             hist.load(f"histograms[{c}]", h, weighted)

@@ -393,6 +393,64 @@ def test_float_events_path_equals_its_python_twin():
     assert compiled == pure
 
 
+CLASS_ROWS_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    import streameval as se
+
+    rng = np.random.default_rng(6)
+    odd = [float("nan"), 1, True, np.float64(0.2), "x", None, float("inf"), -float("inf")]
+    for fixed in (True, False):
+        acc = se.MulticlassAccumulator(classes=["a", "b", "c"] if fixed else None)
+        for i in range(9000):
+            p = rng.dirichlet([1.0, 1.0, 1.0]).tolist()
+            scores = dict(zip("abc", p))
+            y = "abc"[i % 3]
+            kind = i % 11
+            if kind == 1:
+                scores["b"] = odd[(i // 11) % len(odd)]
+            elif kind == 2:
+                del scores["c"]
+            elif kind == 3:
+                scores["d"] = 0.5
+            elif kind == 4:
+                y = ["a"]
+            elif kind == 5:
+                y = "z"
+            elif kind == 6:
+                scores = p  # a sequence
+            try:
+                if kind == 7:
+                    acc.update(y, scores, w=2.0)
+                elif kind == 8:
+                    acc.update(y, scores, 1.0)
+                elif kind == 9:
+                    acc.update(y)
+                else:
+                    acc.update(y, scores)
+            except (TypeError, ValueError) as exc:
+                print(i, type(exc).__name__, exc)
+            if i % 1000 == 0:
+                print(i, acc.n, acc.classes, se.to_bytes(acc).hex()[-64:])
+        print(acc.n, acc.classes, acc.get().confusion_matrix.tolist(), acc.get().macro_auc)
+    labels = se.MulticlassAccumulator()
+    for i in range(5000):
+        labels.update(i % 4, (i * 7) % 4)
+    print(labels.get().confusion_matrix.tolist())
+    """
+)
+
+
+@needs_compiled
+def test_class_rows_path_equals_its_python_twin():
+    compiled, pure = _run(CLASS_ROWS_SCRIPT, False), _run(CLASS_ROWS_SCRIPT, True)
+    for message in ("scores['b'] must not be NaN", "must be one of the classes", "missing ['c']",
+                    "MulticlassAccumulator.update() missing 1 required positional argument"):  # fmt: skip
+        assert message in compiled, message
+    assert compiled == pure
+
+
 @needs_compiled
 def test_core_tests_pass_on_the_python_twins():
     env = dict(os.environ, STREAMEVAL_PURE_PYTHON="1")
