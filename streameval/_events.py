@@ -28,11 +28,14 @@ __all__ = [
     "FLUSH_EVERY",
     "ClassRows",
     "EventBuffer",
+    "EventLog",
     "FloatEvents",
     "PyClassRows",
     "PyEventBuffer",
+    "PyEventLog",
     "PyFloatEvents",
     "float_columns",
+    "log_columns",
 ]
 
 FLUSH_EVERY = 4096  # per-event updates are counted in batches of this size
@@ -232,6 +235,54 @@ class PyClassRows:
         return len(self._y)
 
 
+class PyEventLog:
+    """Pure Python twin of the compiled per-event log of a sliding window.
+
+    ``update(*args, **kwargs)`` counts the event with ``count_one`` (which
+    checks it first), then hands it to ``on_odd`` to keep; the compiled twin
+    keeps plain float, int and bool arguments in typed columns itself
+    (``take()`` gives them) and hands only the others to ``on_odd``.
+    ``on_full()`` is called when ``every`` events are pending.
+    """
+
+    __slots__ = ("_count_one", "_on_full", "_on_odd", "every", "pending")
+
+    def __init__(
+        self, count_one: Callable[..., Any], on_full: Callable[[], Any], on_odd: Callable[..., Any], every: int
+    ) -> None:
+        self._count_one, self._on_full, self._on_odd, self.every = count_one, on_full, on_odd, every
+        self.pending = 0
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """Count one event, then keep it."""
+        self._count_one(*args, **kwargs)
+        self._on_odd(*args, **kwargs)
+        self.pending += 1
+        if self.pending >= self.every:
+            self._on_full()
+
+    def take(self) -> list[tuple[str, bytes]]:
+        """The typed run (always empty here)."""
+        return []
+
+    def reset_pending(self) -> None:
+        """Start counting pending events from 0."""
+        self.pending = 0
+
+    def set_odd(self) -> None:
+        """Every event goes to ``on_odd`` (as it always does here)."""
+
+
+def log_columns(taken: list[tuple[str, bytes]]) -> tuple[Any, ...]:
+    """The typed run of an event log as numpy columns: float64, int64 or bool."""
+    kinds = {"f": np.float64, "i": np.int64, "b": np.int64}
+    columns = []
+    for tag, data in taken:
+        column = np.frombuffer(data, dtype=kinds[tag]).copy()
+        columns.append(column.astype(np.bool_) if tag == "b" else column)
+    return tuple(columns)
+
+
 def float_columns(buffer: Any) -> tuple[list[np.ndarray], np.ndarray | None]:
     """A float-events buffer's columns as numpy arrays, and its weights (``None`` when all are 1)."""
     values, weights = buffer.arrays()
@@ -247,5 +298,6 @@ COMPILED: bool = _speedups is not None
 EventBuffer: type = _speedups.EventBuffer if _speedups is not None else PyEventBuffer
 FloatEvents: type = _speedups.FloatEvents if _speedups is not None else PyFloatEvents
 ClassRows: type = _speedups.ClassRows if _speedups is not None else PyClassRows
+EventLog: type = _speedups.EventLog if _speedups is not None else PyEventLog
 if _speedups is not None and _speedups.CAPACITY != FLUSH_EVERY:  # pragma: no cover
     raise ImportError(f"streameval._speedups was built for another version (CAPACITY {_speedups.CAPACITY})")

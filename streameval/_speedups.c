@@ -27,6 +27,9 @@
  *                     update(y, {class: score}) stores a known class and a
  *                     dict of float scores of exactly the known classes; the
  *                     predicted class is found when the buffer is counted.
+ *   EventLog          the per-event log of a sliding window: counts an event
+ *                     with the accumulator's update, then keeps it in typed
+ *                     columns (floats, ints, bools) until the window files it.
  *
  * The module uses only the CPython API and the buffer protocol (no numpy
  * headers), so it builds with any C compiler; when it does not build, the
@@ -1766,6 +1769,238 @@ static PyTypeObject ClassRowsType = {
     .tp_as_sequence = &ClassRows_as_sequence,
 };
 
+
+/* ------------------------------------------------------------------------ */
+/* Event log of a sliding window                                             */
+/* ------------------------------------------------------------------------ */
+
+#define LOG_MAX_ARITY 8
+
+typedef union {
+    double f;
+    int64_t i;
+} LogValue;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *count_one; /* the accumulator's update: checks and counts the event first */
+    PyObject *on_full;   /* called when `every` events are pending */
+    PyObject *on_odd;    /* stores an event the typed columns cannot hold */
+    Py_ssize_t every;
+    Py_ssize_t pending;  /* events since the last reset_pending(), typed or odd */
+    Py_ssize_t n;        /* events in the typed columns */
+    Py_ssize_t capacity[LOG_MAX_ARITY]; /* of each column */
+    int odd;             /* 1: every event goes to on_odd until reset_pending() */
+    int arity;
+    char tags[LOG_MAX_ARITY]; /* 'f' float, 'i' int, 'b' bool */
+    LogValue *columns[LOG_MAX_ARITY];
+} EventLog;
+
+static int
+EventLog_traverse(EventLog *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->count_one);
+    Py_VISIT(self->on_full);
+    Py_VISIT(self->on_odd);
+    return 0;
+}
+
+static int
+EventLog_clear_refs(EventLog *self)
+{
+    Py_CLEAR(self->count_one);
+    Py_CLEAR(self->on_full);
+    Py_CLEAR(self->on_odd);
+    return 0;
+}
+
+static void
+EventLog_dealloc(EventLog *self)
+{
+    PyObject_GC_UnTrack(self);
+    EventLog_clear_refs(self);
+    for (int k = 0; k < LOG_MAX_ARITY; k++)
+        PyMem_Free(self->columns[k]);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+EventLog_init(EventLog *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *count_one, *on_full, *on_odd;
+    Py_ssize_t every;
+    static char *kwlist[] = {"count_one", "on_full", "on_odd", "every", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOn", kwlist, &count_one, &on_full, &on_odd, &every))
+        return -1;
+    if (every < 1) {
+        PyErr_Format(PyExc_ValueError, "every must be at least 1, got %zd", every);
+        return -1;
+    }
+    Py_INCREF(count_one);
+    Py_INCREF(on_full);
+    Py_INCREF(on_odd);
+    Py_XSETREF(self->count_one, count_one);
+    Py_XSETREF(self->on_full, on_full);
+    Py_XSETREF(self->on_odd, on_odd);
+    self->every = every;
+    self->pending = self->n = 0;
+    self->odd = 0;
+    self->arity = 0;
+    return 0;
+}
+
+/* The tag of a value the typed columns can hold, or 0. */
+static inline char
+log_tag(PyObject *v, LogValue *out)
+{
+    if (PyFloat_CheckExact(v)) {
+        out->f = PyFloat_AS_DOUBLE(v);
+        return 'f';
+    }
+    if (PyBool_Check(v)) {
+        out->i = v == Py_True;
+        return 'b';
+    }
+    if (PyLong_CheckExact(v)) {
+        int overflow;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow || (x == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0;
+        }
+        out->i = (int64_t)x;
+        return 'i';
+    }
+    return 0;
+}
+
+static PyObject *
+EventLog_update(EventLog *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *r;
+    int typed = !self->odd && kwnames == NULL && nargs >= 1 && nargs <= LOG_MAX_ARITY;
+    LogValue row[LOG_MAX_ARITY];
+    char tags[LOG_MAX_ARITY];
+    if (typed) {
+        for (Py_ssize_t k = 0; k < nargs; k++) {
+            tags[k] = log_tag(args[k], &row[k]);
+            if (tags[k] == 0) {
+                typed = 0;
+                break;
+            }
+        }
+    }
+    if (typed && self->n > 0 && (nargs != self->arity || memcmp(tags, self->tags, nargs) != 0))
+        typed = 0; /* called otherwise than the run so far */
+    for (Py_ssize_t k = 0; typed && k < nargs; k++) {
+        if (self->capacity[k] > self->n)
+            continue;
+        Py_ssize_t grown = self->capacity[k] ? 2 * self->capacity[k] : 1024;
+        LogValue *c = PyMem_Realloc(self->columns[k], grown * sizeof(LogValue));
+        if (c == NULL)
+            return PyErr_NoMemory(); /* before the event is counted: nothing changed */
+        self->columns[k] = c;
+        self->capacity[k] = grown;
+    }
+    r = PyObject_Vectorcall(self->count_one, args, nargsf, kwnames);
+    if (r == NULL)
+        return NULL; /* refused: nothing stored */
+    Py_DECREF(r);
+    if (typed) {
+        if (self->n == 0) {
+            self->arity = (int)nargs;
+            memcpy(self->tags, tags, nargs);
+        }
+        for (Py_ssize_t k = 0; k < nargs; k++)
+            self->columns[k][self->n] = row[k];
+        self->n++;
+    } else {
+        r = PyObject_Vectorcall(self->on_odd, args, nargsf, kwnames);
+        if (r == NULL)
+            return NULL;
+        Py_DECREF(r);
+    }
+    self->pending++;
+    if (self->pending >= self->every) {
+        r = PyObject_CallNoArgs(self->on_full);
+        if (r == NULL)
+            return NULL;
+        Py_DECREF(r);
+    }
+    Py_RETURN_NONE;
+}
+
+/* take() -> list of (tag, bytes) per column of the typed run; the run is emptied. */
+static PyObject *
+EventLog_take(EventLog *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *out = PyList_New(0);
+    if (out == NULL || self->n == 0)
+        return out;
+    for (int k = 0; k < self->arity; k++) {
+        PyObject *item = Py_BuildValue("Cy#", self->tags[k], (const char *)self->columns[k],
+                                       (Py_ssize_t)(self->n * sizeof(LogValue)));
+        if (item == NULL || PyList_Append(out, item) < 0) {
+            Py_XDECREF(item);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(item);
+    }
+    self->n = 0;
+    return out;
+}
+
+static PyObject *
+EventLog_reset_pending(EventLog *self, PyObject *Py_UNUSED(ignored))
+{
+    self->pending = 0;
+    self->odd = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+EventLog_set_odd(EventLog *self, PyObject *Py_UNUSED(ignored))
+{
+    self->odd = 1;
+    Py_RETURN_NONE;
+}
+
+static PyMemberDef EventLog_members[] = {
+    {"pending", T_PYSSIZET, offsetof(EventLog, pending), READONLY, "Events since the last reset_pending()."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyMethodDef EventLog_methods[] = {
+    {"update", (PyCFunction)(void (*)(void))EventLog_update, METH_FASTCALL | METH_KEYWORDS,
+     "update(*args, **kwargs): count the event with count_one, then keep it (typed columns, or on_odd)."},
+    {"take", (PyCFunction)EventLog_take, METH_NOARGS,
+     "The typed run as a list of (tag, bytes) per argument ('f' float64, 'i' int64, 'b' bool as int64); "
+     "the run is emptied."},
+    {"reset_pending", (PyCFunction)EventLog_reset_pending, METH_NOARGS,
+     "Start counting pending events from 0, and store typed events again."},
+    {"set_odd", (PyCFunction)EventLog_set_odd, METH_NOARGS,
+     "Send every event to on_odd until reset_pending() (keeps the order of a run on_odd holds)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject EventLogType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "streameval._speedups.EventLog",
+    .tp_doc = "Per-event log of a sliding window (compiled).",
+    .tp_basicsize = sizeof(EventLog),
+    .tp_itemsize = 0,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)EventLog_init,
+    .tp_dealloc = (destructor)EventLog_dealloc,
+    .tp_traverse = (traverseproc)EventLog_traverse,
+    .tp_clear = (inquiry)EventLog_clear_refs,
+    .tp_methods = EventLog_methods,
+    .tp_members = EventLog_members,
+};
+
 static PyMethodDef module_methods[] = {
     {"count_range_free", count_range_free, METH_VARARGS, count_range_free_doc},
     {"count_uniform", count_uniform, METH_VARARGS, count_uniform_doc},
@@ -1792,7 +2027,8 @@ PyInit__speedups(void)
     str_w = PyUnicode_InternFromString("w");
     if (str_flush == NULL || str_update_slow == NULL || str_w == NULL)
         return NULL;
-    if (PyType_Ready(&EventBufferType) < 0 || PyType_Ready(&FloatEventsType) < 0 || PyType_Ready(&ClassRowsType) < 0)
+    if (PyType_Ready(&EventBufferType) < 0 || PyType_Ready(&FloatEventsType) < 0 || PyType_Ready(&ClassRowsType) < 0 ||
+        PyType_Ready(&EventLogType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&speedups_module);
     if (m == NULL)
@@ -1812,6 +2048,12 @@ PyInit__speedups(void)
     Py_INCREF(&ClassRowsType);
     if (PyModule_AddObject(m, "ClassRows", (PyObject *)&ClassRowsType) < 0) {
         Py_DECREF(&ClassRowsType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&EventLogType);
+    if (PyModule_AddObject(m, "EventLog", (PyObject *)&EventLogType) < 0) {
+        Py_DECREF(&EventLogType);
         Py_DECREF(m);
         return NULL;
     }

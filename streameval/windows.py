@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ._events import EventLog, log_columns
 from ._validation import as_scores, as_weights, check_real
 from .drift import drift
 
@@ -143,24 +144,34 @@ class Sliding:
         self._run_keywords: list[dict[str, Any]] = []
         self._run_arity = -1
         self._runs: list[_Batch] = []
-        self._pending = 0
-        self._count_one = acc.update
+        # per-event updates: counted by the accumulator's update, then kept by the log (plain float, int and
+        # bool arguments in compiled typed columns; any other call in the runs above, through _keep_odd)
+        self._log = EventLog(acc.update, self._settle, self._keep_odd, _SETTLE_EVERY)
+        self.update = self._log.update  # type: ignore[method-assign]
 
     @property
     def n(self) -> int:
         """Events in the window."""
-        return min(self.size, self._held + self._pending)
+        return min(self.size, self._held + self._log.pending)
 
     def update(self, *args: Any, **kwargs: Any) -> None:
         """Count one event (the accumulator's ``update`` arguments); the oldest leaves once the window is full."""
-        self._count_one(*args, **kwargs)  # checks the event before anything changes
+        self._log.update(*args, **kwargs)
+
+    def _keep_odd(self, *args: Any, **kwargs: Any) -> None:
+        """Keep an event (counted already) that the log's typed columns do not hold, after the log's run."""
+        self._close_log()
+        self._log.set_odd()  # until the next filing, so that the runs keep the events' order
         if kwargs or self._run_keywords or len(args) != self._run_arity:
             self._new_run(args, kwargs)
         else:
             self._run.append(args)
-        self._pending += 1
-        if self._pending >= _SETTLE_EVERY:
-            self._settle()
+
+    def _close_log(self) -> None:
+        """The log's typed run as one batch of columns."""
+        columns = log_columns(self._log.take())
+        if columns:
+            self._runs.append(_Batch(columns, {}, len(columns[0])))
 
     def _new_run(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """Start a run with this call, unless it is called like the run so far (keywords included)."""
@@ -203,12 +214,13 @@ class Sliding:
 
     def _file_singles(self) -> None:
         """File the per-event updates, in order, as batches of consecutive events called alike."""
+        self._close_log()
         self._close_run()
         for batch in self._runs:
             self._batches.append(batch)
             self._held += batch.n
         self._runs = []
-        self._pending = 0
+        self._log.reset_pending()
 
     def _settle(self) -> None:
         self._file_singles()

@@ -451,6 +451,52 @@ def test_class_rows_path_equals_its_python_twin():
     assert compiled == pure
 
 
+EVENT_LOG_SCRIPT = textwrap.dedent(
+    """
+    import numpy as np
+    import streameval as se
+
+    rng = np.random.default_rng(7)
+    for size in (50, 3000, 20000):
+        win = se.Sliding(lambda: se.BinaryAccumulator(pos_label=1), size=size)
+        events = []
+        for i in range(12000):
+            y, s = bool(rng.random() < 0.3), float(rng.random())
+            kind = i % 23
+            try:
+                if kind == 1:
+                    win.update(int(y), s, w=1.5)
+                elif kind == 2:
+                    win.update(np.int64(y), np.float64(s))
+                elif kind == 3:
+                    win.update(int(y), s, 2.0)
+                elif kind == 4 and i % 3 == 0:
+                    win.update(2, s)  # refused: nothing kept
+                else:
+                    win.update(y, s)
+            except ValueError as exc:
+                print(i, exc)
+            if i % 997 == 0:
+                r = win.get()
+                print(i, win.n, r.n, r.tp, r.fp, r.auc)
+        r = win.accumulator().get()  # weighted counts: equal to rounding (filed in other groups)
+        print(size, np.round(r.pos, 9).tolist()[-5:], np.round(r.neg, 9).tolist()[-5:], round(r.brier, 12))
+    reg = se.Sliding(se.RegressionAccumulator, size=700)
+    for i in range(5000):
+        reg.update(float(i % 17), float(i % 13)) if i % 5 else reg.update(i % 17, i % 13)
+    print(reg.get())
+    """
+)
+
+
+@needs_compiled
+def test_sliding_event_log_equals_its_python_twin():
+    compiled, pure = _run(EVENT_LOG_SCRIPT, False), _run(EVENT_LOG_SCRIPT, True)
+    assert "y must be 1 (positive) or 0 (negative), got 2" in compiled
+    assert compiled.count("\n") > 30
+    assert compiled == pure
+
+
 @needs_compiled
 def test_core_tests_pass_on_the_python_twins():
     env = dict(os.environ, STREAMEVAL_PURE_PYTHON="1")
