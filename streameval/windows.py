@@ -231,7 +231,10 @@ class Sliding:
         excess = self._held - self.size
         if excess <= 0:
             return
-        leaving = _make(self._factory)
+        # the events leaving, counted in an empty accumulator: for long windows one made from the window's
+        # own (so in its regime: binned events taken out of binned counts need no conversion), for short
+        # ones a fresh one (their counts are mostly exact, and emptying an exact table costs a sort)
+        leaving = self._acc - self._acc if self.size >= _SETTLE_EVERY else _make(self._factory)
         while excess > 0:
             oldest = self._batches[0]
             take = min(excess, oldest.n)
