@@ -276,6 +276,16 @@ class MulticlassAccumulator(AccumulatorBase):
     # -- batch path ---------------------------------------------------------
     def _label_indices(self, name: str, labels: np.ndarray, new: list[Hashable]) -> np.ndarray:
         """Class indices of labels; classes not yet known are appended to ``new`` (or refused)."""
+        if labels.dtype.kind in "iu" and labels.size:  # small integer labels of known classes: a lookup table
+            low, high = int(labels.min()), int(labels.max())
+            if high - low < 1 << 16:
+                shifted = labels - low
+                present = np.flatnonzero(np.bincount(shifted, minlength=high - low + 1)) + low
+                if all(int(v) in self._index for v in present):
+                    table = np.zeros(high - low + 1, dtype=np.int64)
+                    for v in present:
+                        table[v - low] = self._index[int(v)]
+                    return table[shifted]
         if labels.dtype.kind == "O":
             uniq, inverse = _unique_objects(labels)
         else:  # in order of first appearance, so that new classes keep the stream's order
@@ -404,15 +414,14 @@ class MulticlassAccumulator(AccumulatorBase):
 
     def _canonical_argmax(self, scores: np.ndarray) -> np.ndarray:
         """Column of the highest score per row; ties go to the class first in the fixed label order."""
-        order = sorted(range(len(self._classes)), key=lambda j: _order(self._classes[j]))
-        best_column = np.full(scores.shape[0], order[0], dtype=np.int64)
-        best = scores[:, order[0]].copy()
-        for j in order[1:]:  # a pass a column: a strictly higher score wins, so ties keep the earlier class
-            column = scores[:, j]
-            better = column > best
-            best_column[better] = j
-            np.maximum(best, column, out=best)
-        return best_column
+        order = np.array(sorted(range(len(self._classes)), key=lambda j: _order(self._classes[j])), dtype=np.int64)
+        if np.array_equal(order, np.arange(order.size)):  # argmax takes the first of tied columns
+            return np.argmax(scores, axis=1).astype(np.int64, copy=False)
+        best = np.empty(scores.shape[0], dtype=np.int64)
+        step = max(1, (1 << 20) // max(order.size, 1))  # columns put in the fixed order a block of rows at a time
+        for start in range(0, scores.shape[0], step):
+            best[start : start + step] = order[np.argmax(scores[start : start + step][:, order], axis=1)]
+        return best
 
     def _ingest_scores(
         self, y_idx: np.ndarray, scores: np.ndarray, w: np.ndarray | None, pred: np.ndarray | None = None
