@@ -135,6 +135,79 @@ def bench_per_event(n: int, rows: list[str], with_river: bool = True) -> dict[st
     return out
 
 
+def bench_kinds_per_event(n: int, rows: list[str], with_river: bool = True) -> None:
+    """Per-event update of the score, regression and multiclass kinds against a no-op call with the same arguments."""
+    rng = np.random.default_rng(4)
+    scores = rng.random(n).tolist()
+    truth = (rng.random(n) * 10).tolist()
+    predicted = (np.asarray(truth) + rng.normal(0, 1, n)).tolist()
+    classes = list(range(5))
+    labels = rng.integers(0, 5, n).tolist()
+    dicts = [dict(zip(classes, row, strict=True)) for row in rng.dirichlet(np.ones(5), n).tolist()]
+
+    def one(update: Callable[[object], object]) -> None:
+        for a in scores:
+            update(a)
+
+    def noop_one(a: object) -> None:
+        """The floor of a one-argument call."""
+
+    def two(update: Callable[[object, object], object], left: list[Any], right: list[Any]) -> None:
+        for a, b in zip(left, right, strict=True):
+            update(a, b)
+
+    cases: list[tuple[str, Callable[[], None], Callable[[], None], str]] = [
+        ("`ScoreAccumulator.update(score)`", lambda: one(noop_one), lambda: one(se.ScoreAccumulator().update), "3x"),
+        ("`RegressionAccumulator.update(y, y_pred)`", lambda: two(noop, truth, predicted),
+         lambda: two(se.RegressionAccumulator().update, truth, predicted), "3x"),
+        ("`MulticlassAccumulator.update(y, {class: p})`, 5 classes", lambda: two(noop, labels, dicts),
+         lambda: two(se.MulticlassAccumulator(classes=classes).update, labels, dicts), "10x"),
+    ]  # fmt: skip
+    if with_river:
+        try:
+            from river import metrics
+
+            cases += [
+                ("river `MSE()` (for scale)", lambda: two(noop, truth, predicted),
+                 lambda: two(metrics.MSE().update, truth, predicted), "-"),
+                ("river `MacroF1()` with predicted labels (for scale)", lambda: two(noop, labels, labels),
+                 lambda: two(metrics.MacroF1().update, labels, labels), "-"),
+            ]  # fmt: skip
+        except ImportError:
+            pass
+    for name, floor, update, goal in cases:
+        _, t, ratio = paired_ratio(floor, update, 7)
+        rows.append(f"| {name} | {t / n * 1e9:,.0f} ns | **{ratio:.1f}x** | {goal} |")
+
+
+def bench_multiclass_batch(rows: list[str], quick: bool) -> None:
+    """MulticlassAccumulator.update_many per score against numpy.bincount over as many codes, and its memory."""
+    import tracemalloc
+
+    rng = np.random.default_rng(5)
+    shapes = [(20_000, 10), (2_000, 100)] if quick else [(1_000_000, 10), (200_000, 100), (50_000, 1_000)]
+    for n, k in shapes:
+        probs = rng.random((n, k))
+        y = rng.integers(0, k, n)
+        codes = (probs * 2048).astype(np.int64).ravel()
+        t_bincount = median_time(lambda codes=codes: np.bincount(codes), repeat=3)
+        t_first = median_time(
+            lambda k=k, y=y, probs=probs: se.MulticlassAccumulator(classes=list(range(k))).update_many(y, probs),
+            repeat=3,
+        )
+        warm = se.MulticlassAccumulator(classes=list(range(k)))
+        warm.update_many(y, probs)
+        t_more = median_time(lambda warm=warm, y=y, probs=probs: warm.update_many(y, probs), repeat=3)
+        tracemalloc.start()
+        se.MulticlassAccumulator(classes=list(range(k))).update_many(y, probs)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        rows.append(
+            f"| {n:,} x {k:,} | {t_first / (n * k) * 1e9:.1f} ns | {t_more / (n * k) * 1e9:.1f} ns | "
+            f"**{t_bincount / t_more:.2f}** | {probs.nbytes / 1e6:.0f} MB | {peak / 1e6:.0f} MB |"
+        )
+
+
 def bench_batch(sizes: list[int], rows: list[str], river_n: int, with_peers: bool = True) -> dict[str, float]:
     out: dict[str, float] = {}
     bins = se.Bins.range_free()
@@ -731,6 +804,29 @@ def main() -> None:
         "|---|---|---|---|",
     ]
     bench_exact_speed(per_event_n, batch_sizes[-1], lines)
+    lines += [
+        "",
+        f"## Per-event update of the other kinds ({per_event_n:,} events)",
+        "",
+        "Each loop against the same loop calling a no-op function with the same arguments, alternately; the ratio is "
+        "the median of the per-pair ratios.",
+        "",
+        "| what | per event | vs a no-op call | goal |",
+        "|---|---|---|---|",
+    ]
+    bench_kinds_per_event(per_event_n, lines)
+    lines += [
+        "",
+        "## `MulticlassAccumulator.update_many` (uniform random scores)",
+        "",
+        "Per score: into a fresh accumulator (its exact tables fill, then turn into bins) and into one that has "
+        "counted a batch before. The ratio is `numpy.bincount` over as many integer codes against the second. "
+        "Memory: the largest extra memory of the first call (tracemalloc).",
+        "",
+        "| batch | fresh, per score | counted before, per score | vs bincount | batch size | extra memory |",
+        "|---|---|---|---|---|---|",
+    ]
+    bench_multiclass_batch(lines, quick)
     lines += [
         "",
         f"## Windows per event ({window_n:,} events, each window fresh)",
