@@ -208,6 +208,18 @@ def bench_multiclass_batch(rows: list[str], quick: bool) -> None:
         )
 
 
+def bench_score_batch(n: int, rows: list[str]) -> None:
+    """ScoreAccumulator.update_many against BinaryAccumulator.update_many on the same scores, alternately."""
+    rng = np.random.default_rng(6)
+    scores = rng.random(n)
+    labels = rng.random(n) < 0.3
+    score_acc, binary_acc = se.ScoreAccumulator(), se.BinaryAccumulator()
+    t_binary, t_score, ratio = paired_ratio(
+        lambda: binary_acc.update_many(labels, scores), lambda: score_acc.update_many(scores), 9
+    )
+    rows.append(f"| {n:.0e} | {t_score * 1e3:.1f} ms | {t_binary * 1e3:.1f} ms | **{1 / ratio:.2f}** |")
+
+
 def bench_batch(sizes: list[int], rows: list[str], river_n: int, with_peers: bool = True) -> dict[str, float]:
     out: dict[str, float] = {}
     bins = se.Bins.range_free()
@@ -815,6 +827,17 @@ def main() -> None:
         "|---|---|---|---|",
     ]
     bench_kinds_per_event(per_event_n, lines)
+    lines += [
+        "",
+        "## `ScoreAccumulator.update_many` against `BinaryAccumulator.update_many`",
+        "",
+        "The same scores, alternately (the binary one with labels); the ratio is the score accumulator's throughput "
+        "over the binary one's (goal: at least 1).",
+        "",
+        "| scores | `ScoreAccumulator` | `BinaryAccumulator` | throughput ratio |",
+        "|---|---|---|---|",
+    ]
+    bench_score_batch(batch_sizes[-1], lines)
     lines += [
         "",
         "## `MulticlassAccumulator.update_many` (uniform random scores)",

@@ -16,6 +16,9 @@ from .confusion import ratio
 __all__ = ["Moments", "QuantileEstimate", "RegressionReport"]
 
 
+_BLOCK = 1 << 15  # values a block when the moments of a batch are taken
+
+
 @dataclass(frozen=True)
 class Moments:
     """Total weight, weighted mean and sum of squared deviations of one quantity.
@@ -47,9 +50,14 @@ class Moments:
             return cls(total, float(values.reshape(-1)[0]) if total else 0.0, 0.0)
         if w is None:
             mean = float(values.mean())
-            spread = values - mean
-            np.square(spread, out=spread)  # in place: the same values as (values - mean) ** 2, one array fewer
-            return cls(float(values.size), mean, float(spread.sum()))
+            flat = values.reshape(-1)
+            block = np.empty(min(flat.size, _BLOCK))  # deviations a cache-sized block at a time: no n-sized temporary
+            m2 = 0.0
+            for start in range(0, flat.size, _BLOCK):
+                part = block[: min(_BLOCK, flat.size - start)]
+                np.subtract(flat[start : start + _BLOCK], mean, out=part)
+                m2 += float(np.dot(part, part))
+            return cls(float(values.size), mean, m2)
         weights = np.asarray(w, dtype=np.float64)
         total = float(weights.sum())
         if total == 0:
