@@ -30,10 +30,12 @@ __all__ = [
     "EventBuffer",
     "EventLog",
     "FloatEvents",
+    "PaneRouter",
     "PyClassRows",
     "PyEventBuffer",
     "PyEventLog",
     "PyFloatEvents",
+    "PyPaneRouter",
     "float_columns",
     "log_columns",
 ]
@@ -273,6 +275,22 @@ class PyEventLog:
         """Every event goes to ``on_odd`` (as it always does here)."""
 
 
+class PyPaneRouter:
+    """Pure Python twin of the compiled per-event router of a time window: every event goes to ``slow``."""
+
+    __slots__ = ("_slow",)
+
+    def __init__(self, slow: Callable[..., Any], pane_width: float) -> None:
+        self._slow = slow
+
+    def update(self, *args: Any, **kwargs: Any) -> Any:
+        """Count one event through the window's own path."""
+        return self._slow(*args, **kwargs)
+
+    def point(self, pane: int, update: Callable[..., Any] | None) -> None:
+        """The latest pane and its update (the compiled twin calls it directly)."""
+
+
 def log_columns(taken: list[tuple[str, bytes]]) -> tuple[Any, ...]:
     """The typed run of an event log as numpy columns: float64, int64 or bool."""
     kinds = {"f": np.float64, "i": np.int64, "b": np.int64}
@@ -299,5 +317,6 @@ EventBuffer: type = _speedups.EventBuffer if _speedups is not None else PyEventB
 FloatEvents: type = _speedups.FloatEvents if _speedups is not None else PyFloatEvents
 ClassRows: type = _speedups.ClassRows if _speedups is not None else PyClassRows
 EventLog: type = _speedups.EventLog if _speedups is not None else PyEventLog
+PaneRouter: type = _speedups.PaneRouter if _speedups is not None else PyPaneRouter
 if _speedups is not None and _speedups.CAPACITY != FLUSH_EVERY:  # pragma: no cover
     raise ImportError(f"streameval._speedups was built for another version (CAPACITY {_speedups.CAPACITY})")

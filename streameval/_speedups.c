@@ -30,6 +30,8 @@
  *   EventLog          the per-event log of a sliding window: counts an event
  *                     with the accumulator's update, then keeps it in typed
  *                     columns (floats, ints, bools) until the window files it.
+ *   PaneRouter        the per-event path of a time window: an event of the
+ *                     latest pane goes straight to that pane's update.
  *
  * The module uses only the CPython API and the buffer protocol (no numpy
  * headers), so it builds with any C compiler; when it does not build, the
@@ -2001,6 +2003,120 @@ static PyTypeObject EventLogType = {
     .tp_members = EventLog_members,
 };
 
+
+/* ------------------------------------------------------------------------ */
+/* Pane router of a time window                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *slow;    /* update(*args, t=..., **kwargs) of the window: every other event */
+    PyObject *target;  /* the latest pane's update, or NULL */
+    double pane_width;
+    double pane;       /* the latest pane's number */
+} PaneRouter;
+
+static PyObject *str_t;
+
+static int
+PaneRouter_traverse(PaneRouter *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->slow);
+    Py_VISIT(self->target);
+    return 0;
+}
+
+static int
+PaneRouter_clear_refs(PaneRouter *self)
+{
+    Py_CLEAR(self->slow);
+    Py_CLEAR(self->target);
+    return 0;
+}
+
+static void
+PaneRouter_dealloc(PaneRouter *self)
+{
+    PyObject_GC_UnTrack(self);
+    PaneRouter_clear_refs(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+PaneRouter_init(PaneRouter *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *slow;
+    double width;
+    static char *kwlist[] = {"slow", "pane_width", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Od", kwlist, &slow, &width))
+        return -1;
+    if (!(width > 0) || !isfinite(width)) {
+        PyErr_Format(PyExc_ValueError, "pane_width must be positive and finite, got %R", PyTuple_GET_ITEM(args, 1));
+        return -1;
+    }
+    Py_INCREF(slow);
+    Py_XSETREF(self->slow, slow);
+    Py_CLEAR(self->target);
+    self->pane_width = width;
+    return 0;
+}
+
+static PyObject *
+PaneRouter_update(PaneRouter *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (self->target != NULL && kwnames != NULL && PyTuple_GET_SIZE(kwnames) == 1 &&
+        PyTuple_GET_ITEM(kwnames, 0) == str_t) {
+        double t;
+        if (finite_value(args[nargs], &t) == 0 && floor(t / self->pane_width) == self->pane)
+            return PyObject_Vectorcall(self->target, args, (size_t)nargs, NULL);
+    }
+    return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+}
+
+static PyObject *
+PaneRouter_point(PaneRouter *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "point(pane: int, update or None)");
+        return NULL;
+    }
+    if (args[1] == Py_None) {
+        Py_CLEAR(self->target);
+        Py_RETURN_NONE;
+    }
+    double pane = PyFloat_AsDouble(args[0]);
+    if (pane == -1.0 && PyErr_Occurred())
+        return NULL;
+    Py_INCREF(args[1]);
+    Py_XSETREF(self->target, args[1]);
+    self->pane = pane;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef PaneRouter_methods[] = {
+    {"update", (PyCFunction)(void (*)(void))PaneRouter_update, METH_FASTCALL | METH_KEYWORDS,
+     "update(*args, t): an event of the latest pane straight to its update, any other to the window's."},
+    {"point", (PyCFunction)(void (*)(void))PaneRouter_point, METH_FASTCALL,
+     "point(pane, update): the latest pane and its accumulator's update (None: no fast path)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject PaneRouterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "streameval._speedups.PaneRouter",
+    .tp_doc = "Per-event router of a time window (compiled).",
+    .tp_basicsize = sizeof(PaneRouter),
+    .tp_itemsize = 0,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)PaneRouter_init,
+    .tp_dealloc = (destructor)PaneRouter_dealloc,
+    .tp_traverse = (traverseproc)PaneRouter_traverse,
+    .tp_clear = (inquiry)PaneRouter_clear_refs,
+    .tp_methods = PaneRouter_methods,
+};
+
 static PyMethodDef module_methods[] = {
     {"count_range_free", count_range_free, METH_VARARGS, count_range_free_doc},
     {"count_uniform", count_uniform, METH_VARARGS, count_uniform_doc},
@@ -2025,10 +2141,12 @@ PyInit__speedups(void)
     str_flush = PyUnicode_InternFromString("_flush");
     str_update_slow = PyUnicode_InternFromString("_update_slow");
     str_w = PyUnicode_InternFromString("w");
-    if (str_flush == NULL || str_update_slow == NULL || str_w == NULL)
+    str_t = PyUnicode_InternFromString("t");
+    if (str_flush == NULL || str_update_slow == NULL || str_w == NULL || str_t == NULL)
         return NULL;
     if (PyType_Ready(&EventBufferType) < 0 || PyType_Ready(&FloatEventsType) < 0 || PyType_Ready(&ClassRowsType) < 0 ||
-        PyType_Ready(&EventLogType) < 0)
+        PyType_Ready(&EventLogType) < 0 ||
+        PyType_Ready(&PaneRouterType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&speedups_module);
     if (m == NULL)
@@ -2054,6 +2172,12 @@ PyInit__speedups(void)
     Py_INCREF(&EventLogType);
     if (PyModule_AddObject(m, "EventLog", (PyObject *)&EventLogType) < 0) {
         Py_DECREF(&EventLogType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&PaneRouterType);
+    if (PyModule_AddObject(m, "PaneRouter", (PyObject *)&PaneRouterType) < 0) {
+        Py_DECREF(&PaneRouterType);
         Py_DECREF(m);
         return NULL;
     }

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._events import EventLog, log_columns
+from ._events import EventLog, PaneRouter, log_columns
 from ._validation import as_scores, as_weights, check_real
 from .drift import drift
 
@@ -306,6 +306,9 @@ class TimeWindow:
         self._ring: dict[int, Any] = {}
         self._latest: int | None = None
         self.n_late = 0
+        # per-event updates: one of the latest pane goes straight to that pane's update (compiled), others here
+        self._router = PaneRouter(self._update_routed, self.pane_width)
+        self.update = self._router.update  # type: ignore[method-assign]
 
     def _pane_of(self, t: np.ndarray) -> np.ndarray:
         return np.floor(t / self.pane_width).astype(np.int64)
@@ -321,6 +324,10 @@ class TimeWindow:
 
     def update(self, *args: Any, t: float, **kwargs: Any) -> None:
         """Count one event at time ``t`` (the other arguments go to the accumulator)."""
+        self._router.update(*args, t=t, **kwargs)
+
+    def _update_routed(self, *args: Any, t: float, **kwargs: Any) -> None:
+        """An event that is not of the latest pane (or not plain): found its pane here."""
         pane = math.floor(check_real("t", t, finite=True) / self.pane_width)
         current = self._ring.get(pane)
         if current is not None:  # the pane is in the window: count the event there (checked first)
@@ -365,6 +372,8 @@ class TimeWindow:
         self._latest = latest
         for p in [p for p in self._ring if p < oldest]:
             del self._ring[p]
+        newest = self._ring.get(latest)
+        self._router.point(latest, None if newest is None else newest.update)
 
     def accumulator(self) -> Any:
         """An accumulator of the window's events (its panes merged)."""

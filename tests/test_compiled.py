@@ -497,6 +497,46 @@ def test_sliding_event_log_equals_its_python_twin():
     assert compiled == pure
 
 
+PANE_ROUTER_SCRIPT = textwrap.dedent(
+    """
+    import numpy as np
+    import streameval as se
+
+    rng = np.random.default_rng(8)
+    win = se.TimeWindow(se.BinaryAccumulator, width=50.0, panes=5)
+    t = 0.0
+    for i in range(20000):
+        t += float(rng.exponential(0.02))
+        when = t - float(rng.exponential(5.0)) if i % 17 == 0 else t  # some late, some in older panes
+        y, s = bool(rng.random() < 0.3), float(rng.random())
+        try:
+            if i % 29 == 0:
+                win.update(y, s, t=when, w=2.0)
+            elif i % 31 == 0:
+                win.update(y, s, t=int(when))
+            elif i % 37 == 0:
+                win.update(y, s, t=float("nan"))
+            elif i % 41 == 0:
+                win.update(3, s, t=when)
+            else:
+                win.update(y, s, t=when)
+        except (TypeError, ValueError) as exc:
+            print(i, type(exc).__name__, exc)
+        if i % 500 == 0:
+            r = win.get()
+            print(i, r.n, r.tp, r.fp, win.n_late, r.auc)
+    """
+)
+
+
+@needs_compiled
+def test_time_window_router_equals_its_python_twin():
+    compiled, pure = _run(PANE_ROUTER_SCRIPT, False), _run(PANE_ROUTER_SCRIPT, True)
+    assert "t must not be NaN" in compiled and "got 3" in compiled
+    assert compiled.count("\n") > 40
+    assert compiled == pure
+
+
 @needs_compiled
 def test_core_tests_pass_on_the_python_twins():
     env = dict(os.environ, STREAMEVAL_PURE_PYTHON="1")
