@@ -240,10 +240,10 @@ class PyClassRows:
 class PyEventLog:
     """Pure Python twin of the compiled per-event log of a sliding window.
 
-    ``update(*args, **kwargs)`` counts the event with ``count_one`` (which
-    checks it first), then hands it to ``on_odd`` to keep; the compiled twin
-    keeps plain float, int and bool arguments in typed columns itself
-    (``take()`` gives them) and hands only the others to ``on_odd``.
+    ``update(*args, **kwargs)`` hands the event to ``on_odd``, which checks,
+    counts and keeps it; the compiled twin counts a call of plain float, int
+    and bool arguments with ``count_one`` and keeps it in typed columns itself
+    (``take()`` gives them), and hands only the others to ``on_odd``.
     ``on_full()`` is called when ``every`` events are pending.
     """
 
@@ -256,8 +256,7 @@ class PyEventLog:
         self.pending = 0
 
     def update(self, *args: Any, **kwargs: Any) -> None:
-        """Count one event, then keep it."""
-        self._count_one(*args, **kwargs)
+        """Count one event and keep it (through ``on_odd``)."""
         self._on_odd(*args, **kwargs)
         self.pending += 1
         if self.pending >= self.every:

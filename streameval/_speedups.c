@@ -1785,9 +1785,9 @@ typedef union {
 
 typedef struct {
     PyObject_HEAD
-    PyObject *count_one; /* the accumulator's update: checks and counts the event first */
+    PyObject *count_one; /* checks (and counts) an event the typed columns will hold, first */
     PyObject *on_full;   /* called when `every` events are pending */
-    PyObject *on_odd;    /* stores an event the typed columns cannot hold */
+    PyObject *on_odd;    /* checks, counts and keeps an event the typed columns cannot hold */
     Py_ssize_t every;
     Py_ssize_t pending;  /* events since the last reset_pending(), typed or odd */
     Py_ssize_t n;        /* events in the typed columns */
@@ -1905,11 +1905,11 @@ EventLog_update(EventLog *self, PyObject *const *args, size_t nargsf, PyObject *
         self->columns[k] = c;
         self->capacity[k] = grown;
     }
-    r = PyObject_Vectorcall(self->count_one, args, nargsf, kwnames);
-    if (r == NULL)
-        return NULL; /* refused: nothing stored */
-    Py_DECREF(r);
     if (typed) {
+        r = PyObject_Vectorcall(self->count_one, args, nargsf, kwnames);
+        if (r == NULL)
+            return NULL; /* refused: nothing stored */
+        Py_DECREF(r);
         if (self->n == 0) {
             self->arity = (int)nargs;
             memcpy(self->tags, tags, nargs);
@@ -1976,7 +1976,8 @@ static PyMemberDef EventLog_members[] = {
 
 static PyMethodDef EventLog_methods[] = {
     {"update", (PyCFunction)(void (*)(void))EventLog_update, METH_FASTCALL | METH_KEYWORDS,
-     "update(*args, **kwargs): count the event with count_one, then keep it (typed columns, or on_odd)."},
+     "update(*args, **kwargs): plain float, int and bool arguments counted by count_one, then kept in "
+     "typed columns; any other call handed to on_odd."},
     {"take", (PyCFunction)EventLog_take, METH_NOARGS,
      "The typed run as a list of (tag, bytes) per argument ('f' float64, 'i' int64, 'b' bool as int64); "
      "the run is emptied."},

@@ -159,7 +159,8 @@ class Sliding:
         self._log.update(*args, **kwargs)
 
     def _keep_odd(self, *args: Any, **kwargs: Any) -> None:
-        """Keep an event (counted already) that the log's typed columns do not hold, after the log's run."""
+        """Count and keep an event that the log's typed columns do not hold, after the log's run."""
+        self._acc.update(*args, **kwargs)  # checks the event before anything changes
         self._close_log()
         self._log.set_odd()  # until the next filing, so that the runs keep the events' order
         if kwargs or self._run_keywords or len(args) != self._run_arity:
@@ -445,6 +446,11 @@ class Decayed:
         self._latest = -math.inf
         self._clock = 0  # events seen, the time when by="events"
         self._pending: Any = None  # per-event updates not yet added to the state
+        self._log: Any = None
+        if by == "events":  # plain per-event updates: checked by a scratch accumulator, kept in compiled columns
+            self._checker = _make(factory)  # counts them too, but is never read
+            self._log = EventLog(self._checker.update, self._fold, self._update_checked, _SETTLE_EVERY)
+            self.update = self._log.update  # type: ignore[method-assign]
 
     def _times(self, t: Any, n: int) -> np.ndarray:
         if self.by == "events":
@@ -466,8 +472,15 @@ class Decayed:
         The event goes, with its decayed weight, into a pending accumulator
         (checked there at once), which joins the state when the window is
         read, merged or rescaled: a per-event update costs one weighted
-        update of the accumulator.
+        update of the accumulator. With ``by="events"`` plain events (float,
+        int and bool arguments) are kept in compiled columns instead and
+        counted as one batch when the window is read or every 4,096 events.
         """
+        self._update_checked(*args, t=t, w=w, **kwargs)
+
+    def _update_checked(self, *args: Any, t: float | None = None, w: float = 1.0, **kwargs: Any) -> None:
+        """Count one event through the pending accumulator (after the log's events, which come first)."""
+        self._fold_log()
         if self.by == "events":
             if t is not None:
                 raise ValueError("t is only for by='time'; with by='events' age is counted in events")
@@ -492,10 +505,26 @@ class Decayed:
         if self._pending is not None:
             self._acc += self._pending
             self._pending = None
+        self._fold_log()
+
+    def _fold_log(self) -> None:
+        """Count the events kept in the log as one batch, at the clock they arrived."""
+        if self._log is None:
+            return
+        columns = log_columns(self._log.take())
+        self._log.reset_pending()
+        if columns:
+            if self._pending is not None:  # the pending events came first: fold them before a rescale can happen
+                self._acc += self._pending
+                self._pending = None
+            self._count_many(columns, None, None, {})
 
     def update_many(self, *args: Any, t: Any = None, w: Any = None, **kwargs: Any) -> None:
         """Count many events; all of them or, on bad input, none."""
         self._fold()
+        self._count_many(args, t, w, kwargs)
+
+    def _count_many(self, args: tuple[Any, ...], t: Any, w: Any, kwargs: dict[str, Any]) -> None:
         n = len(args[0]) if args else 0
         times = self._times(t, n)
         weights = as_weights("w", w, n)

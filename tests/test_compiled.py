@@ -537,6 +537,47 @@ def test_time_window_router_equals_its_python_twin():
     assert compiled == pure
 
 
+DECAYED_SCRIPT = textwrap.dedent(
+    """
+    import numpy as np
+    import streameval as se
+
+    rng = np.random.default_rng(9)
+    dec = se.Decayed(se.BinaryAccumulator, half_life=300)
+    for i in range(30000):
+        y, s = bool(rng.random() < 0.3), float(rng.random())
+        try:
+            if i % 29 == 0:
+                dec.update(y, s, w=2.0)
+            elif i % 31 == 0:
+                dec.update(int(y), s)
+            elif i % 37 == 0:
+                dec.update(y, float("nan"))
+            elif i % 41 == 0:
+                dec.update(5, s)
+            elif i % 43 == 0:
+                dec.update(y, s, t=1.0)
+            elif i % 997 == 0:
+                dec.update_many([y, not y], [s, 1 - s])
+            else:
+                dec.update(y, s)
+        except (TypeError, ValueError) as exc:
+            print(i, type(exc).__name__, exc)
+        if i % 700 == 0:
+            r = dec.get()
+            print(i, round(r.n, 9), round(r.tp, 9), round(r.auc, 12))
+    """
+)
+
+
+@needs_compiled
+def test_decayed_log_equals_its_python_twin():
+    compiled, pure = _run(DECAYED_SCRIPT, False), _run(DECAYED_SCRIPT, True)
+    assert "score must not be NaN" in compiled and "got 5" in compiled and "t is only for by='time'" in compiled
+    assert compiled.count("\n") > 40
+    assert compiled == pure
+
+
 @needs_compiled
 def test_core_tests_pass_on_the_python_twins():
     env = dict(os.environ, STREAMEVAL_PURE_PYTHON="1")
