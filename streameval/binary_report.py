@@ -538,9 +538,16 @@ class BinaryReport(ConfusionReport):
         return bins.prob_true, bins.prob_pred
 
     def _errors(self, n_bins: int) -> tuple[float, float]:
-        if self._range_issue is not None:
-            return math.nan, math.nan
-        return calibration_errors(self.calibration_bins(n_bins, "uniform"))
+        """(ECE, MCE) over ``n_bins`` uniform bins, computed once per report and number of bins."""
+        known = self.__dict__.setdefault("_errors_by_bins", {})  # a frozen report: its own cache, as cached_property
+        if type(n_bins) is not int:  # checked (and refused) by calibration_bins, uncached
+            known = {}
+        if n_bins not in known:
+            if self._range_issue is not None:
+                known[n_bins] = (math.nan, math.nan)
+            else:
+                known[n_bins] = calibration_errors(self.calibration_bins(n_bins, "uniform"))
+        return known[n_bins]
 
     def ece(self, n_bins: int = 15) -> float:
         """Expected calibration error: ``sum(count_b / n * |prob_true_b - prob_pred_b|)`` over ``n_bins`` equal bins.

@@ -148,14 +148,17 @@ def _digamma_diff(x: Array, d: Array) -> Array:
     psi(x + 1) - psi(1) is the harmonic number H_x, so this is H_{x+d-1} - H_{x-1}:
     the sum of 1 / (x + k) for k = 0 .. d - 1 when d is a whole number.
     """
-    x = np.asarray(x, dtype=np.float64)
-    d = np.asarray(d, dtype=np.float64)
-    out = np.zeros(np.broadcast(x, d).shape)
+    x, d = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(d, dtype=np.float64))
+    out = np.zeros(x.shape)
     a, b = x.copy(), x + d
-    for _ in range(_DIGAMMA_SHIFT):  # psi(z) = psi(z + 1) - 1 / z, for the arguments still below the shift
-        low_a, low_b = a < _DIGAMMA_SHIFT, b < _DIGAMMA_SHIFT
-        out += np.where(low_a, 1.0 / a, 0.0) - np.where(low_b, 1.0 / b, 0.0)
-        a, b = np.where(low_a, a + 1, a), np.where(low_b, b + 1, b)
+    small = np.flatnonzero(a < _DIGAMMA_SHIFT)  # b >= a: only these need the shift (few: the top bins)
+    if small.size:
+        sa, sb, so = a.flat[small], b.flat[small], np.zeros(small.size)
+        for _ in range(_DIGAMMA_SHIFT):  # psi(z) = psi(z + 1) - 1 / z, for the arguments still below the shift
+            low_a, low_b = sa < _DIGAMMA_SHIFT, sb < _DIGAMMA_SHIFT
+            so += np.where(low_a, 1.0 / sa, 0.0) - np.where(low_b, 1.0 / sb, 0.0)
+            sa, sb = np.where(low_a, sa + 1, sa), np.where(low_b, sb + 1, sb)
+        a.flat[small], b.flat[small], out.flat[small] = sa, sb, so
 
     def tail(z: Array) -> Array:  # psi(z) - ln(z), asymptotically
         z2 = 1.0 / (z * z)
