@@ -158,6 +158,15 @@ class Sliding:
         """Count one event (the accumulator's ``update`` arguments); the oldest leaves once the window is full."""
         self._log.update(*args, **kwargs)
 
+    def __getstate__(self) -> dict[str, Any]:
+        self._settle()  # the per-event updates filed: a logical no-op
+        return {k: v for k, v in self.__dict__.items() if k not in ("_log", "update")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._log = EventLog(self._acc.update, self._settle, self._keep_odd, _SETTLE_EVERY)
+        self.update = self._log.update  # type: ignore[method-assign]
+
     def _keep_odd(self, *args: Any, **kwargs: Any) -> None:
         """Count and keep an event that the log's typed columns do not hold, after the log's run."""
         self._acc.update(*args, **kwargs)  # checks the event before anything changes
@@ -311,6 +320,20 @@ class TimeWindow:
         self._router = PaneRouter(self._update_routed, self.pane_width)
         self.update = self._router.update  # type: ignore[method-assign]
 
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_router", "update")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._router = PaneRouter(self._update_routed, self.pane_width)
+        self.update = self._router.update  # type: ignore[method-assign]
+        self._point_router()
+
+    def _point_router(self) -> None:
+        """Route events of the latest pane straight to its accumulator."""
+        newest = None if self._latest is None else self._ring.get(self._latest)
+        self._router.point(self._latest, None if newest is None else newest.update)
+
     def _pane_of(self, t: np.ndarray) -> np.ndarray:
         return np.floor(t / self.pane_width).astype(np.int64)
 
@@ -373,8 +396,7 @@ class TimeWindow:
         self._latest = latest
         for p in [p for p in self._ring if p < oldest]:
             del self._ring[p]
-        newest = self._ring.get(latest)
-        self._router.point(latest, None if newest is None else newest.update)
+        self._point_router()
 
     def accumulator(self) -> Any:
         """An accumulator of the window's events (its panes merged)."""
@@ -447,10 +469,22 @@ class Decayed:
         self._clock = 0  # events seen, the time when by="events"
         self._pending: Any = None  # per-event updates not yet added to the state
         self._log: Any = None
-        if by == "events":  # plain per-event updates: checked by a scratch accumulator, kept in compiled columns
-            self._checker = _make(factory)  # counts them too, but is never read
+        self._start_log()
+
+    def _start_log(self) -> None:
+        if self.by == "events":  # plain per-event updates: checked by a scratch accumulator, kept in compiled columns
+            self._checker = _make(self._factory)  # counts them too, but is never read
             self._log = EventLog(self._checker.update, self._fold, self._update_checked, _SETTLE_EVERY)
             self.update = self._log.update  # type: ignore[method-assign]
+
+    def __getstate__(self) -> dict[str, Any]:
+        self._fold()  # a logical no-op
+        return {k: v for k, v in self.__dict__.items() if k not in ("_log", "_checker", "update")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._log = None
+        self._start_log()
 
     def _times(self, t: Any, n: int) -> np.ndarray:
         if self.by == "events":
