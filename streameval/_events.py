@@ -28,11 +28,13 @@ __all__ = [
     "FLUSH_EVERY",
     "ClassRows",
     "EventBuffer",
+    "EventCounter",
     "EventLog",
     "FloatEvents",
     "PaneRouter",
     "PyClassRows",
     "PyEventBuffer",
+    "PyEventCounter",
     "PyEventLog",
     "PyFloatEvents",
     "PyPaneRouter",
@@ -274,6 +276,26 @@ class PyEventLog:
         """Every event goes to ``on_odd`` (as it always does here)."""
 
 
+class PyEventCounter:
+    """Pure Python twin of the compiled per-event counter of a monitor: every event goes to ``slow``.
+
+    The compiled twin, while ``fast``, calls ``count_one(*args)`` itself,
+    counts the event in ``events`` and calls ``on_due()`` when ``events``
+    reaches ``due``; ``slow`` does the same in Python.
+    """
+
+    __slots__ = ("_slow", "due", "events", "fast")
+
+    def __init__(
+        self, count_one: Callable[..., Any], on_due: Callable[[], Any], slow: Callable[..., Any], due: int, fast: bool
+    ) -> None:
+        self._slow, self.due, self.fast, self.events = slow, due, fast, 0
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """Count one event through the monitor's own path."""
+        self._slow(*args, **kwargs)
+
+
 class PyPaneRouter:
     """Pure Python twin of the compiled per-event router of a time window: every event goes to ``slow``."""
 
@@ -317,5 +339,6 @@ FloatEvents: type = _speedups.FloatEvents if _speedups is not None else PyFloatE
 ClassRows: type = _speedups.ClassRows if _speedups is not None else PyClassRows
 EventLog: type = _speedups.EventLog if _speedups is not None else PyEventLog
 PaneRouter: type = _speedups.PaneRouter if _speedups is not None else PyPaneRouter
+EventCounter: type = _speedups.EventCounter if _speedups is not None else PyEventCounter
 if _speedups is not None and _speedups.CAPACITY != FLUSH_EVERY:  # pragma: no cover
     raise ImportError(f"streameval._speedups was built for another version (CAPACITY {_speedups.CAPACITY})")

@@ -32,6 +32,8 @@
  *                     columns (floats, ints, bools) until the window files it.
  *   PaneRouter        the per-event path of a time window: an event of the
  *                     latest pane goes straight to that pane's update.
+ *   EventCounter      the per-event path of a monitor by events: the
+ *                     accumulator's update, then a record when one is due.
  *
  * The module uses only the CPython API and the buffer protocol (no numpy
  * headers), so it builds with any C compiler; when it does not build, the
@@ -2118,6 +2120,115 @@ static PyTypeObject PaneRouterType = {
     .tp_methods = PaneRouter_methods,
 };
 
+
+/* ------------------------------------------------------------------------ */
+/* Event counter of a monitor                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *count_one; /* the monitored accumulator's update */
+    PyObject *on_due;    /* called when `events` reaches `due` */
+    PyObject *slow;      /* every call with keywords, and every call while `fast` is 0 */
+    Py_ssize_t events;
+    Py_ssize_t due;
+    int fast;
+} EventCounter;
+
+static int
+EventCounter_traverse(EventCounter *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->count_one);
+    Py_VISIT(self->on_due);
+    Py_VISIT(self->slow);
+    return 0;
+}
+
+static int
+EventCounter_clear_refs(EventCounter *self)
+{
+    Py_CLEAR(self->count_one);
+    Py_CLEAR(self->on_due);
+    Py_CLEAR(self->slow);
+    return 0;
+}
+
+static void
+EventCounter_dealloc(EventCounter *self)
+{
+    PyObject_GC_UnTrack(self);
+    EventCounter_clear_refs(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+EventCounter_init(EventCounter *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *count_one, *on_due, *slow;
+    Py_ssize_t due;
+    int fast;
+    static char *kwlist[] = {"count_one", "on_due", "slow", "due", "fast", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOnp", kwlist, &count_one, &on_due, &slow, &due, &fast))
+        return -1;
+    Py_INCREF(count_one);
+    Py_INCREF(on_due);
+    Py_INCREF(slow);
+    Py_XSETREF(self->count_one, count_one);
+    Py_XSETREF(self->on_due, on_due);
+    Py_XSETREF(self->slow, slow);
+    self->events = 0;
+    self->due = due;
+    self->fast = fast;
+    return 0;
+}
+
+static PyObject *
+EventCounter_update(EventCounter *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (!self->fast || kwnames != NULL)
+        return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+    PyObject *r = PyObject_Vectorcall(self->count_one, args, nargsf, NULL);
+    if (r == NULL)
+        return NULL;
+    Py_DECREF(r);
+    self->events++;
+    if (self->events >= self->due) {
+        r = PyObject_CallNoArgs(self->on_due);
+        if (r == NULL)
+            return NULL;
+        Py_DECREF(r);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMemberDef EventCounter_members[] = {
+    {"events", T_PYSSIZET, offsetof(EventCounter, events), 0, "Events counted."},
+    {"due", T_PYSSIZET, offsetof(EventCounter, due), 0, "The count at which on_due is called."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyMethodDef EventCounter_methods[] = {
+    {"update", (PyCFunction)(void (*)(void))EventCounter_update, METH_FASTCALL | METH_KEYWORDS,
+     "update(*args): count_one(*args), then on_due() when `events` reaches `due`; keywords go to `slow`."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject EventCounterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "streameval._speedups.EventCounter",
+    .tp_doc = "Per-event counter of a monitor (compiled).",
+    .tp_basicsize = sizeof(EventCounter),
+    .tp_itemsize = 0,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)EventCounter_init,
+    .tp_dealloc = (destructor)EventCounter_dealloc,
+    .tp_traverse = (traverseproc)EventCounter_traverse,
+    .tp_clear = (inquiry)EventCounter_clear_refs,
+    .tp_methods = EventCounter_methods,
+    .tp_members = EventCounter_members,
+};
+
 static PyMethodDef module_methods[] = {
     {"count_range_free", count_range_free, METH_VARARGS, count_range_free_doc},
     {"count_uniform", count_uniform, METH_VARARGS, count_uniform_doc},
@@ -2147,7 +2258,8 @@ PyInit__speedups(void)
         return NULL;
     if (PyType_Ready(&EventBufferType) < 0 || PyType_Ready(&FloatEventsType) < 0 || PyType_Ready(&ClassRowsType) < 0 ||
         PyType_Ready(&EventLogType) < 0 ||
-        PyType_Ready(&PaneRouterType) < 0)
+        PyType_Ready(&PaneRouterType) < 0 ||
+        PyType_Ready(&EventCounterType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&speedups_module);
     if (m == NULL)
@@ -2179,6 +2291,12 @@ PyInit__speedups(void)
     Py_INCREF(&PaneRouterType);
     if (PyModule_AddObject(m, "PaneRouter", (PyObject *)&PaneRouterType) < 0) {
         Py_DECREF(&PaneRouterType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&EventCounterType);
+    if (PyModule_AddObject(m, "EventCounter", (PyObject *)&EventCounterType) < 0) {
+        Py_DECREF(&EventCounterType);
         Py_DECREF(m);
         return NULL;
     }

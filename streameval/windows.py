@@ -10,6 +10,7 @@ only through the protocol (``update``, ``update_many``, ``+=``, ``-=``,
 from __future__ import annotations
 
 import math
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -17,8 +18,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._events import EventLog, PaneRouter, log_columns
+from ._events import EventCounter, EventLog, PaneRouter, log_columns
 from ._validation import as_scores, as_weights, check_real
+from .averaging import metric_value
 from .drift import drift
 
 __all__ = ["Decayed", "Monitor", "Sliding", "TimeWindow"]
@@ -627,6 +629,11 @@ class Monitor:
         fixed reference: ``drift_ks``, ``drift_ks_pvalue``, ``drift_psi``,
         ``drift_js``, ``drift_wasserstein`` (``nan`` while there are no
         current scores). See :func:`streameval.drift`.
+    metrics : sequence of str, optional
+        The metrics each record holds (with ``time`` and ``n``); default
+        every scalar metric of the report. A record computes the metrics it
+        holds: a few of them cost far less than all (about 1 ms for a binary
+        report).
 
     Notes
     -----
@@ -643,7 +650,14 @@ class Monitor:
     [(2, 2, 1.0), (4, 4, 0.75)]
     """
 
-    def __init__(self, accumulator: Any, every: float, by: str = "events", drift_reference: Any = None) -> None:
+    def __init__(
+        self,
+        accumulator: Any,
+        every: float,
+        by: str = "events",
+        drift_reference: Any = None,
+        metrics: Iterable[str] | None = None,
+    ) -> None:
         if drift_reference is not None:
             drift(drift_reference, drift_reference)  # refuses what is not a score distribution, or an empty one
         self.drift_reference = drift_reference
@@ -654,13 +668,64 @@ class Monitor:
         self.by = by
         self.every = _count("every", every) if by == "events" else _positive("every", every)
         self.accumulator = accumulator
-        self._events = 0
+        self.metrics = self._checked_metrics(metrics)
         self._next: float | None = None
         self._records: list[dict[str, Any]] = []
-        # by events, one event's work is an update and a comparison: the next count at which to record
-        self._next_count = self.every if by == "events" else math.inf
         self._count_one = accumulator.update
         self._time_kw = self._pass_time()
+        self._start_counter(0, self.every if by == "events" else None)
+
+    def _checked_metrics(self, metrics: Iterable[str] | None) -> tuple[str, ...] | None:
+        if metrics is None:
+            return None
+        if isinstance(metrics, str):
+            metrics = [metrics]
+        names = list(metrics)
+        known = self.accumulator.get().to_dict()
+        for name in names:
+            if not isinstance(name, str) or name not in known:
+                raise ValueError(f"metrics must name metrics of the report, got {name!r} (known: {sorted(known)})")
+        return tuple(names)
+
+    def _start_counter(self, events: int, due: float | None) -> None:
+        """The per-event path: by events (no time passed on), the accumulator's update and a count in C."""
+        fast = self.by == "events" and not self._time_kw
+        # by events, one event's work is an update and a comparison: the next count at which to record
+        self._counter = EventCounter(self._count_one, self._due, self._update_checked, sys.maxsize, fast)
+        self._counter.events = events
+        self._next_count = math.inf if due is None else due
+        self.update = self._counter.update  # type: ignore[method-assign]
+
+    @property
+    def _events(self) -> int:
+        return int(self._counter.events)
+
+    @_events.setter
+    def _events(self, value: int) -> None:
+        self._counter.events = value
+
+    @property
+    def _next_count(self) -> float:
+        due = self._counter.due
+        return math.inf if due == sys.maxsize else due
+
+    @_next_count.setter
+    def _next_count(self, value: float) -> None:
+        self._counter.due = sys.maxsize if value == math.inf else int(value)
+
+    def _due(self) -> None:
+        self._after(0, None)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_counter", "update", "_count_one")}
+        state["_counter_state"] = (self._events, None if self._next_count == math.inf else self._next_count)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        events, due = state.pop("_counter_state")
+        self.__dict__.update(state)
+        self._count_one = self.accumulator.update
+        self._start_counter(events, due)
 
     def _pass_time(self) -> bool:
         return isinstance(self.accumulator, TimeWindow) or (
@@ -669,6 +734,12 @@ class Monitor:
 
     def update(self, *args: Any, t: float | None = None, **kwargs: Any) -> None:
         """Update the accumulator with one event, then record if a boundary was reached."""
+        if t is None and not kwargs:
+            self._counter.update(*args)
+        else:
+            self._update_checked(*args, t=t, **kwargs)
+
+    def _update_checked(self, *args: Any, t: float | None = None, **kwargs: Any) -> None:
         if t is None and not kwargs and not self._time_kw and self.by == "events":  # the common case
             self._count_one(*args)
             self._events += 1
@@ -713,7 +784,11 @@ class Monitor:
     def _record(self, time: float) -> None:
         report = self.accumulator.get()
         row: dict[str, Any] = {"time": time}
-        row.update(report.to_dict())
+        if self.metrics is None:
+            row.update(report.to_dict())
+        else:
+            row["n"] = report.n
+            row.update({name: metric_value(report, name) for name in self.metrics})
         if self.drift_reference is not None:
             names = ("ks", "ks_pvalue", "psi", "js", "wasserstein")
             try:

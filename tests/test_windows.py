@@ -259,3 +259,24 @@ def test_windows_pickle_and_copy_with_events_pending(make, how):
     else:
         assert r.auc == pytest.approx(ref.auc, abs=1e-12)
         assert r.tp == pytest.approx(ref.tp, rel=1e-12)
+
+
+def test_monitor_records_the_metrics_asked_for():
+    import pickle
+
+    rng = np.random.default_rng(4)
+    events = list(zip((rng.random(5000) < 0.3).tolist(), rng.random(5000).tolist(), strict=True))
+    full = se.Monitor(se.BinaryAccumulator(), every=1000)
+    some = se.Monitor(se.BinaryAccumulator(), every=1000, metrics=["auc", "ece", "f1"])
+    for y, s in events[:2500]:
+        full.update(y, s)
+        some.update(y, s)
+    some = pickle.loads(pickle.dumps(some))  # events since the last record come along
+    for y, s in events[2500:]:
+        full.update(y, s)
+        some.update(y, s)
+    expected = [{k: r[k] for k in ("time", "n", "auc", "ece", "f1")} for r in full.to_records()]
+    assert some.to_records() == expected
+    assert [r["time"] for r in expected] == [1000, 2000, 3000, 4000, 5000]
+    with pytest.raises(ValueError, match="'aucc'"):
+        se.Monitor(se.BinaryAccumulator(), every=10, metrics=["auc", "aucc"])
