@@ -570,7 +570,8 @@ class Decayed:
         if n and (top - t_ref) / self.half_life > self._RESCALE_AT:
             t_ref = top  # rescale the stored state to this reference after the update checks pass
         decayed = base * np.exp2((times - t_ref) / self.half_life)
-        fresh = self._factory()
+        # empty, in the state's regime (exact or binned): binned events added to binned counts need no conversion
+        fresh = self._acc - self._acc if hasattr(self._acc, "subtract") else self._factory()
         fresh.update_many(*args, w=decayed, **kwargs)  # checks everything before the state changes
         if t_ref != self._t_ref:
             self._acc = self._acc.scaled(2.0 ** ((self._t_ref - t_ref) / self.half_life))
