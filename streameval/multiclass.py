@@ -18,8 +18,6 @@ from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, check_exact_up_to
 from .multiclass_report import MulticlassReport
 from .protocol import AccumulatorBase
 
-_UNIT = 1.0  # the default weight: identity with it selects the per-event fast path
-
 __all__ = ["MulticlassAccumulator", "MulticlassReport"]
 
 
@@ -163,7 +161,7 @@ class MulticlassAccumulator(AccumulatorBase):
             self._buffer.set_classes(None, None)
 
     def update(
-        self, y: Hashable, scores: Mapping[Hashable, float] | Sequence[float] | Hashable, w: float = _UNIT
+        self, y: Hashable, scores: Mapping[Hashable, float] | Sequence[float] | Hashable, w: float = 1.0
     ) -> None:
         """Count one event.
 

@@ -157,10 +157,9 @@ def _first_bad_row(make: Callable[[], Any], args: list[Any], kwargs: dict[str, A
     """
 
     def refused(k: int) -> bool:
-        head = (lambda v: v[:k]) if k else (lambda v: v[:0])
         try:
-            _count(make(), [head(a) for a in args], {n: head(v) for n, v in kwargs.items()},
-                   None if segments is None else head(segments))  # fmt: skip
+            _count(make(), [a[:k] for a in args], {n: v[:k] for n, v in kwargs.items()},
+                   None if segments is None else segments[:k])  # fmt: skip
         except (TypeError, ValueError):
             return True
         return False
@@ -240,7 +239,8 @@ def _merge_states(a: bytes, b: bytes) -> bytes:
     return to_bytes(merged, level=1)
 
 
-def _score_type(schema: Any, kind: str, score: str | tuple[str, ...]) -> str:
+def _score_type(schema: Any, score: str | tuple[str, ...]) -> str:
+    """How a row's score is held: one value, an array, a struct or several columns."""
     from pyspark.sql.types import ArrayType, StructType
 
     if isinstance(score, tuple):
@@ -388,7 +388,7 @@ def evaluate(
     missing = [c for c in cols_needed if c is not None and c not in present]
     if missing:
         raise ValueError(f"column {missing[0]!r} is not in the DataFrame (columns: {sorted(present)})")
-    score_type = _score_type(df.schema, kind, score_key)
+    score_type = _score_type(df.schema, score_key)
     if score_type != "plain" and kind != "multiclass":
         raise ValueError(f"score={score!r} holds several values a row: that is for kind='multiclass', not {kind!r}")
     options = _options(kind, dict(accumulator_options), score_type, df.schema, score_key)
