@@ -148,7 +148,7 @@ class Sliding:
         self._runs: list[_Batch] = []
         # per-event updates: counted by the accumulator's update, then kept by the log (plain float, int and
         # bool arguments in compiled typed columns; any other call in the runs above, through _keep_odd)
-        self._log = EventLog(acc.update, self._settle, self._keep_odd, _SETTLE_EVERY)
+        self._log = EventLog(acc.update, self._settle, self._keep_odd, self._settle_every())
         self.update = self._log.update  # type: ignore[method-assign]
 
     @property
@@ -160,13 +160,17 @@ class Sliding:
         """Count one event (the accumulator's ``update`` arguments); the oldest leaves once the window is full."""
         self._log.update(*args, **kwargs)
 
+    def _settle_every(self) -> int:
+        """Per-event updates filed at a time: 4,096, or up to 16,384 for longer windows (fewer, larger filings)."""
+        return max(_SETTLE_EVERY, min(4 * _SETTLE_EVERY, self.size))
+
     def __getstate__(self) -> dict[str, Any]:
         self._settle()  # the per-event updates filed: a logical no-op
         return {k: v for k, v in self.__dict__.items() if k not in ("_log", "update")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._log = EventLog(self._acc.update, self._settle, self._keep_odd, _SETTLE_EVERY)
+        self._log = EventLog(self._acc.update, self._settle, self._keep_odd, self._settle_every())
         self.update = self._log.update  # type: ignore[method-assign]
 
     def _keep_odd(self, *args: Any, **kwargs: Any) -> None:
@@ -437,6 +441,9 @@ def _take(values: Any, sel: np.ndarray) -> Any:
 
 
 # -- Decayed ---------------------------------------------------------------------
+_FOLD_EVERY = 16384  # Decayed's plain per-event updates counted as one batch this often (or when read)
+
+
 class Decayed:
     """Exponentially decayed counts: an event ``half_life`` old weighs one half.
 
@@ -476,7 +483,7 @@ class Decayed:
     def _start_log(self) -> None:
         if self.by == "events":  # plain per-event updates: checked by a scratch accumulator, kept in compiled columns
             self._checker = _make(self._factory)  # counts them too, but is never read
-            self._log = EventLog(self._checker.update, self._fold, self._update_checked, _SETTLE_EVERY)
+            self._log = EventLog(self._checker.update, self._fold, self._update_checked, _FOLD_EVERY)
             self.update = self._log.update  # type: ignore[method-assign]
 
     def __getstate__(self) -> dict[str, Any]:
@@ -510,7 +517,7 @@ class Decayed:
         read, merged or rescaled: a per-event update costs one weighted
         update of the accumulator. With ``by="events"`` plain events (float,
         int and bool arguments) are kept in compiled columns instead and
-        counted as one batch when the window is read or every 4,096 events.
+        counted as one batch when the window is read or every 16,384 events.
         """
         self._update_checked(*args, t=t, w=w, **kwargs)
 
