@@ -272,6 +272,10 @@ class PyEventLog:
         """Start counting pending events from 0."""
         self.pending = 0
 
+    def retarget(self, count_one: Callable[..., Any]) -> None:
+        """Count the typed events with another update from now on."""
+        self._count_one = count_one
+
     def set_odd(self) -> None:
         """Every event goes to ``on_odd`` (as it always does here)."""
 

@@ -1965,6 +1965,14 @@ EventLog_reset_pending(EventLog *self, PyObject *Py_UNUSED(ignored))
 }
 
 static PyObject *
+EventLog_retarget(EventLog *self, PyObject *count_one)
+{
+    Py_INCREF(count_one);
+    Py_XSETREF(self->count_one, count_one);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
 EventLog_set_odd(EventLog *self, PyObject *Py_UNUSED(ignored))
 {
     self->odd = 1;
@@ -1985,6 +1993,7 @@ static PyMethodDef EventLog_methods[] = {
      "the run is emptied."},
     {"reset_pending", (PyCFunction)EventLog_reset_pending, METH_NOARGS,
      "Start counting pending events from 0, and store typed events again."},
+    {"retarget", (PyCFunction)EventLog_retarget, METH_O, "Count the typed events with another update from now on."},
     {"set_odd", (PyCFunction)EventLog_set_odd, METH_NOARGS,
      "Send every event to on_odd until reset_pending() (keeps the order of a run on_odd holds)."},
     {NULL, NULL, 0, NULL},

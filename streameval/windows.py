@@ -103,8 +103,9 @@ class Sliding:
 
     The window keeps its events (as compact columns: scores and labels as
     arrays), counts each arriving event at once, and takes the oldest ones
-    back out with ``-=`` when they leave: the report is always that of the
-    last ``size`` events, whatever the kind. Per-event updates cost about one
+    back out with ``-=`` when they leave (or, when more leave than stay,
+    counts the staying ones afresh): the report is always that of the last
+    ``size`` events, whatever the kind. Per-event updates cost about one
     accumulator update; old events are taken out in groups.
 
     Parameters
@@ -247,15 +248,20 @@ class Sliding:
         excess = self._held - self.size
         if excess <= 0:
             return
-        # the events leaving, counted in an empty accumulator: for long windows one made from the window's
-        # own (so in its regime: binned events taken out of binned counts need no conversion), for short
-        # ones a fresh one (their counts are mostly exact, and emptying an exact table costs a sort)
-        leaving = self._acc - self._acc if self.size >= _SETTLE_EVERY else _make(self._factory)
+        # more events leave than stay (a short window): the events that stay are counted afresh instead
+        rebuild = excess > self.size
+        # otherwise the events leaving are counted in an empty accumulator: for long windows one made from the
+        # window's own (so in its regime: binned events taken out of binned counts need no conversion), for
+        # short ones a fresh one (their counts are mostly exact, and emptying an exact table costs a sort)
+        leaving = None
+        if not rebuild:
+            leaving = self._acc - self._acc if self.size >= _SETTLE_EVERY else _make(self._factory)
         while excess > 0:
             oldest = self._batches[0]
             take = min(excess, oldest.n)
-            args, kwargs = oldest.part(0, take)
-            leaving.update_many(*args, **kwargs)
+            if leaving is not None:
+                args, kwargs = oldest.part(0, take)
+                leaving.update_many(*args, **kwargs)
             if take == oldest.n:
                 self._batches.popleft()
             else:
@@ -263,7 +269,14 @@ class Sliding:
                 self._batches[0] = _Batch(args, kwargs, oldest.n - take)
             self._held -= take
             excess -= take
-        self._acc -= leaving
+        if leaving is not None:
+            self._acc -= leaving
+            return
+        staying = _make(self._factory)
+        for batch in self._batches:
+            staying.update_many(*batch.args, **batch.kwargs)
+        self._acc = staying
+        self._log.retarget(staying.update)
 
     def accumulator(self) -> Any:
         """An accumulator of exactly the events in the window (a copy)."""

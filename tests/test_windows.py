@@ -280,3 +280,25 @@ def test_monitor_records_the_metrics_asked_for():
     assert [r["time"] for r in expected] == [1000, 2000, 3000, 4000, 5000]
     with pytest.raises(ValueError, match="'aucc'"):
         se.Monitor(se.BinaryAccumulator(), every=10, metrics=["auc", "aucc"])
+
+
+def test_a_short_window_counts_the_events_that_stay_afresh():
+    """More events leave than stay at each filing: the window counts the staying ones anew, exactly."""
+    rng = np.random.default_rng(11)
+    y = (rng.random(10_000) < 0.3).tolist()
+    s = rng.random(10_000).tolist()
+    win = se.Sliding(se.BinaryAccumulator, size=50)
+    update = win.update  # held across filings, as a Monitor holds it
+    for yi, si in zip(y, s, strict=True):
+        update(yi, si)
+    last = se.BinaryAccumulator()
+    last.update_many(y[-50:], s[-50:])
+    assert win.accumulator() == last  # the same state, exact regime included
+    assert win.get().is_exact and win.n == 50
+    win.update(True, 0.99, w=3.0)  # a weighted one after the filings: counted too
+    last.update(True, 0.99, w=3.0)
+    last_but_one = se.BinaryAccumulator()
+    last_but_one.update_many(y[-49:], s[-49:])
+    last_but_one.update(True, 0.99, w=3.0)
+    assert win.get().auc == pytest.approx(last_but_one.get().auc, abs=1e-12)
+    assert win.get().n == pytest.approx(52.0)
