@@ -249,12 +249,12 @@ class PyEventLog:
     ``on_full()`` is called when ``every`` events are pending.
     """
 
-    __slots__ = ("_count_one", "_on_full", "_on_odd", "every", "pending")
+    __slots__ = ("_on_full", "_on_odd", "every", "pending")
 
     def __init__(
         self, count_one: Callable[..., Any], on_full: Callable[[], Any], on_odd: Callable[..., Any], every: int
     ) -> None:
-        self._count_one, self._on_full, self._on_odd, self.every = count_one, on_full, on_odd, every
+        self._on_full, self._on_odd, self.every = on_full, on_odd, every  # count_one: only the compiled twin's
         self.pending = 0
 
     def update(self, *args: Any, **kwargs: Any) -> None:
@@ -273,8 +273,7 @@ class PyEventLog:
         self.pending = 0
 
     def retarget(self, count_one: Callable[..., Any]) -> None:
-        """Count the typed events with another update from now on."""
-        self._count_one = count_one
+        """Count the typed events with another update from now on (``on_odd`` counts every event here)."""
 
     def set_odd(self) -> None:
         """Every event goes to ``on_odd`` (as it always does here)."""

@@ -248,14 +248,10 @@ class Sliding:
         excess = self._held - self.size
         if excess <= 0:
             return
-        # more events leave than stay (a short window): the events that stay are counted afresh instead
-        rebuild = excess > self.size
-        # otherwise the events leaving are counted in an empty accumulator: for long windows one made from the
-        # window's own (so in its regime: binned events taken out of binned counts need no conversion), for
-        # short ones a fresh one (their counts are mostly exact, and emptying an exact table costs a sort)
-        leaving = None
-        if not rebuild:
-            leaving = self._acc - self._acc if self.size >= _SETTLE_EVERY else _make(self._factory)
+        # more events leave than stay (a short window): the events that stay are counted afresh; otherwise the
+        # events leaving are counted in an empty accumulator made from the window's own, so in its regime
+        # (binned events taken out of binned counts need no conversion), and taken out
+        leaving = None if excess > self.size else self._acc - self._acc
         while excess > 0:
             oldest = self._batches[0]
             take = min(excess, oldest.n)
@@ -558,10 +554,13 @@ class Decayed:
 
     def _fold(self) -> None:
         """Add the pending per-event updates to the state (a logical no-op)."""
+        self._fold_pending()
+        self._fold_log()
+
+    def _fold_pending(self) -> None:
         if self._pending is not None:
             self._acc += self._pending
             self._pending = None
-        self._fold_log()
 
     def _fold_log(self) -> None:
         """Count the events kept in the log as one batch, at the clock they arrived."""
@@ -570,9 +569,7 @@ class Decayed:
         columns = log_columns(self._log.take())
         self._log.reset_pending()
         if columns:
-            if self._pending is not None:  # the pending events came first: fold them before a rescale can happen
-                self._acc += self._pending
-                self._pending = None
+            self._fold_pending()  # the pending events came first: fold them before a rescale can happen
             self._count_many(columns, None, None, {})
 
     def update_many(self, *args: Any, t: Any = None, w: Any = None, **kwargs: Any) -> None:
