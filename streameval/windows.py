@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import sys
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -209,10 +209,19 @@ class Sliding:
         """Count many events in order (the accumulator's ``update_many`` arguments); all of them or none."""
         n = len(args[0]) if args else 0
         first = max(0, n - self.size)
-        if first:  # only the last `size` events can stay: check the others, then drop them
+        if first:  # only the last `size` events can stay: check the others (in the window's regime), then drop them
             head = _Batch(args, kwargs, n).part(0, first)
-            _make(self._factory).update_many(*head[0], **head[1])
+            (self._acc - self._acc).update_many(*head[0], **head[1])
         columns, keywords = _Batch(args, kwargs, n).part(first, None)
+        if n - first == self.size:  # every event held leaves: the window is this batch's last `size` events
+            fresh = self._acc - self._acc  # empty, in the window's regime
+            fresh.update_many(*columns, **keywords)  # all or nothing
+            self._file_singles()
+            self._batches = deque([_Batch(columns, keywords, self.size)])
+            self._held = self.size
+            self._acc = fresh
+            self._log.retarget(fresh.update)
+            return
         self._acc.update_many(*columns, **keywords)  # all or nothing
         self._file_singles()
         if n - first:
@@ -380,16 +389,50 @@ class TimeWindow:
         """Count many events with times ``t``; all of them or, on bad input, none."""
         n = len(args[0]) if args else 0
         times = self._times(t, n)
-        panes = self._pane_of(times)
         fresh: dict[int, tuple[Any, int]] = {}
+        for p, part, extra, events in self._by_pane(times, args, kwargs):
+            current = self._ring.get(p)
+            # empty; for a pane that exists, in that pane's regime (binned events added to binned counts need no
+            # conversion)
+            acc = current - current if current is not None and hasattr(current, "subtract") else self._factory()
+            acc.update_many(*part, **extra)
+            fresh[p] = (acc, events)
+        self._add(fresh)
+
+    def _by_pane(
+        self, times: np.ndarray, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Iterator[tuple[int, list[Any], dict[str, Any], int]]:
+        """Each pane of a batch with its events' arguments (in time order, slices of the batch: no copies)."""
+        if times.size > 1 and bool(np.all(times[1:] >= times[:-1])):  # in time order, the usual case
+            first, last = math.floor(times[0] / self.pane_width), math.floor(times[-1] / self.pane_width)
+            # a pane's first event: floor(t / width) is monotone in t, so the events of a pane are contiguous
+            edges = [0, *self._pane_starts(times, first, last), times.size]
+            for p, start, stop in zip(range(first, last + 1), edges[:-1], edges[1:], strict=True):
+                if stop > start:
+                    cut = slice(start, stop)
+                    yield p, [_take(a, cut) for a in args], {k: _take(v, cut) for k, v in kwargs.items()}, stop - start
+            return
+        panes = self._pane_of(times)
         for p in np.unique(panes):
             sel = np.flatnonzero(panes == p)
-            part = [_take(a, sel) for a in args]
-            extra = {k: (_take(v, sel) if np.ndim(v) else v) for k, v in kwargs.items()}
-            acc = self._factory()
-            acc.update_many(*part, **extra)
-            fresh[int(p)] = (acc, int(sel.size))
-        self._add(fresh)
+            yield int(p), [_take(a, sel) for a in args], {k: _take(v, sel) for k, v in kwargs.items()}, int(sel.size)
+
+    def _pane_starts(self, times: np.ndarray, first: int, last: int) -> list[int]:
+        """The index of the first event of each pane after ``first`` up to ``last`` (sorted times)."""
+        if last - first > 64:  # many panes: their numbers at once
+            panes = self._pane_of(times)
+            return np.searchsorted(panes, np.arange(first + 1, last + 1), side="left").tolist()
+        starts: list[int] = []
+        for p in range(first + 1, last + 1):
+            lo, hi = starts[-1] if starts else 0, times.size  # the first index whose pane is >= p
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if math.floor(times[mid] / self.pane_width) >= p:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            starts.append(lo)
+        return starts
 
     def _add(self, fresh: dict[int, tuple[Any, int]]) -> None:
         """Add accumulators (with their numbers of events) to their panes; late ones only count as late."""
@@ -442,10 +485,12 @@ class TimeWindow:
     __add__ = merge
 
 
-def _take(values: Any, sel: np.ndarray) -> Any:
-    """The selected events of an argument, keeping lists as lists (mappings stay mappings)."""
+def _take(values: Any, sel: np.ndarray | slice) -> Any:
+    """The selected events of an argument (scalars as they are), keeping lists as lists (mappings stay mappings)."""
+    if not _per_event(values):
+        return values
     if isinstance(values, (list, tuple)):
-        return [values[i] for i in sel.tolist()]
+        return list(values[sel]) if isinstance(sel, slice) else [values[i] for i in sel.tolist()]
     return np.asarray(values)[sel]
 
 
@@ -581,12 +626,15 @@ class Decayed:
         n = len(args[0]) if args else 0
         times = self._times(t, n)
         weights = as_weights("w", w, n)
-        base = np.ones(n) if weights is None else weights
         top = max(self._latest, float(times.max())) if n else self._latest
         t_ref = self._t_ref
         if n and (top - t_ref) / self.half_life > self._RESCALE_AT:
             t_ref = top  # rescale the stored state to this reference after the update checks pass
-        decayed = base * np.exp2((times - t_ref) / self.half_life)
+        decayed = times - t_ref  # in place from here: w * 2**((t - t_ref) / half_life)
+        decayed /= self.half_life
+        np.exp2(decayed, out=decayed)
+        if weights is not None:
+            decayed *= weights
         # empty, in the state's regime (exact or binned): binned events added to binned counts need no conversion
         fresh = self._acc - self._acc if hasattr(self._acc, "subtract") else self._factory()
         fresh.update_many(*args, w=decayed, **kwargs)  # checks everything before the state changes

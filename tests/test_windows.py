@@ -93,6 +93,36 @@ def test_time_window_equals_its_events_and_merges_by_pane(kind):
     assert win.n_late == 0
 
 
+@pytest.mark.parametrize("panes", [4, 100])
+def test_time_window_batches_in_time_order_equal_any_order(panes):
+    """A batch in time order is cut into panes by slices (bisection, or pane numbers for many panes): the same
+    panes as a shuffled batch, with times on pane edges, negative times and panes without events between."""
+    rng = np.random.default_rng(panes)
+    n = 3_000
+    width = 40.0
+    edges = np.arange(-20, 60) * (width / panes)  # exactly on pane edges
+    t = np.sort(np.concatenate([rng.uniform(-30, 10, n // 2), rng.uniform(25, 60, n // 2 - edges.size), edges]))
+    y, s = _stream(n, seed=panes)
+    labels = [{"a": float(p), "b": float(1 - p)} for p in s.tolist()]
+    for factory, args in (
+        (se.BinaryAccumulator, (y, s)),
+        (lambda: se.MulticlassAccumulator(classes=["a", "b"]), (["a" if v else "b" for v in y.tolist()], labels)),
+    ):
+        in_order, shuffled = se.TimeWindow(factory, width, panes), se.TimeWindow(factory, width, panes)
+        for lo in range(0, n, 1_000):
+            part = slice(lo, lo + 1_000)
+            in_order.update_many(*(list(a[part]) if isinstance(a, list) else a[part] for a in args), t=t[part])
+            mixed = lo + rng.permutation(1_000)  # the same batch out of time order
+            shuffled.update_many(*([a[i] for i in mixed] if isinstance(a, list) else a[mixed] for a in args),
+                                 t=t[mixed])  # fmt: skip
+        fresh = factory()
+        keep = np.flatnonzero(_in_window(t, width, panes))
+        fresh.update_many(*([a[i] for i in keep] if isinstance(a, list) else a[keep] for a in args))
+        assert in_order.get().to_dict() == pytest.approx(fresh.get().to_dict(), nan_ok=True)
+        assert in_order.accumulator() == shuffled.accumulator()
+        assert in_order.n_late == shuffled.n_late == 0
+
+
 def test_time_window_counts_late_events_and_checks_input():
     win = se.TimeWindow(se.BinaryAccumulator, width=10.0, panes=5)
     win.update(1, 0.9, t=100.0)
