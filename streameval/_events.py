@@ -38,6 +38,8 @@ __all__ = [
     "PyEventLog",
     "PyFloatEvents",
     "PyPaneRouter",
+    "PySegmentRouter",
+    "SegmentRouter",
     "float_columns",
     "log_columns",
 ]
@@ -315,6 +317,28 @@ class PyPaneRouter:
         """The latest pane and its update (the compiled twin calls it directly)."""
 
 
+class PySegmentRouter:
+    """Pure Python twin of the compiled per-event router of a segmented accumulator.
+
+    ``routes`` maps a segment (exactly a ``str`` or an ``int``) to its
+    accumulator's ``update``; the owner keeps it current. Any other event
+    goes to ``slow``.
+    """
+
+    __slots__ = ("_routes", "_slow")
+
+    def __init__(self, slow: Callable[..., Any], routes: dict[Any, Callable[..., Any]]) -> None:
+        self._slow, self._routes = slow, routes
+
+    def update(self, *args: Any, **kwargs: Any) -> Any:
+        """Count one event: straight to its segment's update when routed, else through ``slow``."""
+        if args and (type(args[0]) is str or type(args[0]) is int):
+            target = self._routes.get(args[0])
+            if target is not None:
+                return target(*args[1:], **kwargs)
+        return self._slow(*args, **kwargs)
+
+
 def log_columns(taken: list[tuple[str, bytes]]) -> tuple[Any, ...]:
     """The typed run of an event log as numpy columns: float64, int64 or bool."""
     kinds = {"f": np.float64, "i": np.int64, "b": np.int64}
@@ -342,6 +366,7 @@ FloatEvents: type = _speedups.FloatEvents if _speedups is not None else PyFloatE
 ClassRows: type = _speedups.ClassRows if _speedups is not None else PyClassRows
 EventLog: type = _speedups.EventLog if _speedups is not None else PyEventLog
 PaneRouter: type = _speedups.PaneRouter if _speedups is not None else PyPaneRouter
+SegmentRouter: type = _speedups.SegmentRouter if _speedups is not None else PySegmentRouter
 EventCounter: type = _speedups.EventCounter if _speedups is not None else PyEventCounter
 if _speedups is not None and _speedups.CAPACITY != FLUSH_EVERY:  # pragma: no cover
     raise ImportError(f"streameval._speedups was built for another version (CAPACITY {_speedups.CAPACITY})")

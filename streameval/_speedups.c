@@ -32,6 +32,9 @@
  *                     columns (floats, ints, bools) until the window files it.
  *   PaneRouter        the per-event path of a time window: an event of the
  *                     latest pane goes straight to that pane's update.
+ *   SegmentRouter     the per-event path of a segmented accumulator: an event
+ *                     of a segment named by a str or an int goes straight to
+ *                     that segment's update.
  *   EventCounter      the per-event path of a monitor by events: the
  *                     accumulator's update, then a record when one is due.
  *
@@ -2131,6 +2134,95 @@ static PyTypeObject PaneRouterType = {
 
 
 /* ------------------------------------------------------------------------ */
+/* Segment router of a segmented accumulator                                 */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *slow;    /* update(segment, *event, **kwargs) of the segmented accumulator: every other event */
+    PyObject *routes;  /* dict: a segment (exactly a str or an int) -> its accumulator's update */
+} SegmentRouter;
+
+static int
+SegmentRouter_traverse(SegmentRouter *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->slow);
+    Py_VISIT(self->routes);
+    return 0;
+}
+
+static int
+SegmentRouter_clear_refs(SegmentRouter *self)
+{
+    Py_CLEAR(self->slow);
+    Py_CLEAR(self->routes);
+    return 0;
+}
+
+static void
+SegmentRouter_dealloc(SegmentRouter *self)
+{
+    PyObject_GC_UnTrack(self);
+    SegmentRouter_clear_refs(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+SegmentRouter_init(SegmentRouter *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *slow, *routes;
+    static char *kwlist[] = {"slow", "routes", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO!", kwlist, &slow, &PyDict_Type, &routes))
+        return -1;
+    Py_INCREF(slow);
+    Py_XSETREF(self->slow, slow);
+    Py_INCREF(routes);
+    Py_XSETREF(self->routes, routes);
+    return 0;
+}
+
+static PyObject *
+SegmentRouter_update(SegmentRouter *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs >= 1 && (PyUnicode_CheckExact(args[0]) || PyLong_CheckExact(args[0]))) {
+        PyObject *target = PyDict_GetItemWithError(self->routes, args[0]); /* borrowed */
+        if (target != NULL) {
+            Py_INCREF(target); /* the call may change the routes */
+            PyObject *out = PyObject_Vectorcall(target, args + 1, (size_t)(nargs - 1), kwnames);
+            Py_DECREF(target);
+            return out;
+        }
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+}
+
+static PyMethodDef SegmentRouter_methods[] = {
+    {"update", (PyCFunction)(void (*)(void))SegmentRouter_update, METH_FASTCALL | METH_KEYWORDS,
+     "update(segment, *event, **kwargs): an event of a routed segment straight to its update, any other to the "
+     "segmented accumulator's."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject SegmentRouterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "streameval._speedups.SegmentRouter",
+    .tp_doc = "Per-event router of a segmented accumulator (compiled).",
+    .tp_basicsize = sizeof(SegmentRouter),
+    .tp_itemsize = 0,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)SegmentRouter_init,
+    .tp_dealloc = (destructor)SegmentRouter_dealloc,
+    .tp_traverse = (traverseproc)SegmentRouter_traverse,
+    .tp_clear = (inquiry)SegmentRouter_clear_refs,
+    .tp_methods = SegmentRouter_methods,
+};
+
+
+/* ------------------------------------------------------------------------ */
 /* Event counter of a monitor                                                */
 /* ------------------------------------------------------------------------ */
 
@@ -2267,7 +2359,7 @@ PyInit__speedups(void)
         return NULL;
     if (PyType_Ready(&EventBufferType) < 0 || PyType_Ready(&FloatEventsType) < 0 || PyType_Ready(&ClassRowsType) < 0 ||
         PyType_Ready(&EventLogType) < 0 ||
-        PyType_Ready(&PaneRouterType) < 0 ||
+        PyType_Ready(&PaneRouterType) < 0 || PyType_Ready(&SegmentRouterType) < 0 ||
         PyType_Ready(&EventCounterType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&speedups_module);
@@ -2300,6 +2392,12 @@ PyInit__speedups(void)
     Py_INCREF(&PaneRouterType);
     if (PyModule_AddObject(m, "PaneRouter", (PyObject *)&PaneRouterType) < 0) {
         Py_DECREF(&PaneRouterType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&SegmentRouterType);
+    if (PyModule_AddObject(m, "SegmentRouter", (PyObject *)&SegmentRouterType) < 0) {
+        Py_DECREF(&SegmentRouterType);
         Py_DECREF(m);
         return NULL;
     }

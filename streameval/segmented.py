@@ -18,6 +18,7 @@ import numpy as np
 
 from . import io
 from ._codec import FormatError, decode_label, encode_label, require_fields
+from ._events import SegmentRouter
 from .averaging import metric_value
 from .protocol import AccumulatorBase
 
@@ -214,6 +215,22 @@ class Segmented(AccumulatorBase):
         self.max_segments = int(max_segments)
         self._template = template
         self._segments: dict[Hashable, Any] = {}
+        self._start_router()
+
+    def _start_router(self) -> None:
+        """Per-event updates: an event of a segment named by a str or an int goes straight to its accumulator's
+        update (compiled); ``_routes`` holds those updates, added by the checked path and cleared by any other
+        change of the segments."""
+        self._routes: dict[Hashable, Callable[..., Any]] = {}
+        self._router = SegmentRouter(self._update_slow, self._routes)
+        self.update = self._router.update  # type: ignore[method-assign]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_routes", "_router", "update")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._start_router()
 
     # -- reading the segments ---------------------------------------------------------
     @property
@@ -241,6 +258,10 @@ class Segmented(AccumulatorBase):
     def update(self, segment: Any, *event: Any, **kwargs: Any) -> None:
         """Count one event of ``segment``: the rest are the segment accumulator's ``update`` arguments.
 
+        Once a segment named by a ``str`` or an ``int`` has an event, its next
+        events go straight to its accumulator's ``update`` (compiled): about
+        twice a no-op call with the binary accumulator.
+
         Examples
         --------
         >>> import streameval as se
@@ -249,11 +270,10 @@ class Segmented(AccumulatorBase):
         >>> seg.segments
         [('eu', 'mobile')]
         """
-        if type(segment) is str or type(segment) is int:  # the common case: the value is its own key
-            acc = self._segments.get(segment)
-            if acc is not None:
-                acc.update(*event, **kwargs)
-                return
+        self._update_slow(segment, *event, **kwargs)
+
+    def _update_slow(self, segment: Any, *event: Any, **kwargs: Any) -> None:
+        """Count one event of a segment that is not routed yet (or not named by a str or an int)."""
         key = segment_key(segment)
         acc = self._segments.get(key)
         if acc is None:
@@ -261,8 +281,13 @@ class Segmented(AccumulatorBase):
             acc = self._template.copy()
             acc.update(*event, **kwargs)  # a refusal leaves no new segment behind
             self._segments[key] = acc
-            return
-        acc.update(*event, **kwargs)
+        else:
+            acc.update(*event, **kwargs)
+        if type(segment) is str or type(segment) is int:  # the value is its own key: route its next events
+            self._routes[segment] = acc.update
+
+    # a call with a missing segment fails in here: the message names the method the caller called
+    _update_slow.__qualname__ = "Segmented.update"
 
     def update_many(self, segments: Any, *columns: Any, **kwargs: Any) -> None:
         """Count many events: their segments, then the segment accumulators' ``update_many`` arguments.
@@ -281,6 +306,7 @@ class Segmented(AccumulatorBase):
         >>> len(seg)
         0
         """
+        self._routes.clear()  # the segments change: routes are found again by the checked path
         keys, codes = _segment_codes(segments)
         n = codes.size
         cols = [_rows(f"argument {i + 2}", c, n) for i, c in enumerate(columns)]
@@ -332,6 +358,7 @@ class Segmented(AccumulatorBase):
         acc = self._segments.get(key)
         if acc is None:
             raise ValueError(f"cannot take out an event of segment {_show(key)}: it was never counted")
+        self._routes.clear()
         acc.revert(*event, **kwargs)
         if not acc.n:
             del self._segments[key]
@@ -354,6 +381,7 @@ class Segmented(AccumulatorBase):
         new = Segmented.__new__(Segmented)
         new.max_segments, new._template = self.max_segments, self._template.copy()
         new._segments = {k: a.copy() for k, a in self._segments.items()}
+        new._start_router()
         return new
 
     def _check_mergeable(self, other: Any) -> None:
@@ -362,6 +390,7 @@ class Segmented(AccumulatorBase):
         self._template.merge(other._template)  # raises unless the segment accumulators merge
 
     def _merge_in(self, other: Segmented, sign: int) -> None:
+        self._routes.clear()
         if sign > 0:
             self._room(sum(k not in self._segments for k in other._segments))
             for key, acc in other._segments.items():
@@ -383,6 +412,7 @@ class Segmented(AccumulatorBase):
                 del self._segments[key]
 
     def _scale_in(self, factor: float) -> None:
+        self._routes.clear()
         self._segments = {k: a.scaled(factor) for k, a in self._segments.items()}
 
     def __eq__(self, other: object) -> bool:

@@ -578,6 +578,60 @@ def test_decayed_log_equals_its_python_twin():
     assert compiled == pure
 
 
+SEGMENT_ROUTER_SCRIPT = textwrap.dedent(
+    """
+    import pickle
+    import numpy as np
+    import streameval as se
+
+    rng = np.random.default_rng(10)
+    seg = se.Segmented(se.BinaryAccumulator, max_segments=6)
+    names = ["eu", "us", 3, 4, ("eu", 1), np.int64(3), np.str_("us"), 2.5, True, "new"]
+    for i in range(20000):
+        y, s = bool(rng.random() < 0.3), float(rng.random())
+        name = names[int(rng.integers(0, len(names)))]
+        try:
+            if i % 29 == 0:
+                seg.update(name, y, s, w=2.0)
+            elif i % 37 == 0:
+                seg.update(name, y, float("nan"))
+            elif i % 41 == 0:
+                seg.update(name, 5, s)
+            elif i % 43 == 0:
+                seg.update(name)
+            elif i % 47 == 0:
+                seg.update(segment=name, y=y, score=s)
+            elif i % 53 == 0:
+                seg.update([name], y, s)
+            elif i % 307 == 0:
+                seg.revert(name, y, s)
+            elif i % 997 == 0:
+                seg.update_many([name, "us"], [y, not y], [s, 1 - s])
+            elif i % 1999 == 0:
+                seg = pickle.loads(pickle.dumps(seg))
+            elif i % 2999 == 0:
+                seg += seg.copy()
+            else:
+                seg.update(name, y, s)
+        except (TypeError, ValueError) as exc:
+            print(i, type(exc).__name__, exc)
+        if i % 700 == 0:
+            r = seg.get()
+            print(i, r.segments, r.overall.n, [r[k].n for k in r.segments], round(r.overall.auc, 12))
+    print(seg.to_bytes().hex())
+    """
+)
+
+
+@needs_compiled
+def test_segment_router_equals_its_python_twin():
+    compiled, pure = _run(SEGMENT_ROUTER_SCRIPT, False), _run(SEGMENT_ROUTER_SCRIPT, True)
+    for words in ("score must not be NaN", "got 5", "max_segments=6", "never counted", "hashable", "missing 2"):
+        assert words in compiled, words
+    assert compiled.count("\n") > 40
+    assert compiled == pure
+
+
 @needs_compiled
 def test_core_tests_pass_on_the_python_twins():
     env = dict(os.environ, STREAMEVAL_PURE_PYTHON="1")

@@ -204,6 +204,50 @@ def test_a_failure_past_the_first_check_takes_counted_segments_back_out(monkeypa
     assert seg.to_bytes() == before
 
 
+def test_per_event_updates_follow_every_change_of_the_segments():
+    """Events of segments named by a str or an int go straight to their accumulator; a batch, a revert that
+    empties a segment, a merge, a refusal, a copy or a pickle never leaves them going to an old accumulator."""
+    g, y, s = _stream(8, 3_000, groups=("a", "b", "c"))
+    names = [{"a": "a", "b": 2, "c": ("c", 1)}[v] for v in g.tolist()]
+    one_by_one = se.Segmented(se.BinaryAccumulator)
+    for name, yi, si in zip(names, y.tolist(), s.tolist(), strict=True):
+        one_by_one.update(name, yi, si)
+    codes = np.empty(len(names), dtype=object)
+    codes[:] = names
+    batch = se.Segmented(se.BinaryAccumulator)
+    batch.update_many(codes, y, s)
+    assert one_by_one == batch and one_by_one.segments == batch.segments
+    assert set(batch.segments) == {"a", 2, ("c", 1)}
+
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update("a", 1, 0.5)
+    seg.revert("a", 1, 0.5)  # the segment goes: its next event starts it again
+    seg.update("a", 0, 0.2)
+    assert seg.segments == ["a"] and seg["a"].n == 1
+    other = se.Segmented(se.BinaryAccumulator)
+    other.update_many(["a", "a"], [1, 1], [0.9, 0.8])
+    seg += other  # a new accumulator for "a"
+    seg.update("a", 1, 0.7)
+    assert seg["a"].n == 4 and seg["a"].get().tp == 3
+    before = seg.to_bytes()
+    with pytest.raises(ValueError, match="got 7"):
+        seg.update("a", 7, 0.7)  # refused on the routed path: nothing changes
+    assert seg.to_bytes() == before
+    with pytest.raises(ValueError, match="got 2"):
+        seg.update_many(["a", "b"], [1, 2], [0.1, 0.2])
+    seg.update(2, 1, 0.4)
+    seg -= seg.copy()  # every segment goes
+    seg.update("a", 1, 0.1)
+    assert seg.segments == ["a"] and seg.n == 1
+    twin = seg.copy()
+    twin.update("a", 1, 0.2)
+    again = pickle.loads(pickle.dumps(seg))
+    again.update("a", 0, 0.3)
+    assert (seg.n, twin.n, again.n) == (1, 2, 2)
+    with pytest.raises(TypeError, match=r"Segmented.update.*'segment'"):
+        seg.update()
+
+
 def test_one_event_past_max_segments_is_refused():
     seg = se.Segmented(se.BinaryAccumulator, max_segments=1)
     seg.update("a", 1, 0.5)
