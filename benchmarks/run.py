@@ -492,6 +492,20 @@ def bench_windows(n: int, rows: list[str]) -> None:
         ("`Monitor`, every 10,000 events, `metrics=['auc']`",
          lambda: se.Monitor(se.BinaryAccumulator(), every=10_000, metrics=["auc"]).update, False),
     ]  # fmt: skip
+    segments = ["eu", "us", "asia", "africa"]
+    names = [segments[i] for i in rng.integers(0, 4, n).tolist()]
+    segment_events = list(zip(names, *zip(*events, strict=True), strict=True))
+
+    def noop_segment(segment: object, y: object, score: object) -> None:
+        """The floor of a per-event call with a segment."""
+
+    def segment_loop(update: Callable[..., object]) -> None:
+        for g, a, b in segment_events:
+            update(g, a, b)
+
+    _, t_seg, seg_ratio = paired_ratio(
+        lambda: segment_loop(noop_segment), lambda: segment_loop(se.Segmented(se.BinaryAccumulator).update), 5
+    )
 
     def noop_at(y: object, score: object, t: float = 0.0) -> None:
         """The floor of a per-event call with a time."""
@@ -504,6 +518,40 @@ def bench_windows(n: int, rows: list[str]) -> None:
 
         _, t_window, ratio = paired_ratio(lambda floor=floor, timed=timed: loop(floor, timed), window, 5)
         rows.append(f"| {name} | {t_window / n * 1e9:,.0f} ns | {ratio:.1f}x |")
+    rows.append(f"| `Segmented(BinaryAccumulator)`, 4 str segments | {t_seg / n * 1e9:,.0f} ns | {seg_ratio:.1f}x |")
+
+
+def bench_windows_batch(n: int, rows: list[str]) -> None:
+    """update_many of each window against numpy.bincount over as many bin keys, on the same events."""
+    y, s = make_family("calibrated", n, seed=5)
+    keys = se.Bins.range_free().keys(s)
+    codes = np.random.default_rng(1).integers(0, 4, n)
+    calls = {"k": 0}
+
+    def later(width: float) -> np.ndarray:
+        """Times of the next batch: every call moves ``width`` on (events in time order)."""
+        calls["k"] += 1
+        return calls["k"] * width + np.arange(n) * (width / n)
+
+    cases: list[tuple[str, Any, Callable[[Any], None]]] = [
+        ("`BinaryAccumulator` (for scale)", se.BinaryAccumulator(), lambda a: a.update_many(y, s)),
+        *[(f"`Sliding`, size {size:,}", se.Sliding(se.BinaryAccumulator, size=size), lambda a: a.update_many(y, s))
+          for size in (10_000, n, 10 * n)],
+        ("`TimeWindow`, 12 panes, each batch within one pane", se.TimeWindow(se.BinaryAccumulator, 1200.0, 12),
+         lambda a: a.update_many(y, s, t=later(1.0))),
+        ("`TimeWindow`, 12 panes, each batch over 4 new panes", se.TimeWindow(se.BinaryAccumulator, 1200.0, 12),
+         lambda a: a.update_many(y, s, t=later(400.0))),
+        ("`Decayed`, by events", se.Decayed(se.BinaryAccumulator, half_life=5_000), lambda a: a.update_many(y, s)),
+        ("`Monitor`, every 1,000 events", se.Monitor(se.BinaryAccumulator(), every=1000),
+         lambda a: a.update_many(y, s)),
+        ("`Segmented`, 4 integer segments", se.Segmented(se.BinaryAccumulator),
+         lambda a: a.update_many(codes, y, s)),
+    ]  # fmt: skip
+    for name, window, feed in cases:
+        for _ in range(12 if name.startswith("`Sliding`, size") else 1):  # a full window: events leave
+            feed(window)
+        _, t_window, ratio = paired_ratio(lambda: np.bincount(keys), lambda w=window, f=feed: f(w), 7)
+        rows.append(f"| {name} | {t_window * 1e3:.1f} ms | {t_window / n * 1e9:.1f} ns | **{1 / ratio:.2f}** |")
 
 
 def bench_average_precision(n: int, rows: list[str]) -> list[float]:
@@ -862,6 +910,19 @@ def main() -> None:
         "|---|---|---|",
     ]
     bench_windows(window_n, lines)
+    for batch_n in (10**5, 10**6):
+        lines += [
+            "",
+            f"## Windows' `update_many` (batches of {batch_n:,} events)",
+            "",
+            "Each window has counted batches before (a sliding window is full, so events leave with each batch); "
+            "the ratio is `numpy.bincount` over as many bin keys against the window's batch, alternately "
+            "(higher is better; goal: at least 1/4).",
+            "",
+            "| what | per batch | per event | vs bincount |",
+            "|---|---|---|---|",
+        ]
+        bench_windows_batch(batch_n // 10 if quick else batch_n, lines)
     lines += [
         "",
         f"## Average precision in the binned regime ({accuracy_n:,} scores per family)",
