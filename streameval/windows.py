@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._events import EventCounter, EventLog, PaneRouter, log_columns
+from ._events import FLUSH_EVERY, EventCounter, EventLog, PaneRouter, log_columns
 from ._validation import as_scores, as_weights, check_real
 from .averaging import metric_value
 from .drift import drift
@@ -162,7 +162,14 @@ class Sliding:
         self._log.update(*args, **kwargs)
 
     def _settle_every(self) -> int:
-        """Per-event updates filed at a time: 4,096, or up to 16,384 for longer windows (fewer, larger filings)."""
+        """Per-event updates filed at a time: 4,096, or up to 16,384 for longer windows (fewer, larger filings).
+
+        A short window (fewer events than a filing) counts its staying events afresh at each filing, so the
+        events counted since the last one are dropped: it files one event before the accumulators' per-event
+        buffers are full, and those events are never counted into tables, only checked as they arrive.
+        """
+        if self.size < FLUSH_EVERY - 1:
+            return FLUSH_EVERY - 1
         return max(_SETTLE_EVERY, min(4 * _SETTLE_EVERY, self.size))
 
     def __getstate__(self) -> dict[str, Any]:
