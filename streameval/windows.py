@@ -642,13 +642,15 @@ class Decayed:
         np.exp2(decayed, out=decayed)
         if weights is not None:
             decayed *= weights
-        # empty, in the state's regime (exact or binned): binned events added to binned counts need no conversion
-        fresh = self._acc - self._acc if hasattr(self._acc, "subtract") else self._factory()
-        fresh.update_many(*args, w=decayed, **kwargs)  # checks everything before the state changes
-        if t_ref != self._t_ref:
+        if t_ref == self._t_ref:  # the usual case: straight into the state (all or nothing)
+            self._acc.update_many(*args, w=decayed, **kwargs)
+        else:  # a rescale: counted apart (checked), then the state rescaled and the batch added
+            # empty, in the state's regime (exact or binned): binned events added to binned counts need no conversion
+            fresh = self._acc - self._acc if hasattr(self._acc, "subtract") else self._factory()
+            fresh.update_many(*args, w=decayed, **kwargs)
             self._acc = self._acc.scaled(2.0 ** ((self._t_ref - t_ref) / self.half_life))
             self._t_ref = t_ref
-        self._acc += fresh  # in place: no copy of the state per update
+            self._acc += fresh  # in place: no copy of the state per update
         self._latest = top
         self._clock += n
 
