@@ -14,6 +14,9 @@
  *                     in a hash table (the twin keeps sorted arrays).
  *   calibration_sums  the Brier and log-loss sums of a batch (exact whole units
  *                     without weights).
+ *   row_argmax        the predicted class of each row of class scores (ties to
+ *                     the class first in a given order).
+ *   score_columns     a block of rows of class scores written class by class.
  *   EventBuffer       the base of BinaryAccumulator: update(y, score) checks
  *                     and stores one event in C and hands a full buffer to the
  *                     accumulator's _flush(); anything unusual (weights, bad
@@ -2330,6 +2333,114 @@ static PyTypeObject EventCounterType = {
     .tp_members = EventCounter_members,
 };
 
+
+/* ------------------------------------------------------------------------ */
+/* Predicted classes of a batch of class scores                              */
+/* ------------------------------------------------------------------------ */
+
+PyDoc_STRVAR(row_argmax_doc,
+"row_argmax(scores, order, pred) -> None\n\n"
+"The column of the highest score of each row of a C-ordered float64 matrix with len(order) columns and no NaN,\n"
+"ties going to the column first in `order` (int64), written into `pred` (int64, one per row).");
+
+static PyObject *
+row_argmax(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer scores, order, pred;
+    if (!PyArg_ParseTuple(args, "y*y*w*", &scores, &order, &pred))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t k = order.len / (Py_ssize_t)sizeof(int64_t);
+    Py_ssize_t n = pred.len / (Py_ssize_t)sizeof(int64_t);
+    if (k < 1 || order.len % 8 || pred.len % 8 || scores.len != n * k * (Py_ssize_t)sizeof(double)) {
+        PyErr_SetString(PyExc_ValueError, "row_argmax: inconsistent arguments");
+        goto done;
+    }
+    const int64_t *ord = (const int64_t *)order.buf;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        if (ord[j] < 0 || ord[j] >= k) {
+            PyErr_SetString(PyExc_ValueError, "row_argmax: order must hold column numbers");
+            goto done;
+        }
+    }
+    const double *xs = (const double *)scores.buf;
+    int64_t *out = (int64_t *)pred.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const double *row = xs + i * k;
+        int64_t best = ord[0];
+        double top = row[best];
+        for (Py_ssize_t j = 1; j < k; j++) {
+            if (row[ord[j]] > top) {
+                top = row[ord[j]];
+                best = ord[j];
+            }
+        }
+        out[i] = best;
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&scores);
+    PyBuffer_Release(&order);
+    PyBuffer_Release(&pred);
+    return result;
+}
+
+PyDoc_STRVAR(score_columns_doc,
+"score_columns(scores, k, start, stop, out, stride) -> None\n\n"
+"Rows start:stop of a C-ordered float64 matrix with k columns, written column by column into `out`\n"
+"(float64, at least (k - 1) * stride + stop - start; column j from out[j * stride]): the scores of one class\n"
+"become contiguous. Eight rows at a time, so each column gets a whole cache line; a stride that is not a power\n"
+"of two keeps the columns' lines in different cache sets.");
+
+static PyObject *
+score_columns(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer scores, out;
+    Py_ssize_t k, start, stop, stride;
+    if (!PyArg_ParseTuple(args, "y*nnnw*n", &scores, &k, &start, &stop, &out, &stride))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t rows = k > 0 ? scores.len / (Py_ssize_t)sizeof(double) / k : 0;
+    Py_ssize_t m = stop - start;
+    if (k < 1 || scores.len != rows * k * (Py_ssize_t)sizeof(double) || start < 0 || stop < start || stop > rows ||
+        stride < m || out.len < ((k - 1) * stride + m) * (Py_ssize_t)sizeof(double)) {
+        PyErr_SetString(PyExc_ValueError, "score_columns: inconsistent arguments");
+        goto done;
+    }
+    const double *xs = (const double *)scores.buf + start * k;
+    double *cols = (double *)out.buf;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t whole = m - m % 8;
+    for (Py_ssize_t i0 = 0; i0 < whole; i0 += 8) { /* 8 rows: one whole cache line of each column */
+        const double *r = xs + i0 * k;
+        double *col = cols + i0;
+        for (Py_ssize_t j = 0; j < k; j++, col += stride) {
+            col[0] = r[j];
+            col[1] = r[k + j];
+            col[2] = r[2 * k + j];
+            col[3] = r[3 * k + j];
+            col[4] = r[4 * k + j];
+            col[5] = r[5 * k + j];
+            col[6] = r[6 * k + j];
+            col[7] = r[7 * k + j];
+        }
+    }
+    for (Py_ssize_t i = whole; i < m; i++) {
+        for (Py_ssize_t j = 0; j < k; j++)
+            cols[j * stride + i] = xs[i * k + j];
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&scores);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 static PyMethodDef module_methods[] = {
     {"count_range_free", count_range_free, METH_VARARGS, count_range_free_doc},
     {"count_uniform", count_uniform, METH_VARARGS, count_uniform_doc},
@@ -2337,6 +2448,8 @@ static PyMethodDef module_methods[] = {
     {"count_exact", count_exact, METH_VARARGS, count_exact_doc},
     {"fill_exact", fill_exact, METH_VARARGS, fill_exact_doc},
     {"calibration_sums", calibration_sums, METH_VARARGS, calibration_sums_doc},
+    {"row_argmax", row_argmax, METH_VARARGS, row_argmax_doc},
+    {"score_columns", score_columns, METH_VARARGS, score_columns_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -758,3 +758,70 @@ def test_exact_table_grows_and_keeps_the_budget():
     assert not acc.get().is_exact
     assert acc.get().edges.tolist() == binned.get().edges.tolist()
     assert acc.get().pos.tolist() == binned.get().pos.tolist()
+
+
+def _multiclass_both_ways(classes, y, scores):
+    """The same batch counted by the compiled passes (blocks of rows) and by numpy's (column by column)."""
+    from streameval import multiclass
+
+    compiled = se.MulticlassAccumulator(classes=classes)
+    compiled.update_many(y, scores)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(multiclass, "SPEEDUPS", None)
+        plain = se.MulticlassAccumulator(classes=classes)
+        plain.update_many(y, scores)
+    return compiled, plain
+
+
+@needs_compiled
+@pytest.mark.parametrize("regime", ["exact", "binned"])
+def test_multiclass_blocks_of_rows_equal_counting_each_column(regime):
+    """Three blocks of 2^16 rows: the exact tables fill across blocks (or turn into bins inside one)."""
+    rng = np.random.default_rng(5)
+    n, k = 150_000, 5
+    scores = rng.random((n, k))
+    if regime == "exact":
+        scores = np.round(scores, 3)
+    y = rng.integers(0, k, n)
+    compiled, plain = _multiclass_both_ways(list(range(k)), y, scores)
+    assert compiled == plain
+    assert compiled.get().per_class[2].is_exact == (regime == "exact")
+    np.testing.assert_array_equal(compiled.get().confusion_matrix, plain.get().confusion_matrix)
+
+
+_TIED = st.sampled_from([0.0, -0.0, 0.25, 0.5, 1.0, np.inf, -np.inf])
+
+
+@needs_compiled
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(_TIED, min_size=3, max_size=3), min_size=1, max_size=40),
+    st.sampled_from([["a", "b", "c"], ["c", "a", "b"], [2, 0, 1]]),
+)
+def test_predicted_class_of_tied_scores_equals_numpys(rows, classes):
+    """Ties (zeros of either sign, infinities) go to the class first in the fixed label order on both paths."""
+    scores = np.array(rows, dtype=np.float64)
+    y = [classes[i % 3] for i in range(len(rows))]
+    compiled, plain = _multiclass_both_ways(classes, y, scores)
+    np.testing.assert_array_equal(compiled.get().confusion_matrix, plain.get().confusion_matrix)
+    assert compiled == plain
+
+
+@needs_compiled
+def test_score_columns_and_row_argmax_refuse_inconsistent_arguments():
+    from streameval._compiled import SPEEDUPS
+
+    scores = np.arange(12, dtype=np.float64)
+    out = np.empty(12)
+    for args in [(scores, 0, 0, 3, out, 3), (scores, 4, 0, 4, out, 3), (scores, 4, 2, 1, out, 3),
+                 (scores, 4, 0, 3, out, 2), (scores, 4, 0, 3, np.empty(5), 3)]:  # fmt: skip
+        with pytest.raises(ValueError, match="score_columns"):
+            SPEEDUPS.score_columns(*args)
+    SPEEDUPS.score_columns(scores, 4, 1, 3, out, 3)
+    np.testing.assert_array_equal(out[[0, 1, 3, 4, 6, 7, 9, 10]], [4, 8, 5, 9, 6, 10, 7, 11])
+    best = np.empty(3, dtype=np.int64)
+    for order in [np.array([0, 1, 2]), np.array([0, 1, 2, 4]), np.array([-1, 1, 2, 3])]:
+        with pytest.raises(ValueError, match="row_argmax"):
+            SPEEDUPS.row_argmax(scores, order, best)
+    SPEEDUPS.row_argmax(scores[::-1].copy(), np.array([3, 2, 1, 0]), best)
+    np.testing.assert_array_equal(best, [0, 0, 0])
