@@ -17,6 +17,9 @@
  *   row_argmax        the predicted class of each row of class scores (ties to
  *                     the class first in a given order).
  *   score_columns     a block of rows of class scores written class by class.
+ *   small_codes, group_by_code
+ *                     the segments of a batch: codes of small integers in order
+ *                     of first appearance, and a column's events grouped by code.
  *   EventBuffer       the base of BinaryAccumulator: update(y, score) checks
  *                     and stores one event in C and hands a full buffer to the
  *                     accumulator's _flush(); anything unusual (weights, bad
@@ -2441,6 +2444,204 @@ done:
     return result;
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* Segments of a batch: codes of small integers, events grouped by code      */
+/* ------------------------------------------------------------------------ */
+
+#define SMALL_CODES_RANGE (1 << 20) /* integer segments spread over at most this many values */
+
+PyDoc_STRVAR(small_codes_doc,
+"small_codes(values, width, codes) -> distinct or None\n\n"
+"The codes of signed integers (`width` bytes each) spread over at most 2^20 values, in order of first\n"
+"appearance, written into `codes` (int32, one per value); returns the distinct values in that order (int64\n"
+"bytes). None, with `codes` untouched, when they spread wider.");
+
+static int64_t
+read_int(const char *p, int width)
+{
+    switch (width) {
+    case 1: return *(const int8_t *)p;
+    case 2: { int16_t v; memcpy(&v, p, 2); return v; }
+    case 4: { int32_t v; memcpy(&v, p, 4); return v; }
+    default: { int64_t v; memcpy(&v, p, 8); return v; }
+    }
+}
+
+static PyObject *
+small_codes(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer values, codes;
+    int width;
+    if (!PyArg_ParseTuple(args, "y*iw*", &values, &width, &codes))
+        return NULL;
+    PyObject *result = NULL;
+    int32_t *lut = NULL;
+    int64_t *distinct = NULL;
+    Py_ssize_t n = (width == 1 || width == 2 || width == 4 || width == 8) ? values.len / width : -1;
+    if (n < 0 || values.len % width || codes.len != n * (Py_ssize_t)sizeof(int32_t)) {
+        PyErr_SetString(PyExc_ValueError, "small_codes: inconsistent arguments");
+        goto done;
+    }
+    const char *vs = (const char *)values.buf;
+    int64_t lo = 0, hi = -1;
+    if (width == 8) {
+        const int64_t *v8 = (const int64_t *)vs;
+        if (n > 0)
+            lo = hi = v8[0];
+        for (Py_ssize_t i = 1; i < n; i++) {
+            lo = v8[i] < lo ? v8[i] : lo;
+            hi = v8[i] > hi ? v8[i] : hi;
+        }
+    }
+    else if (n > 0) {
+        lo = hi = read_int(vs, width);
+        for (Py_ssize_t i = 1; i < n; i++) {
+            int64_t v = read_int(vs + i * width, width);
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+    }
+    if (n > 0 && (uint64_t)hi - (uint64_t)lo >= SMALL_CODES_RANGE) {
+        result = Py_None;
+        Py_INCREF(result);
+        goto done;
+    }
+    Py_ssize_t span = n > 0 ? (Py_ssize_t)(hi - lo) + 1 : 1;
+    lut = PyMem_Malloc((size_t)span * sizeof(int32_t));
+    distinct = PyMem_Malloc((size_t)span * sizeof(int64_t));
+    if (lut == NULL || distinct == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t v = 0; v < span; v++)
+        lut[v] = -1;
+    int32_t *out = (int32_t *)codes.buf;
+    Py_ssize_t found = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t v = width == 8 ? ((const int64_t *)vs)[i] : read_int(vs + i * width, width);
+        int32_t c = lut[v - lo];
+        if (c < 0) {
+            c = lut[v - lo] = (int32_t)found;
+            distinct[found++] = v;
+        }
+        out[i] = c;
+    }
+    result = PyBytes_FromStringAndSize((const char *)distinct, found * (Py_ssize_t)sizeof(int64_t));
+done:
+    PyMem_Free(lut);
+    PyMem_Free(distinct);
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&codes);
+    return result;
+}
+
+PyDoc_STRVAR(group_by_code_doc,
+"group_by_code(codes, groups, sources, outs) -> counts\n\n"
+"The events of a batch grouped by code: `codes` (int32, each in [0, groups)) and, for each source (a buffer of\n"
+"one item per code) and the out buffer of the same size beside it, the source's items written into out group\n"
+"after group, in their order within a group. Returns the number of events of each group (int64 bytes).");
+
+static PyObject *
+group_by_code(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer codes;
+    Py_ssize_t groups;
+    PyObject *sources, *outs;
+    if (!PyArg_ParseTuple(args, "y*nO!O!", &codes, &groups, &PyTuple_Type, &sources, &PyTuple_Type, &outs))
+        return NULL;
+    PyObject *result = NULL;
+    int64_t *counts = NULL, *next = NULL;
+    Py_ssize_t n = codes.len / (Py_ssize_t)sizeof(int32_t);
+    Py_ssize_t columns = PyTuple_GET_SIZE(sources);
+    if (codes.len % 4 || groups < 1 || groups > INT32_MAX || PyTuple_GET_SIZE(outs) != columns) {
+        PyErr_SetString(PyExc_ValueError, "group_by_code: inconsistent arguments");
+        goto done;
+    }
+    counts = PyMem_Calloc((size_t)groups * 4, sizeof(int64_t)); /* four interleaved tallies: no chain through memory */
+    next = PyMem_Malloc((size_t)groups * sizeof(int64_t));
+    if (counts == NULL || next == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const int32_t *cs = (const int32_t *)codes.buf;
+    uint32_t worst = 0;
+    Py_ssize_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        uint32_t a = (uint32_t)cs[i], b = (uint32_t)cs[i + 1], c = (uint32_t)cs[i + 2], d = (uint32_t)cs[i + 3];
+        worst |= (a >= (uint32_t)groups) | (b >= (uint32_t)groups) | (c >= (uint32_t)groups) | (d >= (uint32_t)groups);
+        if (worst)
+            break;
+        counts[a] += 1;
+        counts[groups + b] += 1;
+        counts[2 * groups + c] += 1;
+        counts[3 * groups + d] += 1;
+    }
+    for (; i < n && !worst; i++) {
+        uint32_t a = (uint32_t)cs[i];
+        worst |= a >= (uint32_t)groups;
+        if (!worst)
+            counts[a] += 1;
+    }
+    if (worst) {
+        PyErr_SetString(PyExc_ValueError, "group_by_code: a code out of range");
+        goto done;
+    }
+    int64_t at = 0;
+    for (Py_ssize_t g = 0; g < groups; g++) {
+        counts[g] += counts[groups + g] + counts[2 * groups + g] + counts[3 * groups + g];
+        next[g] = at;
+        at += counts[g];
+    }
+    for (Py_ssize_t col = 0; col < columns; col++) {
+        Py_buffer src, dst;
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(sources, col), &src, PyBUF_SIMPLE) < 0)
+            goto done;
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(outs, col), &dst, PyBUF_WRITABLE) < 0) {
+            PyBuffer_Release(&src);
+            goto done;
+        }
+        Py_ssize_t size = n > 0 ? src.len / n : 0;
+        if (n > 0 && (src.len != n * size || dst.len != src.len || size < 1)) {
+            PyBuffer_Release(&src);
+            PyBuffer_Release(&dst);
+            PyErr_SetString(PyExc_ValueError, "group_by_code: a source or out of another length");
+            goto done;
+        }
+        int64_t at_col = 0;
+        for (Py_ssize_t g = 0; g < groups; g++) {
+            next[g] = at_col;
+            at_col += counts[g];
+        }
+        const char *from = (const char *)src.buf;
+        char *to = (char *)dst.buf;
+        Py_BEGIN_ALLOW_THREADS
+        if (size == 8) {
+            const int64_t *f8 = (const int64_t *)from;
+            int64_t *t8 = (int64_t *)to;
+            for (Py_ssize_t j = 0; j < n; j++)
+                t8[next[cs[j]]++] = f8[j];
+        }
+        else if (size == 1) {
+            for (Py_ssize_t j = 0; j < n; j++)
+                to[next[cs[j]]++] = from[j];
+        }
+        else {
+            for (Py_ssize_t j = 0; j < n; j++)
+                memcpy(to + (next[cs[j]]++) * size, from + j * size, (size_t)size);
+        }
+        Py_END_ALLOW_THREADS
+        PyBuffer_Release(&src);
+        PyBuffer_Release(&dst);
+    }
+    result = PyBytes_FromStringAndSize((const char *)counts, groups * (Py_ssize_t)sizeof(int64_t));
+done:
+    PyMem_Free(counts);
+    PyMem_Free(next);
+    PyBuffer_Release(&codes);
+    return result;
+}
+
 static PyMethodDef module_methods[] = {
     {"count_range_free", count_range_free, METH_VARARGS, count_range_free_doc},
     {"count_uniform", count_uniform, METH_VARARGS, count_uniform_doc},
@@ -2450,6 +2651,8 @@ static PyMethodDef module_methods[] = {
     {"calibration_sums", calibration_sums, METH_VARARGS, calibration_sums_doc},
     {"row_argmax", row_argmax, METH_VARARGS, row_argmax_doc},
     {"score_columns", score_columns, METH_VARARGS, score_columns_doc},
+    {"small_codes", small_codes, METH_VARARGS, small_codes_doc},
+    {"group_by_code", group_by_code, METH_VARARGS, group_by_code_doc},
     {NULL, NULL, 0, NULL},
 };
 

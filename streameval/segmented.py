@@ -18,6 +18,7 @@ import numpy as np
 
 from . import io
 from ._codec import FormatError, decode_label, encode_label, require_fields
+from ._compiled import SPEEDUPS
 from ._events import SegmentRouter
 from .averaging import metric_value
 from .protocol import AccumulatorBase
@@ -25,6 +26,7 @@ from .protocol import AccumulatorBase
 __all__ = ["Segmented", "SegmentedReport"]
 
 DEFAULT_MAX_SEGMENTS = 10_000
+COUNT_APART_UP_TO = 64  # a batch reaching more segments counted before checks itself whole and counts in place
 # the columns of a summary, where the report has them, and which way is worse
 SUMMARY_METRICS = (
     "n", "auc", "average_precision", "precision", "recall", "f1", "fpr", "selection_rate", "brier", "ece",
@@ -94,8 +96,33 @@ def _factorized(values: Any) -> tuple[list[Hashable], np.ndarray] | None:
     return [segment_key(u) for u in uniques], np.asarray(codes)
 
 
+def _small_integer_codes(values: np.ndarray) -> tuple[list[Hashable], np.ndarray] | None:
+    """The compiled codes of integer segments spread over at most 2^20 values (``None`` otherwise)."""
+    if SPEEDUPS is None or values.dtype.kind != "i":
+        return None
+    values = np.ascontiguousarray(values)
+    codes = np.empty(values.size, dtype=np.int32)
+    found = SPEEDUPS.small_codes(values, values.dtype.itemsize, codes)
+    if found is None:
+        return None
+    return np.frombuffer(found, dtype=np.int64).tolist(), codes
+
+
+def _first_appearance(values: np.ndarray) -> tuple[list[Hashable], np.ndarray]:
+    """numpy's codes of numbers, renumbered in order of first appearance (as pandas and the compiled path do)."""
+    distinct, first, codes = np.unique(values, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    return [segment_key(v) for v in distinct[order]], rank[codes.reshape(-1)]
+
+
 def _segment_codes(segments: Any) -> tuple[list[Hashable], np.ndarray]:
     """The distinct segments of a batch (in order of first appearance) and each event's index into them."""
+    if isinstance(segments, np.ndarray) and segments.ndim == 1:
+        found = _small_integer_codes(segments)
+        if found is not None:
+            return found
     if _is_pandas(segments):
         found = _factorized(segments)
         if found is not None:
@@ -125,14 +152,12 @@ def _segment_codes(segments: Any) -> tuple[list[Hashable], np.ndarray]:
         if found is not None:
             return found
     if arr.dtype.kind in "biu":
-        values, codes = np.unique(arr, return_inverse=True)
-        return [segment_key(v) for v in values], codes.reshape(-1)
+        return _first_appearance(arr)
     if arr.dtype.kind == "f":
         bad = np.flatnonzero(np.isnan(arr))
         if bad.size:
             raise ValueError(f"segments must not be NaN (a missing value), got nan at index {bad[0]}")
-        values, codes = np.unique(arr, return_inverse=True)
-        return [segment_key(v) for v in values], codes.reshape(-1)
+        return _first_appearance(arr)
     index: dict[Hashable, int] = {}
     keys: list[Hashable] = []
     codes = np.empty(arr.size, dtype=np.intp)
@@ -302,7 +327,7 @@ class Segmented(AccumulatorBase):
         >>> seg.update_many(np.array([1, 2, 1]), [1, 0, 2], [0.9, 0.1, 0.3])
         Traceback (most recent call last):
         ...
-        ValueError: y must be 1 (positive) or 0 (negative), got 2 at index 1 (in segment 1, counting its events from 0)
+        ValueError: y must be 1 (positive) or 0 (negative), got 2 at index 2
         >>> len(seg)
         0
         """
@@ -314,43 +339,62 @@ class Segmented(AccumulatorBase):
         if n == 0:
             return
         self._room(sum(k not in self._segments for k in keys))
-        existing = sum(k in self._segments for k in keys)
-        if len(keys) > 1 and existing:  # check every event first, so that no segment is left half counted
+        # each segment's events, contiguous: then one segment's are slices of the batch
+        grouped, bounds = _grouped(codes, len(keys), [*cols, *kw.values()])
+        grouped_cols, grouped_kw = grouped[: len(cols)], dict(zip(kw, grouped[len(cols) :], strict=True))
+        # with few segments counted before, each segment's events are counted apart, in an empty accumulator in its
+        # regime (binned events added to binned counts need no conversion), then added: on bad input no segment
+        # has changed. With many, making and adding those costs more than checking the batch whole first and
+        # counting each segment's events in place.
+        in_place = sum(k in self._segments for k in keys) > COUNT_APART_UP_TO
+        if in_place:
             self._template.copy().update_many(*cols, **kw)
-        # a stable sort of small integers is a radix sort: linear in the events
-        small = codes.astype(np.int16) if len(keys) < 2**15 else codes
-        order = np.argsort(small, kind="stable")
-        bounds = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=len(keys)))])
-        applied: list[tuple[Hashable, Any]] = []  # (segment, its events' accumulator: None when new)
+        parts: list[tuple[Hashable, Any, Any]] = []  # (segment, its accumulator or None when new, its events')
+        applied: list[tuple[Hashable, Any]] = []  # (segment, what was added: None when new, or its events)
         try:
             for g, key in enumerate(keys):
-                rows = order[bounds[g] : bounds[g + 1]]
-                args, keywords = _take(cols, rows), _take_keywords(kw, rows)
-                acc = self._segments.get(key)
-                if acc is None:
-                    acc = self._template.copy()
+                lo, hi = int(bounds[g]), int(bounds[g + 1])
+                args = [_slice(c, lo, hi) for c in grouped_cols]
+                keywords = {k: _slice(v, lo, hi) for k, v in grouped_kw.items()}
+                target = self._segments.get(key)
+                if target is not None and in_place:
+                    counting = target
+                elif target is None or not hasattr(target, "subtract"):
+                    counting = self._template.copy()
+                else:
+                    counting = target - target
+                try:
+                    counting.update_many(*args, **keywords)
+                except (TypeError, ValueError) as exc:
+                    if not in_place:
+                        self._template.copy().update_many(*cols, **kw)  # explains the batch's first bad event
+                    raise type(exc)(f"{exc} (in segment {_show(key)}, counting its events from 0)") from None
+                if counting is target:
+                    applied.append((key, (args, keywords)))
+                else:
+                    parts.append((key, target, counting))
+            for key, target, part in parts:
+                if target is None:
+                    self._segments[key] = part
                     applied.append((key, None))
                 else:
-                    applied.append((key, (args, keywords)))
-                try:
-                    acc.update_many(*args, **keywords)
-                except (TypeError, ValueError) as exc:
-                    applied.pop()
-                    raise type(exc)(f"{exc} (in segment {_show(key)}, counting its events from 0)") from None
-                self._segments[key] = acc
+                    target += part  # in place; only a total weight past the largest float can fail here
+                    applied.append((key, part))
         except BaseException:
             self._undo(applied)
             raise
 
     def _undo(self, applied: list[tuple[Hashable, Any]]) -> None:
         """Take a failed batch's events back out of the segments it reached (new ones go)."""
-        for key, events in reversed(applied):
-            if events is None:
+        for key, added in reversed(applied):
+            if added is None:
                 self._segments.pop(key, None)
                 continue
-            part = self._template.copy()
-            part.update_many(*events[0], **events[1])
-            self._segments[key] -= part
+            if isinstance(added, tuple):  # counted in place: its events, counted again to be taken out
+                part = self._template.copy()
+                part.update_many(*added[0], **added[1])
+                added = part
+            self._segments[key] -= added
 
     def revert(self, segment: Any, *event: Any, **kwargs: Any) -> None:
         """Take one event of ``segment`` back out (``ValueError``, and no change, if it was never counted)."""
@@ -481,12 +525,36 @@ class Segmented(AccumulatorBase):
         return f"Segmented({type(self._template).__name__}, segments={len(self._segments)}, n={self.n})"
 
 
-def _take(cols: list[Any], rows: np.ndarray) -> list[Any]:
-    return [c if c is None or np.ndim(c) == 0 else c[rows] for c in cols]
+def _grouped(codes: np.ndarray, groups: int, values: list[Any]) -> tuple[list[Any], np.ndarray]:
+    """A batch's per-event arguments reordered so that each segment's events are contiguous (in their order),
+    and where each segment's events start and end (``groups + 1`` bounds). Scalars pass as they are."""
+    per_event = [v is not None and np.ndim(v) > 0 for v in values]
+    plain = [
+        SPEEDUPS is not None and p and isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in "biuf"
+        for v, p in zip(values, per_event, strict=True)
+    ]
+    out = list(values)
+    if SPEEDUPS is not None and groups < 2**31:  # numbers: one compiled pass over the codes and each column
+        sources = tuple(np.ascontiguousarray(v) for v, p in zip(values, plain, strict=True) if p)
+        targets = tuple(np.empty_like(v) for v in sources)
+        found = SPEEDUPS.group_by_code(codes.astype(np.int32, copy=False), groups, sources, targets)
+        counts = np.frombuffer(found, dtype=np.int64)
+        done = iter(targets)
+        out = [next(done) if p else v for v, p in zip(values, plain, strict=True)]
+    else:
+        counts = np.bincount(codes, minlength=groups)
+        plain = [False] * len(values)
+    if any(p and not q for p, q in zip(per_event, plain, strict=True)):  # anything else: by a stable sort
+        small = codes.astype(np.int16) if groups < 2**15 else codes  # of small integers: a radix sort, linear
+        order = np.argsort(small, kind="stable")
+        out = [v[order] if p and not q else o for v, o, p, q in zip(values, out, per_event, plain, strict=True)]
+    bounds = np.zeros(groups + 1, dtype=np.int64)
+    np.cumsum(counts, out=bounds[1:])
+    return out, bounds
 
 
-def _take_keywords(kw: dict[str, Any], rows: np.ndarray) -> dict[str, Any]:
-    return {k: v if v is None or np.ndim(v) == 0 else v[rows] for k, v in kw.items()}
+def _slice(value: Any, lo: int, hi: int) -> Any:
+    return value if value is None or np.ndim(value) == 0 else value[lo:hi]
 
 
 class SegmentedReport:

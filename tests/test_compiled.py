@@ -825,3 +825,32 @@ def test_score_columns_and_row_argmax_refuse_inconsistent_arguments():
             SPEEDUPS.row_argmax(scores, order, best)
     SPEEDUPS.row_argmax(scores[::-1].copy(), np.array([3, 2, 1, 0]), best)
     np.testing.assert_array_equal(best, [0, 0, 0])
+
+
+@needs_compiled
+def test_segment_grouping_refuses_inconsistent_arguments_and_groups_in_order():
+    from streameval._compiled import SPEEDUPS
+
+    codes = np.array([2, 0, 2, 1, 0], dtype=np.int32)
+    x = np.arange(5, dtype=np.float64)
+    flags = np.array([1, 0, 1, 1, 0], dtype=np.bool_)
+    out_x, out_flags = np.empty(5), np.empty(5, dtype=np.bool_)
+    counts = SPEEDUPS.group_by_code(codes, 3, (x, flags), (out_x, out_flags))
+    assert np.frombuffer(counts, dtype=np.int64).tolist() == [2, 1, 2]
+    assert out_x.tolist() == [1.0, 4.0, 3.0, 0.0, 2.0] and out_flags.tolist() == [False, False, True, True, True]
+    bad = [
+        (codes, 2, (x,), (out_x,)),
+        (np.array([0, -1], dtype=np.int32), 3, (), ()),
+        (codes, 3, (x,), (np.empty(4),)),
+        (codes, 3, (x[:4],), (out_x[:4],)),
+        (codes, 3, (x,), ()),
+    ]
+    for args in bad:
+        with pytest.raises(ValueError, match="group_by_code"):
+            SPEEDUPS.group_by_code(*args)
+    found = np.empty(4, dtype=np.int32)
+    assert np.frombuffer(SPEEDUPS.small_codes(np.array([7, -2, 7, 3]), 8, found), np.int64).tolist() == [7, -2, 3]
+    assert found.tolist() == [0, 1, 0, 2]
+    assert SPEEDUPS.small_codes(np.array([0, 2**20]), 8, np.empty(2, dtype=np.int32)) is None
+    with pytest.raises(ValueError, match="small_codes"):
+        SPEEDUPS.small_codes(np.array([1, 2]), 8, np.empty(3, dtype=np.int32))

@@ -163,7 +163,7 @@ def _snapshot(seg):
         (lambda s: s.update_many(["a", "c", "d"], [1, 0, 1], [0.1, 0.2, 0.3]), ValueError, ["max_segments=3", "4"]),
         (lambda s: s.update_many(["a", "b", "new"], [1, 0, 2], [0.1, 0.2, 0.3]), ValueError, ["y", "2", "index 2"]),
         (lambda s: s.update_many(["b", "a", "a"], [1, 0, 1], [0.1, np.nan, 0.3]), ValueError, ["scores", "index 1"]),
-        (lambda s: s.update_many(["n1", "n1"], [1, 5], [0.1, 0.3]), ValueError, ["y", "5", "segment 'n1'"]),
+        (lambda s: s.update_many(["n1", "a", "n1"], [1, 0, 5], [0.1, 0.2, 0.3]), ValueError, ["y", "5", "index 2"]),
         (lambda s: s.update_many(["a", None], [1, 0], [0.1, 0.3]), ValueError, ["missing", "index 1"]),
         (lambda s: s.update_many(["a", "b"], [1, 0], [0.1, 0.2], w=[1.0, -1.0]), ValueError, ["w", "-1.0"]),
         (lambda s: s.update({"a"}, 1, 0.5), TypeError, ["segment", "hashable"]),
@@ -184,24 +184,26 @@ def test_bad_input_names_the_argument_and_changes_no_segment(call, exc, words):
 
 
 def test_a_failure_past_the_first_check_takes_counted_segments_back_out(monkeypatch):
-    """Only a total weight that overflows in one segment can fail after the batch was checked whole."""
+    """Each segment's events are counted apart first; only adding them in (a total weight past the largest float)
+    can fail after that, and then the segments already added to are taken back."""
     seg = se.Segmented(se.BinaryAccumulator)
     seg.update_many(["a", "b"], [1, 0], [0.9, 0.2])
     before = seg.to_bytes()
-    real = se.BinaryAccumulator.update_many
+    real = se.BinaryAccumulator._merge_in
     calls = []
 
-    def flaky(self, *args, **kwargs):
-        calls.append(1)
-        if len(calls) == 3:  # the check of the whole batch, segment a, then segment b fails
+    def flaky(self, other, sign):
+        calls.append(sign)
+        if sign == 1 and calls.count(1) == 2:  # segment a added, then adding to segment b fails
             raise ValueError("w: the total weight overflows")
-        return real(self, *args, **kwargs)
+        return real(self, other, sign)
 
-    monkeypatch.setattr(se.BinaryAccumulator, "update_many", flaky)
+    monkeypatch.setattr(se.BinaryAccumulator, "_merge_in", flaky)
     with pytest.raises(ValueError, match="overflows"):
         seg.update_many(["a", "b", "c"], [1, 0, 1], [0.4, 0.5, 0.6])
-    monkeypatch.setattr(se.BinaryAccumulator, "update_many", real)
-    assert seg.to_bytes() == before
+    monkeypatch.setattr(se.BinaryAccumulator, "_merge_in", real)
+    assert calls[-3:] == [1, 1, -1]  # a added, b refused, a's events taken back out
+    assert seg.to_bytes() == before and seg.segments == ["a", "b"]
 
 
 def test_per_event_updates_follow_every_change_of_the_segments():
@@ -246,6 +248,36 @@ def test_per_event_updates_follow_every_change_of_the_segments():
     assert (seg.n, twin.n, again.n) == (1, 2, 2)
     with pytest.raises(TypeError, match=r"Segmented.update.*'segment'"):
         seg.update()
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
+@pytest.mark.parametrize("way", ["compiled", "numpy", "pandas"])
+def test_integer_segments_come_in_order_of_first_appearance_every_way(monkeypatch, dtype, way):
+    """Small integer codes (compiled), numpy's unique and pandas' factorize give the same segments, in order of
+    first appearance, and the same counts; so do codes spread too wide for the compiled table."""
+    from streameval import segmented
+
+    if way != "compiled":
+        monkeypatch.setattr(segmented, "SPEEDUPS", None)
+    if way == "numpy":
+        monkeypatch.setattr(segmented, "_factorized", lambda values: None)
+    rng = np.random.default_rng(2)
+    n = 5_000
+    codes = np.array([5, -3, 5, 9, -3, 0], dtype=dtype)[rng.integers(0, 6, n)]
+    codes[:3] = [9, -3, 0]
+    y, s = rng.random(n) < 0.4, np.round(rng.random(n), 3)
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update_many(codes, y, s)
+    assert seg.segments == [9, -3, 0, 5] and all(type(k) is int for k in seg.segments)
+    for key in seg.segments:
+        alone = se.BinaryAccumulator()
+        alone.update_many(y[codes == key], s[codes == key])
+        assert seg[key] == alone
+    if dtype == np.int64:
+        wide = np.where(codes == 5, 2**40, codes)  # spread past the compiled table
+        seg = se.Segmented(se.BinaryAccumulator)
+        seg.update_many(wide, y, s)
+        assert seg.segments == [9, -3, 0, 2**40]
 
 
 def test_one_event_past_max_segments_is_refused():
