@@ -487,6 +487,7 @@ def bench_windows(n: int, rows: list[str]) -> None:
         ("`TimeWindow`, 12 panes", lambda: se.TimeWindow(se.BinaryAccumulator, width=3600.0, panes=12).update, True),
         ("`Decayed`, by events", lambda: se.Decayed(se.BinaryAccumulator, half_life=5_000).update, False),
         ("`Monitor`, every 1,000 events", lambda: se.Monitor(se.BinaryAccumulator(), every=1000).update, False),
+        ("`Monitor`, every 100,000 events", lambda: se.Monitor(se.BinaryAccumulator(), every=100_000).update, False),
         ("`Monitor`, every 1,000 events, `metrics=['auc', 'accuracy']`",
          lambda: se.Monitor(se.BinaryAccumulator(), every=1000, metrics=["auc", "accuracy"]).update, False),
         ("`Monitor`, every 10,000 events, `metrics=['auc']`",

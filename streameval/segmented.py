@@ -363,12 +363,15 @@ class Segmented(AccumulatorBase):
                     counting = self._template.copy()
                 else:
                     counting = target - target
+                refusal: TypeError | ValueError | None = None
                 try:
                     counting.update_many(*args, **keywords)
                 except (TypeError, ValueError) as exc:
+                    refusal = exc
+                if refusal is not None:
                     if not in_place:
-                        self._template.copy().update_many(*cols, **kw)  # explains the batch's first bad event
-                    raise type(exc)(f"{exc} (in segment {_show(key)}, counting its events from 0)") from None
+                        self._template.copy().update_many(*cols, **kw)  # raises, naming the batch's first bad event
+                    raise type(refusal)(f"{refusal} (in segment {_show(key)}, counting its events from 0)")
                 if counting is target:
                     applied.append((key, (args, keywords)))
                 else:
