@@ -631,13 +631,22 @@ class Decayed:
 
     def _count_many(self, args: tuple[Any, ...], t: Any, w: Any, kwargs: dict[str, Any]) -> None:
         n = len(args[0]) if args else 0
-        times = self._times(t, n)
         weights = as_weights("w", w, n)
-        top = max(self._latest, float(times.max())) if n else self._latest
+        if self.by == "events":  # the times are the clock and the events after it: no array of them
+            if t is not None:
+                raise ValueError("t is only for by='time'; with by='events' age is counted in events")
+            top = max(self._latest, float(self._clock + n - 1)) if n else self._latest
+        else:
+            times = self._times(t, n)
+            top = max(self._latest, float(times.max())) if n else self._latest
         t_ref = self._t_ref
         if n and (top - t_ref) / self.half_life > self._RESCALE_AT:
             t_ref = top  # rescale the stored state to this reference after the update checks pass
-        decayed = times - t_ref  # in place from here: w * 2**((t - t_ref) / half_life)
+        if self.by == "events":  # in place from here: w * 2**((t - t_ref) / half_life)
+            decayed = np.arange(n, dtype=np.float64)
+            decayed += self._clock - t_ref
+        else:
+            decayed = times - t_ref
         decayed /= self.half_life
         np.exp2(decayed, out=decayed)
         if weights is not None:
