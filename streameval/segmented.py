@@ -327,7 +327,7 @@ class Segmented(AccumulatorBase):
         >>> seg.update_many(np.array([1, 2, 1]), [1, 0, 2], [0.9, 0.1, 0.3])
         Traceback (most recent call last):
         ...
-        ValueError: y must be 1 (positive) or 0 (negative), got 2 at index 2
+        ValueError: y must be 1 (positive) or 0 (negative), got 2 at index 2 (segment 1)
         >>> len(seg)
         0
         """
@@ -369,8 +369,10 @@ class Segmented(AccumulatorBase):
                 except (TypeError, ValueError) as exc:
                     refusal = exc
                 if refusal is not None:
-                    if not in_place:
-                        self._template.copy().update_many(*cols, **kw)  # raises, naming the batch's first bad event
+                    first = None if in_place else _first_refusal(self._template, cols, kw, n)
+                    if first is not None:  # name the batch's first bad event, and its segment
+                        at, error = first
+                        raise type(error)(f"{error} (segment {_show(keys[int(codes[at])])})")
                     raise type(refusal)(f"{refusal} (in segment {_show(key)}, counting its events from 0)")
                 if counting is target:
                     applied.append((key, (args, keywords)))
@@ -554,6 +556,32 @@ def _grouped(codes: np.ndarray, groups: int, values: list[Any]) -> tuple[list[An
     bounds = np.zeros(groups + 1, dtype=np.int64)
     np.cumsum(counts, out=bounds[1:])
     return out, bounds
+
+
+def _first_refusal(
+    template: Any, cols: list[Any], kw: dict[str, Any], n: int
+) -> tuple[int, TypeError | ValueError] | None:
+    """The index of a batch's first event that an empty accumulator refuses, and its refusal (``None`` if the
+    whole batch is accepted): a bisection on prefixes, about two passes over the batch."""
+    refusal: TypeError | ValueError | None = None
+    try:
+        template.copy().update_many(*cols, **kw)
+    except (TypeError, ValueError) as exc:
+        refusal = exc
+    if refusal is None:
+        return None
+    accepted, refused = 0, n  # a prefix of `refused` events is refused, one of `accepted` events is not
+    while refused - accepted > 1:
+        mid = (accepted + refused) // 2
+        try:
+            template.copy().update_many(
+                *[_slice(c, 0, mid) for c in cols], **{k: _slice(v, 0, mid) for k, v in kw.items()}
+            )
+        except (TypeError, ValueError) as exc:
+            refused, refusal = mid, exc
+        else:
+            accepted = mid
+    return refused - 1, refusal
 
 
 def _slice(value: Any, lo: int, hi: int) -> Any:

@@ -164,6 +164,11 @@ def _snapshot(seg):
         (lambda s: s.update_many(["a", "b", "new"], [1, 0, 2], [0.1, 0.2, 0.3]), ValueError, ["y", "2", "index 2"]),
         (lambda s: s.update_many(["b", "a", "a"], [1, 0, 1], [0.1, np.nan, 0.3]), ValueError, ["scores", "index 1"]),
         (lambda s: s.update_many(["n1", "a", "n1"], [1, 0, 5], [0.1, 0.2, 0.3]), ValueError, ["y", "5", "index 2"]),
+        (
+            lambda s: s.update_many(["n", "b", "n", "b"], [1, 7, 5, 0], [0.1, 0.2, 0.3, 0.4]),
+            ValueError,
+            ["got 7 at index 1", "(segment 'b')"],
+        ),  # the batch's first bad event, in the segment counted second
         (lambda s: s.update_many(["a", None], [1, 0], [0.1, 0.3]), ValueError, ["missing", "index 1"]),
         (lambda s: s.update_many(["a", "b"], [1, 0], [0.1, 0.2], w=[1.0, -1.0]), ValueError, ["w", "-1.0"]),
         (lambda s: s.update({"a"}, 1, 0.5), TypeError, ["segment", "hashable"]),
@@ -278,6 +283,25 @@ def test_integer_segments_come_in_order_of_first_appearance_every_way(monkeypatc
         seg = se.Segmented(se.BinaryAccumulator)
         seg.update_many(wide, y, s)
         assert seg.segments == [9, -3, 0, 2**40]
+
+
+def test_a_batch_reaching_many_segments_counted_before_is_checked_whole_and_counted_in_place():
+    rng = np.random.default_rng(9)
+    names = rng.integers(0, 100, 20_000)
+    y, s = rng.random(names.size) < 0.3, rng.random(names.size)
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update_many(names[:10_000], y[:10_000], s[:10_000])
+    before = seg.to_bytes()
+    bad = y[10_000:].astype(np.int64)
+    bad[7_000] = 3
+    with pytest.raises(ValueError, match="got 3 at index 7000"):
+        seg.update_many(names[10_000:], bad, s[10_000:])
+    assert seg.to_bytes() == before
+    seg.update_many(names[10_000:], y[10_000:], s[10_000:])
+    for key in (0, 42, 99):
+        alone = se.BinaryAccumulator()
+        alone.update_many(y[names == key], s[names == key])
+        assert seg[key] == alone
 
 
 def test_one_event_past_max_segments_is_refused():
