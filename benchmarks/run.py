@@ -907,6 +907,11 @@ def main() -> None:
         "",
         f"## Windows per event ({window_n:,} events, each window fresh)",
         "",
+        "Goals: at most 3x a no-op call; the monitor at most 1.5x the accumulator it wraps (the first row). A "
+        "monitor's record computes the metrics it holds: every scalar metric of a binary report costs about 1 ms, "
+        "so recorded every 1,000 events that is about 1 us an event. The segmented loop includes each of its four "
+        "segments leaving the exact regime at its 8,193rd distinct score (about 1 ms each).",
+        "",
         "| what | per event | vs a no-op call |",
         "|---|---|---|",
     ]
@@ -918,7 +923,9 @@ def main() -> None:
             "",
             "Each window has counted batches before (a sliding window is full, so events leave with each batch); "
             "the ratio is `numpy.bincount` over as many bin keys against the window's batch, alternately "
-            "(higher is better; goal: at least 1/4).",
+            "(higher is better; goal: at least 1/4). Where events leave a sliding window, each is counted twice "
+            "(in, then out) and copied once; a batch of a time window over new panes counts into new accumulators, "
+            "which start exact; a monitor's batch ends with a record of every metric.",
             "",
             "| what | per batch | per event | vs bincount |",
             "|---|---|---|---|",
