@@ -383,7 +383,8 @@ class Segmented(AccumulatorBase):
                     self._segments[key] = part
                     applied.append((key, None))
                 else:
-                    target += part  # in place; only a total weight past the largest float can fail here
+                    target += part  # only a total weight past the largest float can fail here
+                    self._segments[key] = target
                     applied.append((key, part))
         except BaseException:
             self._undo(applied)

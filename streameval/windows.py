@@ -557,10 +557,7 @@ class Decayed:
         self._start_log()
 
     def _times(self, t: Any, n: int) -> np.ndarray:
-        if self.by == "events":
-            if t is not None:
-                raise ValueError("t is only for by='time'; with by='events' age is counted in events")
-            return self._clock + np.arange(n, dtype=np.float64)
+        """The checked event times of a batch (``by="time"``)."""
         if t is None:
             raise ValueError("t is required with by='time'")
         times = np.atleast_1d(as_scores("t", np.atleast_1d(t)))
