@@ -2392,35 +2392,36 @@ done:
 }
 
 PyDoc_STRVAR(score_columns_doc,
-"score_columns(scores, k, start, stop, out, stride) -> None\n\n"
-"Rows start:stop of a C-ordered float64 matrix with k columns, written column by column into `out`\n"
-"(float64, at least (k - 1) * stride + stop - start; column j from out[j * stride]): the scores of one class\n"
-"become contiguous. Eight rows at a time, so each column gets a whole cache line; a stride that is not a power\n"
-"of two keeps the columns' lines in different cache sets.");
+"score_columns(scores, k, start, stop, first, last, out, stride) -> None\n\n"
+"Columns first:last of rows start:stop of a C-ordered float64 matrix with k columns, written column by column\n"
+"into `out` (float64, at least (last - first - 1) * stride + stop - start; column j from out[(j - first) *\n"
+"stride]): the scores of one class become contiguous. Eight rows at a time, so each column gets a whole cache\n"
+"line; a stride that is not a power of two keeps the columns' lines in different cache sets.");
 
 static PyObject *
 score_columns(PyObject *Py_UNUSED(module), PyObject *args)
 {
     Py_buffer scores, out;
-    Py_ssize_t k, start, stop, stride;
-    if (!PyArg_ParseTuple(args, "y*nnnw*n", &scores, &k, &start, &stop, &out, &stride))
+    Py_ssize_t k, start, stop, first, last, stride;
+    if (!PyArg_ParseTuple(args, "y*nnnnnw*n", &scores, &k, &start, &stop, &first, &last, &out, &stride))
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t rows = k > 0 ? scores.len / (Py_ssize_t)sizeof(double) / k : 0;
-    Py_ssize_t m = stop - start;
+    Py_ssize_t m = stop - start, width = last - first;
     if (k < 1 || scores.len != rows * k * (Py_ssize_t)sizeof(double) || start < 0 || stop < start || stop > rows ||
-        stride < m || out.len < ((k - 1) * stride + m) * (Py_ssize_t)sizeof(double)) {
+        first < 0 || last > k || width < 1 || stride < m ||
+        out.len < ((width - 1) * stride + m) * (Py_ssize_t)sizeof(double)) {
         PyErr_SetString(PyExc_ValueError, "score_columns: inconsistent arguments");
         goto done;
     }
-    const double *xs = (const double *)scores.buf + start * k;
+    const double *xs = (const double *)scores.buf + start * k + first;
     double *cols = (double *)out.buf;
     Py_BEGIN_ALLOW_THREADS
     Py_ssize_t whole = m - m % 8;
     for (Py_ssize_t i0 = 0; i0 < whole; i0 += 8) { /* 8 rows: one whole cache line of each column */
         const double *r = xs + i0 * k;
         double *col = cols + i0;
-        for (Py_ssize_t j = 0; j < k; j++, col += stride) {
+        for (Py_ssize_t j = 0; j < width; j++, col += stride) {
             col[0] = r[j];
             col[1] = r[k + j];
             col[2] = r[2 * k + j];
@@ -2432,7 +2433,7 @@ score_columns(PyObject *Py_UNUSED(module), PyObject *args)
         }
     }
     for (Py_ssize_t i = whole; i < m; i++) {
-        for (Py_ssize_t j = 0; j < k; j++)
+        for (Py_ssize_t j = 0; j < width; j++)
             cols[j * stride + i] = xs[i * k + j];
     }
     Py_END_ALLOW_THREADS
@@ -2443,7 +2444,6 @@ done:
     PyBuffer_Release(&out);
     return result;
 }
-
 
 /* ------------------------------------------------------------------------ */
 /* Segments of a batch: codes of small integers, events grouped by code      */

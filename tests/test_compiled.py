@@ -813,12 +813,15 @@ def test_score_columns_and_row_argmax_refuse_inconsistent_arguments():
 
     scores = np.arange(12, dtype=np.float64)
     out = np.empty(12)
-    for args in [(scores, 0, 0, 3, out, 3), (scores, 4, 0, 4, out, 3), (scores, 4, 2, 1, out, 3),
-                 (scores, 4, 0, 3, out, 2), (scores, 4, 0, 3, np.empty(5), 3)]:  # fmt: skip
+    for args in [(scores, 0, 0, 3, 0, 1, out, 3), (scores, 4, 0, 4, 0, 4, out, 3), (scores, 4, 2, 1, 0, 4, out, 3),
+                 (scores, 4, 0, 3, 0, 4, out, 2), (scores, 4, 0, 3, 0, 4, np.empty(5), 3),
+                 (scores, 4, 0, 3, 2, 2, out, 3), (scores, 4, 0, 3, 1, 5, out, 3)]:  # fmt: skip
         with pytest.raises(ValueError, match="score_columns"):
             SPEEDUPS.score_columns(*args)
-    SPEEDUPS.score_columns(scores, 4, 1, 3, out, 3)
+    SPEEDUPS.score_columns(scores, 4, 1, 3, 0, 4, out, 3)
     np.testing.assert_array_equal(out[[0, 1, 3, 4, 6, 7, 9, 10]], [4, 8, 5, 9, 6, 10, 7, 11])
+    SPEEDUPS.score_columns(scores, 4, 0, 3, 1, 3, out, 4)  # columns 1 and 2 of rows 0 to 2
+    np.testing.assert_array_equal(out[[0, 1, 2, 4, 5, 6]], [1, 5, 9, 2, 6, 10])
     best = np.empty(3, dtype=np.int64)
     for order in [np.array([0, 1, 2]), np.array([0, 1, 2, 4]), np.array([-1, 1, 2, 3])]:
         with pytest.raises(ValueError, match="row_argmax"):
