@@ -117,10 +117,44 @@ def _first_appearance(values: np.ndarray) -> tuple[list[Hashable], np.ndarray]:
     return [segment_key(v) for v in distinct[order]], rank[codes.reshape(-1)]
 
 
+def _numbered(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each value's code in order of first appearance, and the index of each code's first value."""
+    try:
+        import pandas as pd
+    except ImportError:
+        _, first, codes = np.unique(values, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(order.size, dtype=np.int64)
+        rank[order] = np.arange(order.size)
+        return rank[codes.reshape(-1)], first[order]
+    codes, uniques = pd.factorize(values)
+    first = np.full(len(uniques), values.size, dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(values.size))
+    return np.asarray(codes), first
+
+
+def _fixed_width_codes(values: np.ndarray) -> tuple[list[Hashable], np.ndarray] | None:
+    """Codes of numpy strings (``U`` or ``S``) through a hash of their bytes, checked against the strings
+    themselves (``None`` when two strings share a hash): no Python string is made but one per segment."""
+    n, size = values.size, values.dtype.itemsize
+    unit = np.uint64 if size % 8 == 0 else np.uint32 if size % 4 == 0 else np.uint8
+    words = np.ascontiguousarray(values).view(unit).reshape(n, size // np.dtype(unit).itemsize)
+    hashed = words[:, 0].astype(np.uint64)
+    for w in range(1, words.shape[1]):
+        hashed *= np.uint64(0x9E3779B97F4A7C15)
+        hashed += words[:, w]
+    codes, first = _numbered(hashed)
+    if not np.array_equal(values, values[first][codes]):
+        return None
+    return [segment_key(v) for v in values[first]], codes
+
+
 def _segment_codes(segments: Any) -> tuple[list[Hashable], np.ndarray]:
     """The distinct segments of a batch (in order of first appearance) and each event's index into them."""
     if isinstance(segments, np.ndarray) and segments.ndim == 1:
         found = _small_integer_codes(segments)
+        if found is None and segments.dtype.kind in "US" and segments.size and segments.dtype.itemsize:
+            found = _fixed_width_codes(segments)
         if found is not None:
             return found
     if _is_pandas(segments):

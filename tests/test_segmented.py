@@ -304,6 +304,36 @@ def test_a_batch_reaching_many_segments_counted_before_is_checked_whole_and_coun
         assert seg[key] == alone
 
 
+@pytest.mark.parametrize("way", ["pandas", "numpy", "collision"])
+@pytest.mark.parametrize("dtype", ["U", "S"])
+def test_numpy_string_segments_equal_the_same_strings_as_a_list(monkeypatch, way, dtype):
+    """Fixed-width numpy strings are coded through a hash of their bytes, checked against the strings: the same
+    segments, in order of first appearance, as the strings given one by one; a shared hash falls back."""
+    import sys
+
+    from streameval import segmented
+
+    names = ["eu", "", "us-west-2", "eu", "日本", "us", "us-west-2 "]
+    if dtype == "S":
+        names = [n.encode() for n in names]
+    rng = np.random.default_rng(4)
+    picked = [names[i] for i in rng.integers(0, len(names), 3_000)]
+    picked[: len(names)] = names
+    y, sc = rng.random(len(picked)) < 0.4, np.round(rng.random(len(picked)), 3)
+    as_list = se.Segmented(se.BinaryAccumulator)
+    as_list.update_many(picked, y, sc)
+    if way == "numpy":
+        monkeypatch.setitem(sys.modules, "pandas", None)  # no pandas: numpy's unique, renumbered
+    if way == "collision":  # every string the same hash: the check against the strings falls back
+        monkeypatch.setattr(
+            segmented, "_numbered", lambda values: (np.zeros(values.size, np.int64), np.zeros(1, np.int64))
+        )
+    as_array = se.Segmented(se.BinaryAccumulator)
+    as_array.update_many(np.array(picked), y, sc)
+    assert as_array.segments == as_list.segments == list(dict.fromkeys(names))
+    assert as_array == as_list
+
+
 def test_one_event_past_max_segments_is_refused():
     seg = se.Segmented(se.BinaryAccumulator, max_segments=1)
     seg.update("a", 1, 0.5)
