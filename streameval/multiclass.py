@@ -418,11 +418,18 @@ class MulticlassAccumulator(AccumulatorBase):
     def _canonical_argmax(self, scores: np.ndarray) -> np.ndarray:
         """Column of the highest score per row (no NaN); ties go to the class first in the fixed label order."""
         order = self._class_order()
-        if SPEEDUPS is not None and scores.dtype == np.float64 and scores.flags.c_contiguous:
+        natural = bool(np.array_equal(order, np.arange(order.size)))
+        # the compiled scan is faster on short rows; numpy's argmax (vectorised) on long ones in their own order
+        if (
+            SPEEDUPS is not None
+            and scores.dtype == np.float64
+            and scores.flags.c_contiguous
+            and not (natural and order.size >= 64)
+        ):
             best = np.empty(scores.shape[0], dtype=np.int64)
             SPEEDUPS.row_argmax(scores, order, best)
             return best
-        if np.array_equal(order, np.arange(order.size)):  # argmax takes the first of tied columns
+        if natural:  # argmax takes the first of tied columns
             return np.argmax(scores, axis=1).astype(np.int64, copy=False)
         best = np.empty(scores.shape[0], dtype=np.int64)
         step = max(1, (1 << 20) // max(order.size, 1))  # columns put in the fixed order a block of rows at a time
