@@ -27,6 +27,17 @@ def _show(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _mapping_rows(scores: Any) -> bool:
+    """Whether ``scores`` is a 1-D object array or pandas Series whose first row is a mapping class -> score."""
+    if isinstance(scores, np.ndarray):
+        rows = scores
+    elif type(scores).__module__.startswith("pandas") and hasattr(scores, "to_numpy"):
+        rows = scores.to_numpy()
+    else:
+        return False
+    return rows.ndim == 1 and rows.dtype == object and rows.size > 0 and isinstance(rows[0], Mapping)
+
+
 class MulticlassAccumulator(AccumulatorBase):
     """Streaming, mergeable evaluation of a K-class classifier.
 
@@ -329,6 +340,8 @@ class MulticlassAccumulator(AccumulatorBase):
         >>> acc.get().accuracy
         0.6666666666666666
         """
+        if _mapping_rows(scores):  # an object array or a pandas Series of mappings: as a list of them
+            scores = list(scores)
         try:
             y_arr = np.asarray(y) if not isinstance(y, (list, tuple)) else _object_array(y)
         except (TypeError, ValueError) as exc:

@@ -150,6 +150,32 @@ def test_every_kind_per_segment(make, args):
     assert se.from_bytes(seg.to_bytes()) == seg
 
 
+def test_multiclass_rows_of_mappings_per_segment_and_as_arrays():
+    """Scores as one mapping class -> score per event (river's predict_proba_one), given as a list, an object
+    array or a pandas Series, per segment too: the same counts as the same scores as a 2-D array."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(6)
+    n = 400
+    g = rng.integers(0, 3, n)
+    y = np.array(["x", "y", "z"])[rng.integers(0, 3, n)]
+    matrix = rng.random((n, 3))
+    rows = [dict(zip("xyz", r, strict=True)) for r in matrix.tolist()]
+    as_objects = np.empty(n, dtype=object)
+    as_objects[:] = rows
+    expected = se.MulticlassAccumulator(["x", "y", "z"])
+    expected.update_many(y, matrix)
+    for scores in (rows, as_objects, pd.Series(rows)):
+        acc = se.MulticlassAccumulator(["x", "y", "z"])
+        acc.update_many(y, scores)
+        assert acc == expected
+    seg = se.Segmented(lambda: se.MulticlassAccumulator(["x", "y", "z"]))
+    seg.update_many(g, y, rows)
+    for k in range(3):
+        alone = se.MulticlassAccumulator(["x", "y", "z"])
+        alone.update_many(y[g == k], matrix[g == k])
+        assert seg[k] == alone
+
+
 def _snapshot(seg):
     return seg.to_bytes()
 
