@@ -2452,10 +2452,10 @@ done:
 #define SMALL_CODES_RANGE (1 << 20) /* integer segments spread over at most this many values */
 
 PyDoc_STRVAR(small_codes_doc,
-"small_codes(values, width, codes) -> distinct or None\n\n"
+"small_codes(values, width, codes) -> (distinct, counts) or None\n\n"
 "The codes of signed integers (`width` bytes each) spread over at most 2^20 values, in order of first\n"
-"appearance, written into `codes` (int32, one per value); returns the distinct values in that order (int64\n"
-"bytes). None, with `codes` untouched, when they spread wider.");
+"appearance, written into `codes` (int32, one per value); returns the distinct values in that order and the\n"
+"number of values of each (int64 bytes each). None, with `codes` untouched, when they spread wider.");
 
 static int64_t
 read_int(const char *p, int width)
@@ -2468,6 +2468,19 @@ read_int(const char *p, int width)
     }
 }
 
+/* The smallest and largest of n > 0 int64 values (a loop the compiler vectorises). */
+VECTOR_CLONES static void
+int64_range(const int64_t *restrict v, Py_ssize_t n, int64_t *lo, int64_t *hi)
+{
+    int64_t a = v[0], b = v[0];
+    for (Py_ssize_t i = 1; i < n; i++) {
+        a = v[i] < a ? v[i] : a;
+        b = v[i] > b ? v[i] : b;
+    }
+    *lo = a;
+    *hi = b;
+}
+
 static PyObject *
 small_codes(PyObject *Py_UNUSED(module), PyObject *args)
 {
@@ -2477,7 +2490,7 @@ small_codes(PyObject *Py_UNUSED(module), PyObject *args)
         return NULL;
     PyObject *result = NULL;
     int32_t *lut = NULL;
-    int64_t *distinct = NULL;
+    int64_t *distinct = NULL, *counts = NULL;
     Py_ssize_t n = (width == 1 || width == 2 || width == 4 || width == 8) ? values.len / width : -1;
     if (n < 0 || values.len % width || codes.len != n * (Py_ssize_t)sizeof(int32_t)) {
         PyErr_SetString(PyExc_ValueError, "small_codes: inconsistent arguments");
@@ -2485,15 +2498,8 @@ small_codes(PyObject *Py_UNUSED(module), PyObject *args)
     }
     const char *vs = (const char *)values.buf;
     int64_t lo = 0, hi = -1;
-    if (width == 8) {
-        const int64_t *v8 = (const int64_t *)vs;
-        if (n > 0)
-            lo = hi = v8[0];
-        for (Py_ssize_t i = 1; i < n; i++) {
-            lo = v8[i] < lo ? v8[i] : lo;
-            hi = v8[i] > hi ? v8[i] : hi;
-        }
-    }
+    if (n > 0 && width == 8)
+        int64_range((const int64_t *)vs, n, &lo, &hi);
     else if (n > 0) {
         lo = hi = read_int(vs, width);
         for (Py_ssize_t i = 1; i < n; i++) {
@@ -2510,7 +2516,8 @@ small_codes(PyObject *Py_UNUSED(module), PyObject *args)
     Py_ssize_t span = n > 0 ? (Py_ssize_t)(hi - lo) + 1 : 1;
     lut = PyMem_Malloc((size_t)span * sizeof(int32_t));
     distinct = PyMem_Malloc((size_t)span * sizeof(int64_t));
-    if (lut == NULL || distinct == NULL) {
+    counts = PyMem_Calloc((size_t)span * 4, sizeof(int64_t)); /* four interleaved tallies: no chain through memory */
+    if (lut == NULL || distinct == NULL || counts == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -2526,119 +2533,131 @@ small_codes(PyObject *Py_UNUSED(module), PyObject *args)
             distinct[found++] = v;
         }
         out[i] = c;
+        counts[(i & 3) * span + c] += 1;
     }
-    result = PyBytes_FromStringAndSize((const char *)distinct, found * (Py_ssize_t)sizeof(int64_t));
+    for (Py_ssize_t c = 0; c < found; c++)
+        counts[c] += counts[span + c] + counts[2 * span + c] + counts[3 * span + c];
+    result = Py_BuildValue("(y#y#)", (const char *)distinct, found * (Py_ssize_t)sizeof(int64_t),
+                           (const char *)counts, found * (Py_ssize_t)sizeof(int64_t));
 done:
     PyMem_Free(lut);
     PyMem_Free(distinct);
+    PyMem_Free(counts);
     PyBuffer_Release(&values);
     PyBuffer_Release(&codes);
     return result;
 }
 
 PyDoc_STRVAR(group_by_code_doc,
-"group_by_code(codes, groups, sources, outs) -> counts\n\n"
-"The events of a batch grouped by code: `codes` (int32, each in [0, groups)) and, for each source (a buffer of\n"
-"one item per code) and the out buffer of the same size beside it, the source's items written into out group\n"
-"after group, in their order within a group. Returns the number of events of each group (int64 bytes).");
+"group_by_code(codes, counts, sources, outs) -> None\n\n"
+"The events of a batch grouped by code: `codes` (int32, each in [0, len(counts))), `counts` (int64: the events\n"
+"of each code) and, for each source (a buffer of one item per code) and the out buffer of the same size beside\n"
+"it, the source's items written into out group after group, in their order within a group; in one pass over the\n"
+"codes. A code out of range, or more events of a code than its count, is refused (out is then left part\n"
+"written).");
+
+#define MAX_GROUPED_COLUMNS 16
 
 static PyObject *
 group_by_code(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    Py_buffer codes;
-    Py_ssize_t groups;
+    Py_buffer codes, counts;
     PyObject *sources, *outs;
-    if (!PyArg_ParseTuple(args, "y*nO!O!", &codes, &groups, &PyTuple_Type, &sources, &PyTuple_Type, &outs))
+    if (!PyArg_ParseTuple(args, "y*y*O!O!", &codes, &counts, &PyTuple_Type, &sources, &PyTuple_Type, &outs))
         return NULL;
     PyObject *result = NULL;
-    int64_t *counts = NULL, *next = NULL;
+    int64_t *next = NULL, *end = NULL;
+    Py_buffer src[MAX_GROUPED_COLUMNS], dst[MAX_GROUPED_COLUMNS];
+    Py_ssize_t held = 0;
     Py_ssize_t n = codes.len / (Py_ssize_t)sizeof(int32_t);
+    Py_ssize_t groups = counts.len / (Py_ssize_t)sizeof(int64_t);
     Py_ssize_t columns = PyTuple_GET_SIZE(sources);
-    if (codes.len % 4 || groups < 1 || groups > INT32_MAX || PyTuple_GET_SIZE(outs) != columns) {
+    if (codes.len % 4 || counts.len % 8 || groups < 1 || groups > INT32_MAX || PyTuple_GET_SIZE(outs) != columns ||
+        columns > MAX_GROUPED_COLUMNS) {
         PyErr_SetString(PyExc_ValueError, "group_by_code: inconsistent arguments");
         goto done;
     }
-    counts = PyMem_Calloc((size_t)groups * 4, sizeof(int64_t)); /* four interleaved tallies: no chain through memory */
     next = PyMem_Malloc((size_t)groups * sizeof(int64_t));
-    if (counts == NULL || next == NULL) {
+    end = PyMem_Malloc((size_t)groups * sizeof(int64_t));
+    if (next == NULL || end == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    const int32_t *cs = (const int32_t *)codes.buf;
-    uint32_t worst = 0;
-    Py_ssize_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        uint32_t a = (uint32_t)cs[i], b = (uint32_t)cs[i + 1], c = (uint32_t)cs[i + 2], d = (uint32_t)cs[i + 3];
-        worst |= (a >= (uint32_t)groups) | (b >= (uint32_t)groups) | (c >= (uint32_t)groups) | (d >= (uint32_t)groups);
-        if (worst)
-            break;
-        counts[a] += 1;
-        counts[groups + b] += 1;
-        counts[2 * groups + c] += 1;
-        counts[3 * groups + d] += 1;
-    }
-    for (; i < n && !worst; i++) {
-        uint32_t a = (uint32_t)cs[i];
-        worst |= a >= (uint32_t)groups;
-        if (!worst)
-            counts[a] += 1;
-    }
-    if (worst) {
-        PyErr_SetString(PyExc_ValueError, "group_by_code: a code out of range");
-        goto done;
-    }
+    const int64_t *cnt = (const int64_t *)counts.buf;
     int64_t at = 0;
     for (Py_ssize_t g = 0; g < groups; g++) {
-        counts[g] += counts[groups + g] + counts[2 * groups + g] + counts[3 * groups + g];
+        if (cnt[g] < 0 || cnt[g] > n - at) {
+            PyErr_SetString(PyExc_ValueError, "group_by_code: counts must be whole and fit the batch");
+            goto done;
+        }
         next[g] = at;
-        at += counts[g];
+        at += cnt[g];
+        end[g] = at;
     }
-    for (Py_ssize_t col = 0; col < columns; col++) {
-        Py_buffer src, dst;
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(sources, col), &src, PyBUF_SIMPLE) < 0)
+    Py_ssize_t size[MAX_GROUPED_COLUMNS];
+    for (; held < columns; held++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(sources, held), &src[held], PyBUF_SIMPLE) < 0)
             goto done;
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(outs, col), &dst, PyBUF_WRITABLE) < 0) {
-            PyBuffer_Release(&src);
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(outs, held), &dst[held], PyBUF_WRITABLE) < 0) {
+            PyBuffer_Release(&src[held]);
             goto done;
         }
-        Py_ssize_t size = n > 0 ? src.len / n : 0;
-        if (n > 0 && (src.len != n * size || dst.len != src.len || size < 1)) {
-            PyBuffer_Release(&src);
-            PyBuffer_Release(&dst);
+        size[held] = n > 0 ? src[held].len / n : 1;
+        if (n > 0 && (src[held].len != n * size[held] || dst[held].len != src[held].len || size[held] < 1)) {
             PyErr_SetString(PyExc_ValueError, "group_by_code: a source or out of another length");
+            held++;
             goto done;
         }
+    }
+    const int32_t *cs = (const int32_t *)codes.buf;
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t col = 0; col < columns && !bad; col++) { /* a pass per column, its item size known */
         int64_t at_col = 0;
         for (Py_ssize_t g = 0; g < groups; g++) {
             next[g] = at_col;
-            at_col += counts[g];
+            at_col += cnt[g];
         }
-        const char *from = (const char *)src.buf;
-        char *to = (char *)dst.buf;
-        Py_BEGIN_ALLOW_THREADS
-        if (size == 8) {
-            const int64_t *f8 = (const int64_t *)from;
-            int64_t *t8 = (int64_t *)to;
-            for (Py_ssize_t j = 0; j < n; j++)
-                t8[next[cs[j]]++] = f8[j];
+        char *d = (char *)dst[col].buf;
+        const char *f = (const char *)src[col].buf;
+        Py_ssize_t w = size[col];
+#define SCATTER(COPY)                                                   \
+        for (Py_ssize_t j = 0; j < n; j++) {                            \
+            uint32_t c = (uint32_t)cs[j];                               \
+            if (c >= (uint32_t)groups || next[c] >= end[c]) {           \
+                bad = 1;                                                \
+                break;                                                  \
+            }                                                           \
+            int64_t to = next[c]++;                                     \
+            COPY;                                                       \
         }
-        else if (size == 1) {
-            for (Py_ssize_t j = 0; j < n; j++)
-                to[next[cs[j]]++] = from[j];
+        if (w == 8) {
+            SCATTER(memcpy(d + to * 8, f + j * 8, 8))
+        }
+        else if (w == 1) {
+            SCATTER(d[to] = f[j])
         }
         else {
-            for (Py_ssize_t j = 0; j < n; j++)
-                memcpy(to + (next[cs[j]]++) * size, from + j * size, (size_t)size);
+            SCATTER(memcpy(d + to * w, f + j * w, (size_t)w))
         }
-        Py_END_ALLOW_THREADS
-        PyBuffer_Release(&src);
-        PyBuffer_Release(&dst);
+#undef SCATTER
     }
-    result = PyBytes_FromStringAndSize((const char *)counts, groups * (Py_ssize_t)sizeof(int64_t));
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "group_by_code: a code out of range, or past its count");
+        goto done;
+    }
+    result = Py_None;
+    Py_INCREF(result);
 done:
-    PyMem_Free(counts);
+    for (Py_ssize_t col = 0; col < held; col++) {
+        PyBuffer_Release(&src[col]);
+        PyBuffer_Release(&dst[col]);
+    }
     PyMem_Free(next);
+    PyMem_Free(end);
     PyBuffer_Release(&codes);
+    PyBuffer_Release(&counts);
     return result;
 }
 

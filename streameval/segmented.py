@@ -96,8 +96,9 @@ def _factorized(values: Any) -> tuple[list[Hashable], np.ndarray] | None:
     return [segment_key(u) for u in uniques], np.asarray(codes)
 
 
-def _small_integer_codes(values: np.ndarray) -> tuple[list[Hashable], np.ndarray] | None:
-    """The compiled codes of integer segments spread over at most 2^20 values (``None`` otherwise)."""
+def _small_integer_codes(values: np.ndarray) -> tuple[list[Hashable], np.ndarray, np.ndarray] | None:
+    """The compiled codes of integer segments spread over at most 2^20 values, and the events of each code
+    (``None`` otherwise)."""
     if SPEEDUPS is None or values.dtype.kind != "i":
         return None
     values = np.ascontiguousarray(values)
@@ -105,7 +106,7 @@ def _small_integer_codes(values: np.ndarray) -> tuple[list[Hashable], np.ndarray
     found = SPEEDUPS.small_codes(values, values.dtype.itemsize, codes)
     if found is None:
         return None
-    return np.frombuffer(found, dtype=np.int64).tolist(), codes
+    return np.frombuffer(found[0], dtype=np.int64).tolist(), codes, np.frombuffer(found[1], dtype=np.int64)
 
 
 def _first_appearance(values: np.ndarray) -> tuple[list[Hashable], np.ndarray]:
@@ -149,14 +150,29 @@ def _fixed_width_codes(values: np.ndarray) -> tuple[list[Hashable], np.ndarray] 
     return [segment_key(v) for v in values[first]], codes
 
 
-def _segment_codes(segments: Any) -> tuple[list[Hashable], np.ndarray]:
-    """The distinct segments of a batch (in order of first appearance) and each event's index into them."""
+def _segment_codes(segments: Any) -> tuple[list[Hashable], np.ndarray, np.ndarray | None]:
+    """The distinct segments of a batch (in order of first appearance), each event's index into them, and the
+    events of each segment when they were counted on the way (else ``None``)."""
+    if not isinstance(segments, np.ndarray) and hasattr(segments, "to_numpy") and SPEEDUPS is not None:
+        try:  # pandas and pyarrow integers without missing values: as numpy's
+            as_numpy = segments.to_numpy(zero_copy_only=False)
+        except TypeError:
+            as_numpy = segments.to_numpy()
+        if isinstance(as_numpy, np.ndarray) and as_numpy.ndim == 1 and as_numpy.dtype.kind == "i":
+            segments = as_numpy
     if isinstance(segments, np.ndarray) and segments.ndim == 1:
-        found = _small_integer_codes(segments)
-        if found is None and segments.dtype.kind in "US" and segments.size and segments.dtype.itemsize:
+        small = _small_integer_codes(segments)
+        if small is not None:
+            return small
+        if segments.dtype.kind in "US" and segments.size and segments.dtype.itemsize:
             found = _fixed_width_codes(segments)
-        if found is not None:
-            return found
+            if found is not None:
+                return (*found, None)
+    return (*_plain_segment_codes(segments), None)
+
+
+def _plain_segment_codes(segments: Any) -> tuple[list[Hashable], np.ndarray]:
+    """:func:`_segment_codes` of anything: pandas' factorization when it is there, else numpy's or a dict's."""
     if _is_pandas(segments):
         found = _factorized(segments)
         if found is not None:
@@ -366,7 +382,7 @@ class Segmented(AccumulatorBase):
         0
         """
         self._routes.clear()  # the segments change: routes are found again by the checked path
-        keys, codes = _segment_codes(segments)
+        keys, codes, counts = _segment_codes(segments)
         n = codes.size
         cols = [_rows(f"argument {i + 2}", c, n) for i, c in enumerate(columns)]
         kw = {k: _rows(k, v, n) for k, v in kwargs.items()}
@@ -374,7 +390,7 @@ class Segmented(AccumulatorBase):
             return
         self._room(sum(k not in self._segments for k in keys))
         # each segment's events, contiguous: then one segment's are slices of the batch
-        grouped, bounds = _grouped(codes, len(keys), [*cols, *kw.values()])
+        grouped, bounds = _grouped(codes, len(keys), [*cols, *kw.values()], counts)
         grouped_cols, grouped_kw = grouped[: len(cols)], dict(zip(kw, grouped[len(cols) :], strict=True))
         # with few segments counted before, each segment's events are counted apart, in an empty accumulator in its
         # regime (binned events added to binned counts need no conversion), then added: on bad input no segment
@@ -565,24 +581,33 @@ class Segmented(AccumulatorBase):
         return f"Segmented({type(self._template).__name__}, segments={len(self._segments)}, n={self.n})"
 
 
-def _grouped(codes: np.ndarray, groups: int, values: list[Any]) -> tuple[list[Any], np.ndarray]:
+def _grouped(
+    codes: np.ndarray, groups: int, values: list[Any], counts: np.ndarray | None = None
+) -> tuple[list[Any], np.ndarray]:
     """A batch's per-event arguments reordered so that each segment's events are contiguous (in their order),
     and where each segment's events start and end (``groups + 1`` bounds). Scalars pass as they are."""
+    if counts is None:
+        counts = np.bincount(codes, minlength=groups)
     per_event = [v is not None and np.ndim(v) > 0 for v in values]
     plain = [
         SPEEDUPS is not None and p and isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in "biuf"
         for v, p in zip(values, per_event, strict=True)
     ]
+    if sum(plain) > 16:  # the compiled pass takes up to 16 columns; the rest go by the stable sort below
+        over = [i for i, p in enumerate(plain) if p][16:]
+        for i in over:
+            plain[i] = False
     out = list(values)
-    if SPEEDUPS is not None and groups < 2**31:  # numbers: one compiled pass over the codes and each column
+    if any(plain) and groups < 2**31:  # numbers: one compiled pass over the codes for all the columns
+        assert SPEEDUPS is not None
         sources = tuple(np.ascontiguousarray(v) for v, p in zip(values, plain, strict=True) if p)
         targets = tuple(np.empty_like(v) for v in sources)
-        found = SPEEDUPS.group_by_code(codes.astype(np.int32, copy=False), groups, sources, targets)
-        counts = np.frombuffer(found, dtype=np.int64)
+        SPEEDUPS.group_by_code(
+            codes.astype(np.int32, copy=False), np.ascontiguousarray(counts, dtype=np.int64), sources, targets
+        )
         done = iter(targets)
         out = [next(done) if p else v for v, p in zip(values, plain, strict=True)]
     else:
-        counts = np.bincount(codes, minlength=groups)
         plain = [False] * len(values)
     if any(p and not q for p, q in zip(per_event, plain, strict=True)):  # anything else: by a stable sort
         small = codes.astype(np.int16) if groups < 2**15 else codes  # of small integers: a radix sort, linear

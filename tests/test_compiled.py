@@ -835,25 +835,31 @@ def test_segment_grouping_refuses_inconsistent_arguments_and_groups_in_order():
     from streameval._compiled import SPEEDUPS
 
     codes = np.array([2, 0, 2, 1, 0], dtype=np.int32)
+    counts = np.array([2, 1, 2], dtype=np.int64)
     x = np.arange(5, dtype=np.float64)
     flags = np.array([1, 0, 1, 1, 0], dtype=np.bool_)
     out_x, out_flags = np.empty(5), np.empty(5, dtype=np.bool_)
-    counts = SPEEDUPS.group_by_code(codes, 3, (x, flags), (out_x, out_flags))
-    assert np.frombuffer(counts, dtype=np.int64).tolist() == [2, 1, 2]
+    SPEEDUPS.group_by_code(codes, counts, (x, flags), (out_x, out_flags))
     assert out_x.tolist() == [1.0, 4.0, 3.0, 0.0, 2.0] and out_flags.tolist() == [False, False, True, True, True]
     bad = [
-        (codes, 2, (x,), (out_x,)),
-        (np.array([0, -1], dtype=np.int32), 3, (), ()),
-        (codes, 3, (x,), (np.empty(4),)),
-        (codes, 3, (x[:4],), (out_x[:4],)),
-        (codes, 3, (x,), ()),
+        (codes, counts[:2], (x,), (out_x,)),  # a code past the groups
+        (codes, np.array([1, 2, 2]), (x,), (out_x,)),  # more events of a code than its count
+        (codes, np.array([2, 1, 3]), (x,), (out_x,)),  # counts past the batch
+        (codes, np.array([3, -1, 3]), (x,), (out_x,)),  # a negative count
+        (codes, counts, (x,), (np.empty(4),)),
+        (codes, counts, (x[:4],), (out_x[:4],)),
+        (codes, counts, (x,), ()),
+        (codes, counts, (x,) * 17, (out_x,) * 17),
     ]
     for args in bad:
         with pytest.raises(ValueError, match="group_by_code"):
             SPEEDUPS.group_by_code(*args)
-    found = np.empty(4, dtype=np.int32)
-    assert np.frombuffer(SPEEDUPS.small_codes(np.array([7, -2, 7, 3]), 8, found), np.int64).tolist() == [7, -2, 3]
-    assert found.tolist() == [0, 1, 0, 2]
+    found = np.empty(5, dtype=np.int32)
+    distinct, tally = SPEEDUPS.small_codes(np.array([7, -2, 7, 3, 7]), 8, found)
+    assert np.frombuffer(distinct, np.int64).tolist() == [7, -2, 3]
+    assert np.frombuffer(tally, np.int64).tolist() == [3, 1, 1] and found.tolist() == [0, 1, 0, 2, 0]
+    distinct, tally = SPEEDUPS.small_codes(np.array([-5, 100, -5], dtype=np.int8), 1, found[:3])
+    assert np.frombuffer(distinct, np.int64).tolist() == [-5, 100] and found[:3].tolist() == [0, 1, 0]
     assert SPEEDUPS.small_codes(np.array([0, 2**20]), 8, np.empty(2, dtype=np.int32)) is None
     with pytest.raises(ValueError, match="small_codes"):
         SPEEDUPS.small_codes(np.array([1, 2]), 8, np.empty(3, dtype=np.int32))
