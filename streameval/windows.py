@@ -87,15 +87,30 @@ def _cut(values: Any, start: int, stop: int | None = None) -> Any:
 
 
 class _Batch:
-    """Events of the window, as the arguments of one ``update_many`` call (columns, keyword columns)."""
+    """Events of the window, as the arguments of one ``update_many`` call (columns, keyword columns), and, for a
+    large batch, an accumulator of exactly its events (``counted``): when the whole batch leaves, that is taken
+    out instead of counting its events again."""
 
-    __slots__ = ("args", "kwargs", "n")
+    __slots__ = ("args", "counted", "kwargs", "n")
 
-    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any], n: int) -> None:
-        self.args, self.kwargs, self.n = args, kwargs, n
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any], n: int, counted: Any = None) -> None:
+        self.args, self.kwargs, self.n, self.counted = args, kwargs, n, counted
 
     def part(self, start: int, stop: int | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
         return tuple(_cut(a, start, stop) for a in self.args), {k: _cut(v, start, stop) for k, v in self.kwargs.items()}
+
+    def view(self, start: int, stop: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """Events ``start:stop`` without copying them (for counting only)."""
+        return tuple(_slice_of(a, start, stop) for a in self.args), {
+            k: _slice_of(v, start, stop) for k, v in self.kwargs.items()
+        }
+
+
+def _slice_of(values: Any, start: int, stop: int) -> Any:
+    return values[start:stop] if _per_event(values) else values
+
+
+_KEEP_COUNTED_FROM = 1 << 16  # a batch of at least this many events keeps an accumulator of its own events
 
 
 class Sliding:
@@ -229,10 +244,16 @@ class Sliding:
             self._acc = fresh
             self._log.retarget(fresh.update)
             return
-        self._acc.update_many(*columns, **keywords)  # all or nothing
+        counted = None
+        if n - first >= _KEEP_COUNTED_FROM and self.size > n - first:  # it may leave whole: keep its own count
+            counted = self._acc - self._acc  # empty, in the window's regime
+            counted.update_many(*columns, **keywords)  # all or nothing
+            self._acc += counted
+        else:
+            self._acc.update_many(*columns, **keywords)  # all or nothing
         self._file_singles()
         if n - first:
-            self._batches.append(_Batch(columns, keywords, n - first))
+            self._batches.append(_Batch(columns, keywords, n - first, counted))
             self._held += n - first
         self._evict()
 
@@ -271,8 +292,10 @@ class Sliding:
         while excess > 0:
             oldest = self._batches[0]
             take = min(excess, oldest.n)
-            if leaving is not None:
-                args, kwargs = oldest.part(0, take)
+            if leaving is not None and take == oldest.n and oldest.counted is not None:
+                leaving += oldest.counted  # a whole batch leaves: its own count, not its events counted again
+            elif leaving is not None:
+                args, kwargs = oldest.view(0, take)
                 leaving.update_many(*args, **kwargs)
             if take == oldest.n:
                 self._batches.popleft()

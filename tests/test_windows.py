@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -35,6 +36,32 @@ def test_sliding_equals_the_last_n_events(threshold, size):
         fresh.update_many(y[max(0, i - size) : i], s[max(0, i - size) : i])
         assert win.accumulator() == fresh
         assert win.n == min(i, size)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_large_batches_leave_by_their_own_count(weighted):
+    """A batch of 2^16 events or more keeps an accumulator of its events: when it leaves whole that is taken out,
+    when it leaves in part its leaving events are counted; the window equals the last `size` events throughout."""
+    rng = np.random.default_rng(21)
+    n = 480_000
+    y = rng.random(n) < 0.3
+    s = rng.random(n)  # continuous: the window leaves the exact regime
+    w = rng.uniform(0.5, 2.0, n) if weighted else None
+    size = 200_000
+    win = se.Sliding(se.BinaryAccumulator, size=size)
+    cuts = [0, 70_000, 140_000, 141_000, 211_000, 290_000, 360_000, 430_000, n]
+    for lo, hi in itertools.pairwise(cuts):
+        win.update_many(y[lo:hi], s[lo:hi], None if w is None else w[lo:hi])
+        fresh = se.BinaryAccumulator()
+        keep = slice(max(0, hi - size), hi)
+        fresh.update_many(y[keep], s[keep], None if w is None else w[keep])
+        if weighted:
+            a, b = win.get(), fresh.get()
+            np.testing.assert_allclose(a.neg, b.neg, rtol=1e-9, atol=1e-9)
+            np.testing.assert_allclose(a.pos, b.pos, rtol=1e-9, atol=1e-9)
+        else:
+            assert win.accumulator() == fresh
+        assert win.n == min(hi, size)
 
 
 def test_weighted_sliding_leaves_no_residue():
