@@ -969,9 +969,10 @@ def main() -> None:
             "",
             "Each window has counted batches before (a sliding window is full, so events leave with each batch); "
             "the ratio is `numpy.bincount` over as many bin keys against the window's batch, alternately "
-            "(higher is better; goal: at least 1/4). Where events leave a sliding window, each is counted twice "
-            "(in, then out) and copied once; a batch of a time window over new panes counts into new accumulators, "
-            "which start exact; a monitor's batch ends with a record of every metric.",
+            "(higher is better; goal: at least 1/4). A sliding window copies each batch it keeps; a batch of 2^16 "
+            "events or more that leaves whole is taken out by its own count, events leaving otherwise are counted "
+            "again to be taken out. A batch of a time window over new panes counts into new accumulators, which "
+            "start exact; a monitor's batch ends with a record of every metric.",
             "",
             "| what | per batch | per event | vs bincount |",
             "|---|---|---|---|",
