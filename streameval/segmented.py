@@ -110,12 +110,10 @@ def _small_integer_codes(values: np.ndarray) -> tuple[list[Hashable], np.ndarray
 
 
 def _first_appearance(values: np.ndarray) -> tuple[list[Hashable], np.ndarray]:
-    """numpy's codes of numbers, renumbered in order of first appearance (as pandas and the compiled path do)."""
-    distinct, first, codes = np.unique(values, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty(order.size, dtype=np.int64)
-    rank[order] = np.arange(order.size)
-    return [segment_key(v) for v in distinct[order]], rank[codes.reshape(-1)]
+    """The distinct numbers of a batch in order of first appearance (as pandas and the compiled path give them),
+    and each event's index into them."""
+    codes, first = _numbered(values)
+    return [segment_key(v) for v in values[first]], codes
 
 
 def _numbered(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -593,10 +591,8 @@ def _grouped(
         SPEEDUPS is not None and p and isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in "biuf"
         for v, p in zip(values, per_event, strict=True)
     ]
-    if sum(plain) > 16:  # the compiled pass takes up to 16 columns; the rest go by the stable sort below
-        over = [i for i, p in enumerate(plain) if p][16:]
-        for i in over:
-            plain[i] = False
+    for i in [i for i, p in enumerate(plain) if p][16:]:  # the compiled pass takes 16 columns, the sort the rest
+        plain[i] = False
     out = list(values)
     if any(plain) and groups < 2**31:  # numbers: one compiled pass over the codes for all the columns
         assert SPEEDUPS is not None
