@@ -468,9 +468,9 @@ class MulticlassAccumulator(AccumulatorBase):
 
         A block's columns are written out contiguously by one pass over its rows (eight at a time), instead of
         one strided pass over the whole batch per class. A block is up to 2^16 rows (at most half the batch:
-        the extra memory) of up to 64 classes: the blocks of one group of classes come one after another, so
-        their counts stay in cache, and each class's counts are touched once per block. Whole counts: the same
-        as counting each column at once.
+        the extra memory) of every class, or of 64 classes past 128: the blocks of one group of classes come one
+        after another, so their counts stay in cache, and each class's counts are touched once per block. Whole
+        counts: the same as counting each column at once.
         """
         assert SPEEDUPS is not None
         n, k = scores.shape
