@@ -420,17 +420,24 @@ class ScoreHistogram:
         labels = np.concatenate([np.zeros(exact.values.size, np.bool_), np.ones(exact.values.size, np.bool_)])
         amounts = np.concatenate([exact.neg, exact.pos])
         nz = amounts != 0
-        codes = self.bins.labelled_codes(both[nz], labels[nz])
-        flat = self._counts.flat_index(codes.copy())
-        tally = self._counts.tally(flat, amounts[nz].astype(np.float64), None)
+        x, lab, amt = both[nz], labels[nz], amounts[nz]
+        kernel = batch_kernel(self.bins)
+        if kernel is not None:  # the compiled weighted tally: the numpy path's sums, in its order
+            xs, labs = _kernel_inputs(x, lab)
+            weights = np.ascontiguousarray(amt, dtype=np.float64)
+            tally, hit = self._counts.tally_compiled(kernel[0], xs, labs, weights, self._at_threshold(), kernel[1])
+        else:
+            codes = self.bins.labelled_codes(x, lab)
+            flat = self._counts.flat_index(codes.copy())
+            tally = self._counts.tally(flat, amt.astype(np.float64), None)
+            hit = np.flatnonzero(np.isin(codes, self._t_codes)) if not self._t_is_edge else np.zeros(0, np.intp)
         if not exact.is_weighted:
             tally = np.rint(tally).astype(np.int64)  # whole counts below 2**53 add exactly in floats
         self._counts.apply(tally, exact.is_weighted)
         above = None
         if not self._t_is_edge:
-            at = np.isin(codes, self._t_codes) & (both[nz] >= self.threshold)
-            lab, amt = labels[nz][at], amounts[nz][at]
-            above = (amt[~lab].sum(), amt[lab].sum())
+            at = hit[x[hit] >= self.threshold]
+            above = (amt[at][~lab[at]].sum(), amt[at][lab[at]].sum())
         self._add_above(above)
 
     def binned(self) -> ScoreHistogram:
