@@ -420,24 +420,11 @@ class ScoreHistogram:
         labels = np.concatenate([np.zeros(exact.values.size, np.bool_), np.ones(exact.values.size, np.bool_)])
         amounts = np.concatenate([exact.neg, exact.pos])
         nz = amounts != 0
-        x, lab, amt = both[nz], labels[nz], amounts[nz]
-        kernel = batch_kernel(self.bins)
-        if kernel is not None:  # the compiled weighted tally: the numpy path's sums, in its order
-            xs, labs = _kernel_inputs(x, lab)
-            weights = np.ascontiguousarray(amt, dtype=np.float64)
-            tally, hit = self._counts.tally_compiled(kernel[0], xs, labs, weights, self._at_threshold(), kernel[1])
-        else:
-            codes = self.bins.labelled_codes(x, lab)
-            flat = self._counts.flat_index(codes.copy())
-            tally = self._counts.tally(flat, amt.astype(np.float64), None)
-            hit = np.flatnonzero(np.isin(codes, self._t_codes)) if not self._t_is_edge else np.zeros(0, np.intp)
+        # each distinct score once per label, weighted by its count
+        tally, above = self._tally_and_above(both[nz], labels[nz], amounts[nz].astype(np.float64))
         if not exact.is_weighted:
             tally = np.rint(tally).astype(np.int64)  # whole counts below 2**53 add exactly in floats
         self._counts.apply(tally, exact.is_weighted)
-        above = None
-        if not self._t_is_edge:
-            at = hit[x[hit] >= self.threshold]
-            above = (amt[at][~lab[at]].sum(), amt[at][lab[at]].sum())
         self._add_above(above)
 
     def binned(self) -> ScoreHistogram:
@@ -490,20 +477,28 @@ class ScoreHistogram:
             refused = self._add_compiled(kernel, x, is_pos, sign)
             assert not refused, "checked events were refused"
             return
-        if kernel is not None:  # weights: the compiled pass sums them in numpy's order
+        tally, above = self._tally_and_above(x, is_pos, weights)
+        self._counts.apply(tally if sign > 0 else -tally, weights is not None)
+        self._add_above(None if above is None else (sign * above[0], sign * above[1]))
+
+    def _tally_and_above(
+        self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, weights: Array | None
+    ) -> tuple[np.ndarray, tuple[Any, Any] | None]:
+        """The tally of checked events (weighted ones by the compiled pass, which sums in numpy's order, where
+        there is one) and their [negatives, positives] at or above the threshold in its bin (``None``: none)."""
+        kernel = batch_kernel(self.bins)
+        if kernel is not None and weights is not None:
             x, labels = _kernel_inputs(x, is_pos)
             weights = np.ascontiguousarray(weights, dtype=np.float64)
             tally, hit = self._counts.tally_compiled(kernel[0], x, labels, weights, self._at_threshold(), kernel[1])
         else:
             tally, hit = self._tally(x, is_pos, weights)
-        above = None
-        if hit.size:
-            ge = x[hit] >= self.threshold
-            lab = np.broadcast_to(is_pos, (n,))[hit]
-            wt = np.ones(hit.size) if weights is None else weights[hit]
-            above = (wt[ge & ~lab].sum(), wt[ge & lab].sum())
-        self._counts.apply(tally if sign > 0 else -tally, weights is not None)
-        self._add_above(None if above is None else (sign * above[0], sign * above[1]))
+        if not hit.size:
+            return tally, None
+        ge = x[hit] >= self.threshold
+        lab = np.broadcast_to(is_pos, (x.size,))[hit]
+        wt = np.ones(hit.size) if weights is None else weights[hit]
+        return tally, (wt[ge & ~lab].sum(), wt[ge & lab].sum())
 
     def _add_sorted(self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, weights: Array | None) -> int:
         """numpy's exact path: count chunks of the batch while their distinct scores fit; how many were counted.
