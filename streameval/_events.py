@@ -344,8 +344,8 @@ def log_columns(taken: list[tuple[str, bytes]]) -> tuple[Any, ...]:
     kinds = {"f": np.float64, "i": np.int64, "b": np.int64}
     columns = []
     for tag, data in taken:
-        column = np.frombuffer(data, dtype=kinds[tag]).copy()
-        columns.append(column.astype(np.bool_) if tag == "b" else column)
+        column = np.frombuffer(data, dtype=kinds[tag])
+        columns.append(column.astype(np.bool_) if tag == "b" else column.copy())  # astype copies already
     return tuple(columns)
 
 

@@ -100,14 +100,9 @@ class _Batch:
         return tuple(_cut(a, start, stop) for a in self.args), {k: _cut(v, start, stop) for k, v in self.kwargs.items()}
 
     def view(self, start: int, stop: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """Events ``start:stop`` without copying them (for counting only)."""
-        return tuple(_slice_of(a, start, stop) for a in self.args), {
-            k: _slice_of(v, start, stop) for k, v in self.kwargs.items()
-        }
-
-
-def _slice_of(values: Any, start: int, stop: int) -> Any:
-    return values[start:stop] if _per_event(values) else values
+        """Events ``start:stop`` without copying arrays (for counting only)."""
+        cut = slice(start, stop)
+        return tuple(_take(a, cut) for a in self.args), {k: _take(v, cut) for k, v in self.kwargs.items()}
 
 
 _KEEP_COUNTED_FROM = 1 << 16  # a batch of at least this many events keeps an accumulator of its own events
