@@ -59,6 +59,16 @@ def check_label_pair(pos_label: Any, neg_label: Any) -> None:
         raise ValueError(f"pos_label and neg_label must differ, got {pos_label!r} for both")
 
 
+def column_as_numpy(value: Any) -> Any:
+    """A pandas or pyarrow column as a numpy array (anything else as it is)."""
+    if isinstance(value, np.ndarray) or not hasattr(value, "to_numpy"):
+        return value
+    try:
+        return value.to_numpy(zero_copy_only=False)  # pyarrow
+    except TypeError:
+        return value.to_numpy()  # pandas
+
+
 def _one_dimensional(name: str, value: Any) -> np.ndarray:
     try:
         arr = np.asarray(value)

@@ -12,7 +12,7 @@ import numpy.typing as npt
 from ._codec import FormatError, decode_bins, decode_count, decode_counts, decode_label, encode_label, require_fields
 from ._compiled import SPEEDUPS
 from ._events import ClassRows
-from ._validation import as_scores, as_weights, check_real, check_same_length, check_total
+from ._validation import as_scores, as_weights, check_real, check_same_length, check_total, column_as_numpy
 from .binary_report import BinaryReport
 from .bins import Bins
 from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, check_exact_up_to
@@ -27,15 +27,13 @@ def _show(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _mapping_rows(scores: Any) -> bool:
-    """Whether ``scores`` is a 1-D object array or pandas Series whose first row is a mapping class -> score."""
-    if isinstance(scores, np.ndarray):
-        rows = scores
-    elif type(scores).__module__.startswith("pandas") and hasattr(scores, "to_numpy"):
-        rows = scores.to_numpy()
-    else:
-        return False
-    return rows.ndim == 1 and rows.dtype == object and rows.size > 0 and isinstance(rows[0], Mapping)
+def _mapping_rows(scores: Any) -> list[Any] | None:
+    """The rows of a 1-D object array (or pandas or pyarrow column) of mappings class -> score, as a list
+    (``None`` for anything else)."""
+    rows = column_as_numpy(scores)
+    if not isinstance(rows, np.ndarray) or rows.ndim != 1 or rows.dtype != object or not rows.size:
+        return None
+    return list(rows) if isinstance(rows[0], Mapping) else None
 
 
 class MulticlassAccumulator(AccumulatorBase):
@@ -340,8 +338,9 @@ class MulticlassAccumulator(AccumulatorBase):
         >>> acc.get().accuracy
         0.6666666666666666
         """
-        if _mapping_rows(scores):  # an object array or a pandas Series of mappings: as a list of them
-            scores = list(scores)
+        rows = _mapping_rows(scores)  # an object array or a column of mappings: as a list of them
+        if rows is not None:
+            scores = rows
         try:
             y_arr = np.asarray(y) if not isinstance(y, (list, tuple)) else _object_array(y)
         except (TypeError, ValueError) as exc:

@@ -20,6 +20,7 @@ from . import io
 from ._codec import FormatError, decode_label, encode_label, require_fields
 from ._compiled import SPEEDUPS
 from ._events import SegmentRouter
+from ._validation import column_as_numpy
 from .averaging import metric_value
 from .protocol import AccumulatorBase
 
@@ -151,11 +152,8 @@ def _fixed_width_codes(values: np.ndarray) -> tuple[list[Hashable], np.ndarray] 
 def _segment_codes(segments: Any) -> tuple[list[Hashable], np.ndarray, np.ndarray | None]:
     """The distinct segments of a batch (in order of first appearance), each event's index into them, and the
     events of each segment when they were counted on the way (else ``None``)."""
-    if not isinstance(segments, np.ndarray) and hasattr(segments, "to_numpy") and SPEEDUPS is not None:
-        try:  # pandas and pyarrow integers without missing values: as numpy's
-            as_numpy = segments.to_numpy(zero_copy_only=False)
-        except TypeError:
-            as_numpy = segments.to_numpy()
+    if SPEEDUPS is not None:  # pandas and pyarrow integers without missing values: as numpy's
+        as_numpy = column_as_numpy(segments)
         if isinstance(as_numpy, np.ndarray) and as_numpy.ndim == 1 and as_numpy.dtype.kind == "i":
             segments = as_numpy
     if isinstance(segments, np.ndarray) and segments.ndim == 1:
@@ -175,11 +173,7 @@ def _plain_segment_codes(segments: Any) -> tuple[list[Hashable], np.ndarray]:
         found = _factorized(segments)
         if found is not None:
             return found
-    if hasattr(segments, "to_numpy") and not isinstance(segments, np.ndarray):  # pandas, pyarrow
-        try:
-            segments = segments.to_numpy(zero_copy_only=False)
-        except TypeError:
-            segments = segments.to_numpy()
+    segments = column_as_numpy(segments)
     if isinstance(segments, np.ndarray) and segments.ndim == 1:
         arr = segments
     elif isinstance(segments, (list, tuple)) or (isinstance(segments, np.ndarray) and segments.ndim != 1):
@@ -230,11 +224,7 @@ def _rows(name: str, value: Any, n: int) -> Any:
     """A per-event argument as an array whose rows can be taken (scalars and ``None`` as they are)."""
     if value is None or np.ndim(value) == 0:
         return value
-    if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
-        try:
-            value = value.to_numpy(zero_copy_only=False)
-        except TypeError:
-            value = value.to_numpy()
+    value = column_as_numpy(value)
     arr = np.asarray(value) if not isinstance(value, list) or not value or not isinstance(value[0], dict) else None
     if arr is None:  # a list of dicts (river's predict_proba_one): rows of an object array
         arr = np.empty(len(value), dtype=object)
