@@ -19,7 +19,7 @@
  *   score_columns     a block of rows of class scores written class by class.
  *   small_codes, group_by_code
  *                     the segments of a batch: codes of small integers in order
- *                     of first appearance, and a column's events grouped by code.
+ *                     of first appearance, and columns grouped by those codes.
  *   EventBuffer       the base of BinaryAccumulator: update(y, score) checks
  *                     and stores one event in C and hands a full buffer to the
  *                     accumulator's _flush(); anything unusual (weights, bad
