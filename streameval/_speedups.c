@@ -2341,6 +2341,82 @@ static PyTypeObject EventCounterType = {
 /* Predicted classes of a batch of class scores                              */
 /* ------------------------------------------------------------------------ */
 
+/* The column of row[0:k]'s highest value (no NaN), ties going to the lowest rank. Two passes over the row,
+ * which stays in cache: its maximum in column order, then the lowest rank among the columns equal to it. With
+ * GCC or Clang both passes run on vectors of four doubles (a compare and a blend, no branch; the second pass
+ * looks at single columns only in a group of eight holding the maximum): a scalar scan with a branch per
+ * column took 1.2 ns a score at 5 * 10^4 rows x 1,000 columns, numpy's argmax 0.3 ns. */
+#if defined(__GNUC__) || defined(__clang__)
+typedef double Doubles4 __attribute__((vector_size(32)));
+typedef int64_t Mask4 __attribute__((vector_size(32)));
+
+/* four doubles from p, aligned or not (a statement expression: no vector crosses a call) */
+#define doubles4_at(p)                 \
+    __extension__({                    \
+        Doubles4 v_;                   \
+        memcpy(&v_, (p), sizeof v_);   \
+        v_;                            \
+    })
+
+VECTOR_CLONES static int64_t
+argmax_in_order(const double *restrict row, const int64_t *restrict rank, Py_ssize_t k)
+{
+    double top = row[0];
+    Py_ssize_t j = 0;
+    if (k >= 8) {
+        Doubles4 m0 = doubles4_at(row), m1 = doubles4_at(row + 4);
+        for (j = 8; j + 8 <= k; j += 8) {
+            Doubles4 v0 = doubles4_at(row + j), v1 = doubles4_at(row + j + 4);
+            Mask4 g0 = v0 > m0, g1 = v1 > m1;
+            m0 = (Doubles4)(((Mask4)v0 & g0) | ((Mask4)m0 & ~g0));
+            m1 = (Doubles4)(((Mask4)v1 & g1) | ((Mask4)m1 & ~g1));
+        }
+        for (int l = 0; l < 4; l++) {
+            top = m0[l] > top ? m0[l] : top;
+            top = m1[l] > top ? m1[l] : top;
+        }
+    }
+    for (; j < k; j++)
+        top = row[j] > top ? row[j] : top;
+    int64_t best = 0, best_rank = INT64_MAX;
+    Doubles4 t = {top, top, top, top};
+    for (j = 0; j + 8 <= k; j += 8) {
+        Mask4 hit = (doubles4_at(row + j) == t) | (doubles4_at(row + j + 4) == t);
+        if ((hit[0] | hit[1] | hit[2] | hit[3]) == 0)
+            continue;
+        for (Py_ssize_t c = j; c < j + 8; c++) {
+            if (row[c] == top && rank[c] < best_rank) {
+                best_rank = rank[c];
+                best = c;
+            }
+        }
+    }
+    for (; j < k; j++) {
+        if (row[j] == top && rank[j] < best_rank) {
+            best_rank = rank[j];
+            best = j;
+        }
+    }
+    return best;
+}
+#else
+static int64_t
+argmax_in_order(const double *row, const int64_t *rank, Py_ssize_t k)
+{
+    double top = row[0];
+    for (Py_ssize_t j = 1; j < k; j++)
+        top = row[j] > top ? row[j] : top;
+    int64_t best = 0, best_rank = INT64_MAX;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        if (row[j] == top && rank[j] < best_rank) {
+            best_rank = rank[j];
+            best = j;
+        }
+    }
+    return best;
+}
+#endif
+
 PyDoc_STRVAR(row_argmax_doc,
 "row_argmax(scores, order, pred) -> None\n\n"
 "The column of the highest score of each row of a C-ordered float64 matrix with len(order) columns and no NaN,\n"
@@ -2360,28 +2436,28 @@ row_argmax(PyObject *Py_UNUSED(module), PyObject *args)
         goto done;
     }
     const int64_t *ord = (const int64_t *)order.buf;
+    int64_t *rank = PyMem_Malloc((size_t)k * sizeof(int64_t)); /* rank[column]: its place in `order` */
+    if (rank == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t j = 0; j < k; j++)
+        rank[j] = -1;
     for (Py_ssize_t j = 0; j < k; j++) {
-        if (ord[j] < 0 || ord[j] >= k) {
-            PyErr_SetString(PyExc_ValueError, "row_argmax: order must hold column numbers");
+        if (ord[j] < 0 || ord[j] >= k || rank[ord[j]] >= 0) {
+            PyMem_Free(rank);
+            PyErr_SetString(PyExc_ValueError, "row_argmax: order must hold each column number once");
             goto done;
         }
+        rank[ord[j]] = j;
     }
     const double *xs = (const double *)scores.buf;
     int64_t *out = (int64_t *)pred.buf;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++) {
-        const double *row = xs + i * k;
-        int64_t best = ord[0];
-        double top = row[best];
-        for (Py_ssize_t j = 1; j < k; j++) {
-            if (row[ord[j]] > top) {
-                top = row[ord[j]];
-                best = ord[j];
-            }
-        }
-        out[i] = best;
-    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        out[i] = argmax_in_order(xs + i * k, rank, k);
     Py_END_ALLOW_THREADS
+    PyMem_Free(rank);
     result = Py_None;
     Py_INCREF(result);
 done:

@@ -466,15 +466,16 @@ class MulticlassAccumulator(AccumulatorBase):
         """Each class's scores into its one-vs-rest counts, a block at a time (compiled, unweighted).
 
         A block's columns are written out contiguously by one pass over its rows (eight at a time), instead of
-        one strided pass over the whole batch per class. A block is up to 2^16 rows (at most half the batch:
-        the extra memory) of every class, or of 64 classes past 128: the blocks of one group of classes come one
-        after another, so their counts stay in cache, and each class's counts are touched once per block. Whole
-        counts: the same as counting each column at once.
+        one strided pass over the whole batch per class. A block is up to 2^16 rows of every class (at most half
+        the batch: the extra memory), or of 64 classes past 128 (a smaller part of the batch, so a block takes
+        every row up to 2^16): the blocks of one group of classes come one after another, so their counts stay in
+        cache, and each class's counts are touched once per block. Whole counts: the same as counting each column
+        at once.
         """
         assert SPEEDUPS is not None
         n, k = scores.shape
-        rows = max(1, min(1 << 16, -(-n // 2)))
         group = k if k <= 128 else 64
+        rows = max(1, min(1 << 16, n if group < k else -(-n // 2)))
         stride = min(rows, n) + 24  # not a power of two: the columns' lines fall in different cache sets
         buffer = np.empty(group * stride)
         for first in range(0, k, group):

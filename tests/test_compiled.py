@@ -808,6 +808,32 @@ def test_predicted_class_of_tied_scores_equals_numpys(rows, classes):
 
 
 @needs_compiled
+@settings(max_examples=40, deadline=None)
+@given(st.data(), st.sampled_from([8, 13, 20]))
+def test_predicted_class_of_tied_scores_in_long_rows_equals_numpys(data, k):
+    """Rows of 8 columns or more are scanned four at a time: ties still go to the class first in label order."""
+    rows = data.draw(st.lists(st.lists(_TIED, min_size=k, max_size=k), min_size=1, max_size=30))
+    classes = data.draw(st.permutations([f"c{j:02d}" for j in range(k)]))
+    scores = np.array(rows, dtype=np.float64)
+    y = [classes[i % k] for i in range(len(rows))]
+    compiled, plain = _multiclass_both_ways(classes, y, scores)
+    np.testing.assert_array_equal(compiled.get().confusion_matrix, plain.get().confusion_matrix)
+    assert compiled == plain
+
+
+@needs_compiled
+def test_multiclass_groups_of_classes_over_two_blocks_of_rows_equal_counting_each_column():
+    """Past 128 classes, a block takes up to 2^16 rows of 64 classes: 66,000 rows make two blocks of three groups."""
+    rng = np.random.default_rng(6)
+    n, k = 66_000, 130
+    scores = np.round(rng.random((n, k)), 2)  # exact: each class's table fills across the two blocks
+    y = rng.integers(0, k, n)
+    compiled, plain = _multiclass_both_ways([str(c) for c in range(k)], [str(c) for c in y], scores)
+    assert compiled == plain
+    assert compiled.get().per_class[129].is_exact
+
+
+@needs_compiled
 def test_score_columns_and_row_argmax_refuse_inconsistent_arguments():
     from streameval._compiled import SPEEDUPS
 
@@ -823,7 +849,7 @@ def test_score_columns_and_row_argmax_refuse_inconsistent_arguments():
     SPEEDUPS.score_columns(scores, 4, 0, 3, 1, 3, out, 4)  # columns 1 and 2 of rows 0 to 2
     np.testing.assert_array_equal(out[[0, 1, 2, 4, 5, 6]], [1, 5, 9, 2, 6, 10])
     best = np.empty(3, dtype=np.int64)
-    for order in [np.array([0, 1, 2]), np.array([0, 1, 2, 4]), np.array([-1, 1, 2, 3])]:
+    for order in [np.array([0, 1, 2]), np.array([0, 1, 2, 4]), np.array([-1, 1, 2, 3]), np.array([0, 1, 1, 3])]:
         with pytest.raises(ValueError, match="row_argmax"):
             SPEEDUPS.row_argmax(scores, order, best)
     SPEEDUPS.row_argmax(scores[::-1].copy(), np.array([3, 2, 1, 0]), best)
