@@ -415,10 +415,12 @@ class RangeFreeBins(Bins):
         edges = bits.view(np.float64).copy()
         if upper.any():
             idx = np.flatnonzero(upper)
-            edges[idx] += 1.0  # may round below the bucket: moved up one float where it did
-            low = self.keys(edges[idx]) < k[idx] + self._k_upper + self._k_zero
-            bump = idx[low]
-            edges[bump] = np.nextafter(edges[bump], np.inf)
+            t = edges[idx]  # the lowest s - 1 of each bucket
+            s = t + 1.0  # may round below the bucket: moved up one float where it did
+            # s - 1 is the t whose key is the score's (rounded as the key rounds it): below t, below the bucket
+            low = (s - 1.0) < t
+            s[low] = np.nextafter(s[low], np.inf)
+            edges[idx] = s
         return edges
 
     def identity(self) -> tuple[Any, ...]:

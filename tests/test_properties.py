@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -109,6 +110,21 @@ def test_bin_keys_are_ordered_and_edges_hold_their_scores(bi, values):
     inside = nxt <= bins.key_max
     assert np.all(x[inside] < bins.lower_edges(nxt[inside]))
     assert np.array_equal(bins.keys(lo), k)
+
+
+@pytest.mark.parametrize("mantissa_bits", [1, 3, 7])
+def test_every_range_free_lower_edge_is_the_lowest_float_of_its_bucket(mantissa_bits):
+    """Every key of the scheme, not a sample: the edge is the lowest float whose key is at least the key.
+
+    So a threshold at an edge splits the scores exactly. Some keys hold no float (``s - 1`` never takes
+    the tiniest values, nor values below -0.5): their edge is that of the next key that does.
+    """
+    bins = se.Bins.range_free(mantissa_bits)
+    keys = np.arange(bins.key_min + 1, bins.key_max + 1, dtype=np.int64)
+    edges = bins.lower_edges(keys)
+    assert np.all(bins.keys(edges) >= keys)
+    assert np.all(bins.keys(np.nextafter(edges, -np.inf)) < keys)
+    assert bins.lower_edges([bins.key_min])[0] == -np.inf
 
 
 @given(
