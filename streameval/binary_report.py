@@ -128,12 +128,12 @@ class BinaryReport(ConfusionReport):
         ``average_precision_lower`` and ``average_precision_upper`` bound.
         """
         if self.is_exact:
-            return curves.average_precision(self.edges, self.neg, self.pos)
+            return curves.average_precision(self.edges, self.neg, self.pos, points=self._points)
         return self._ap.expected
 
     @cached_property
     def _ap(self) -> curves.ApBounds:
-        return curves.average_precision_bounds(self.edges, self.neg, self.pos)
+        return curves.average_precision_bounds(self.edges, self.neg, self.pos, points=self._points)
 
     @property
     def average_precision_lower(self) -> float:
@@ -148,16 +148,16 @@ class BinaryReport(ConfusionReport):
     @cached_property
     def pr_auc(self) -> float:
         """Area under the PR curve with Davis & Goadrich interpolation."""
-        return curves.pr_auc(self.edges, self.neg, self.pos)
+        return curves.pr_auc(self.edges, self.neg, self.pos, points=self._points)
 
     @cached_property
     def bep(self) -> float:
         """Break-even point: precision = recall at the cut predicting exactly P positives."""
-        return curves.break_even_point(self.edges, self.neg, self.pos)
+        return curves.break_even_point(self.edges, self.neg, self.pos, points=self._points)
 
     @cached_property
     def _eer(self) -> curves.Crossing:
-        return curves.eer(self.edges, self.neg, self.pos)
+        return curves.eer(self.edges, self.neg, self.pos, points=self._points)
 
     @property
     def eer(self) -> float:
@@ -171,7 +171,7 @@ class BinaryReport(ConfusionReport):
 
     @cached_property
     def _eer_rocch(self) -> curves.Crossing:
-        return curves.eer_rocch(self.edges, self.neg, self.pos)
+        return curves.eer_rocch(self.edges, self.neg, self.pos, points=self._points)
 
     @property
     def eer_rocch(self) -> float:
@@ -185,7 +185,7 @@ class BinaryReport(ConfusionReport):
 
     @cached_property
     def _eer_nearest(self) -> curves.Crossing:
-        return curves.eer_nearest(self.edges, self.neg, self.pos)
+        return curves.eer_nearest(self.edges, self.neg, self.pos, points=self._points)
 
     @property
     def eer_nearest(self) -> float:
@@ -205,20 +205,24 @@ class BinaryReport(ConfusionReport):
         ``roc_curve(..., drop_intermediate=False)`` when every bin holds one
         distinct score.
         """
-        return curves.roc_curve(self.edges, self.neg, self.pos)
+        return curves.roc_curve(self.edges, self.neg, self.pos)  # arrays of the caller's own
 
     def pr_curve(self) -> tuple[Array, Array, Array]:
         """``(precision, recall, thresholds)`` in scikit-learn's layout (thresholds increasing)."""
-        return curves.pr_curve(self.edges, self.neg, self.pos)
+        return curves.pr_curve(self.edges, self.neg, self.pos)  # arrays of the caller's own
 
     def det_curve(self) -> tuple[Array, Array, Array]:
         """``(fpr, fnr, thresholds)`` in scikit-learn's layout; plot on normal-deviate axes."""
-        return curves.det_curve(self.edges, self.neg, self.pos)
+        return curves.det_curve(self.edges, self.neg, self.pos)  # arrays of the caller's own
 
     # -- queries ------------------------------------------------------------
     @cached_property
     def _points(self) -> curves.OperatingPoints:
-        return curves.operating_points(self.edges, self.neg, self.pos)
+        """The curve points, computed once and shared by the metrics that walk them (read-only)."""
+        pts = curves.operating_points(self.edges, self.neg, self.pos)
+        for a in (pts.thresholds, pts.tp, pts.fp):
+            _readonly(a)
+        return pts
 
     def at(self, threshold: float) -> ConfusionReport:
         """The 2x2 table and its rates at another threshold.
@@ -343,11 +347,11 @@ class BinaryReport(ConfusionReport):
         >>> x.tolist(), y.tolist()
         ([0.0, 0.5, 1.0], [0.0, 0.25, 0.0])
         """
-        return curves.cost_curve(self.edges, self.neg, self.pos)
+        return curves.cost_curve(self.edges, self.neg, self.pos, points=self._points)
 
     def expected_cost(self) -> float:
         """Area under the lower envelope of the cost curve."""
-        return curves.expected_cost(self.edges, self.neg, self.pos)
+        return curves.expected_cost(self.edges, self.neg, self.pos, points=self._points)
 
     def min_cost(self, p: float, cost_fn: float = 1.0, cost_fp: float = 1.0) -> curves.CostPoint:
         """Lowest normalised cost at prior ``p`` and the threshold reaching it.
@@ -370,7 +374,9 @@ class BinaryReport(ConfusionReport):
             raise ValueError(
                 f"p, cost_fn and cost_fp give no cost at all: p={p!r}, cost_fn={cost_fn!r}, cost_fp={cost_fp!r}"
             )
-        return curves.min_cost(self.edges, self.neg, self.pos, curves.probability_cost(prior, c_fn, c_fp))
+        return curves.min_cost(
+            self.edges, self.neg, self.pos, curves.probability_cost(prior, c_fn, c_fp), points=self._points
+        )
 
     def min_dcf(self, p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -> curves.CostPoint:
         """NIST minimum detection cost (normalised) and its threshold.
@@ -390,7 +396,7 @@ class BinaryReport(ConfusionReport):
         cf = check_real("c_fa", c_fa, finite=True)
         if cm <= 0 or cf <= 0:
             raise ValueError(f"c_miss and c_fa must be positive, got {c_miss!r} and {c_fa!r}")
-        return curves.min_dcf(self.edges, self.neg, self.pos, p, cm, cf)
+        return curves.min_dcf(self.edges, self.neg, self.pos, p, cm, cf, points=self._points)
 
     # -- inference ----------------------------------------------------------
     def auc_ci(self, level: float = 0.95, method: str = "delong") -> inference.Interval:

@@ -6,6 +6,10 @@ positives ``pos`` in each. The scores inside one bin are treated as tied.
 A threshold ``t`` predicts positive every score ``>= t``; the curve points are
 the thresholds at the lower edges of the non-empty bins, from the highest down,
 after a first point at ``+inf`` where nothing is predicted positive.
+
+The functions that walk the curve points also take ``points=``: the
+:func:`operating_points` of the same counts, computed once by the caller (a
+report shares them between its metrics) instead of once per function.
 """
 
 from __future__ import annotations
@@ -79,20 +83,27 @@ def operating_points(edges: Array, neg: Array, pos: Array) -> OperatingPoints:
     return OperatingPoints(thresholds, tp, fp, float(tp[-1]), float(fp[-1]))
 
 
+def _points(edges: Array, neg: Array, pos: Array, points: OperatingPoints | None) -> OperatingPoints:
+    """``points`` when given (the caller's, of the same counts), else the operating points of the counts."""
+    return operating_points(edges, neg, pos) if points is None else points
+
+
 def _div(num: Array | float, den: float) -> Array:
     """Elementwise ``num / den`` for a scalar denominator: nan when it is 0."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.asarray(num, dtype=np.float64) / den if den != 0 else np.full(np.shape(num), np.nan)
 
 
-def roc_curve(edges: Array, neg: Array, pos: Array) -> tuple[Array, Array, Array]:
+def roc_curve(
+    edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None
+) -> tuple[Array, Array, Array]:
     """``(fpr, tpr, thresholds)`` with thresholds decreasing from ``+inf``.
 
     Matches scikit-learn's ``roc_curve(..., drop_intermediate=False)`` when
     every bin holds one distinct score. With no negatives (no positives) the
     FPR (TPR) is ``nan``.
     """
-    pts = operating_points(edges, neg, pos)
+    pts = _points(edges, neg, pos, points)
     return _div(pts.fp, pts.negatives), _div(pts.tp, pts.positives), pts.thresholds
 
 
@@ -121,9 +132,9 @@ def auc_bounds(neg: Array, pos: Array) -> AucBounds:
     return AucBounds(lower, lower + ties / 2.0, lower + ties)
 
 
-def average_precision(edges: Array, neg: Array, pos: Array) -> float:
+def average_precision(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None) -> float:
     """Sum over thresholds of (R_k - R_{k-1}) * precision_k (scikit-learn's AP)."""
-    pts = operating_points(edges, neg, pos)
+    pts = _points(edges, neg, pos, points)
     if pts.positives == 0:
         return math.nan
     precision = pts.tp[1:] / (pts.tp[1:] + pts.fp[1:])
@@ -142,6 +153,28 @@ class ApBounds(NamedTuple):
 _DIGAMMA_SHIFT = 12  # psi is shifted up to arguments >= 12, where its asymptotic series is accurate to 1e-15
 
 
+def _digamma_terms(z: Array) -> tuple[Array, Array, Array]:
+    """``(w, shift, tail)`` with ``psi(z) = ln(w) + tail - shift`` for z > 0 (any shape): ``w >= 12``.
+
+    ``psi(z) = psi(z + s) - sum of 1 / (z + i) for i < s`` moves each argument
+    below the shift up to it (few do: the top bins); there the asymptotic
+    series ``tail = psi(w) - ln(w)`` is accurate to 1e-15.
+    """
+    w = np.array(z, dtype=np.float64)
+    shift = np.zeros(w.shape)
+    small = np.flatnonzero(w < _DIGAMMA_SHIFT)
+    if small.size:
+        start = w.flat[small]
+        steps = start[:, None] + np.arange(_DIGAMMA_SHIFT, dtype=np.float64)
+        low = steps < _DIGAMMA_SHIFT
+        with np.errstate(divide="ignore"):
+            shift.flat[small] = np.where(low, 1.0 / steps, 0.0).sum(axis=1)
+        w.flat[small] = start + low.sum(axis=1)
+    w2 = 1.0 / (w * w)
+    tail = -0.5 / w - w2 * (1.0 / 12 - w2 * (1.0 / 120 - w2 * (1.0 / 252 - w2 * (1.0 / 240 - w2 / 132))))
+    return w, shift, tail
+
+
 def _digamma_diff(x: Array, d: Array) -> Array:
     """psi(x + d) - psi(x) for x > 0, d >= 0, accurate also when d is tiny next to x.
 
@@ -149,25 +182,18 @@ def _digamma_diff(x: Array, d: Array) -> Array:
     the sum of 1 / (x + k) for k = 0 .. d - 1 when d is a whole number.
     """
     x, d = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(d, dtype=np.float64))
-    out = np.zeros(x.shape)
-    a, b = x.copy(), x + d
-    small = np.flatnonzero(a < _DIGAMMA_SHIFT)  # b >= a: only these need the shift (few: the top bins)
-    if small.size:
-        sa, sb, so = a.flat[small], b.flat[small], np.zeros(small.size)
-        for _ in range(_DIGAMMA_SHIFT):  # psi(z) = psi(z + 1) - 1 / z, for the arguments still below the shift
-            low_a, low_b = sa < _DIGAMMA_SHIFT, sb < _DIGAMMA_SHIFT
-            so += np.where(low_a, 1.0 / sa, 0.0) - np.where(low_b, 1.0 / sb, 0.0)
-            sa, sb = np.where(low_a, sa + 1, sa), np.where(low_b, sb + 1, sb)
-        a.flat[small], b.flat[small], out.flat[small] = sa, sb, so
-
-    def tail(z: Array) -> Array:  # psi(z) - ln(z), asymptotically
-        z2 = 1.0 / (z * z)
-        return -0.5 / z - z2 * (1.0 / 12 - z2 * (1.0 / 120 - z2 * (1.0 / 252 - z2 * (1.0 / 240 - z2 / 132))))
-
-    return out + np.log1p((b - a) / a) + tail(b) - tail(a)
+    w, shift, tail = _digamma_terms(np.stack([x, x + d]))
+    return _digamma_between(w, shift, tail, 0, 1)
 
 
-def average_precision_bounds(edges: Array, neg: Array, pos: Array) -> ApBounds:
+def _digamma_between(w: Array, shift: Array, tail: Array, i: int, j: int) -> Array:
+    """psi of the arguments in row ``j`` less psi of those in row ``i`` (rows of :func:`_digamma_terms`)."""
+    return shift[i] - shift[j] + np.log1p((w[j] - w[i]) / w[i]) + tail[j] - tail[i]
+
+
+def average_precision_bounds(
+    edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None
+) -> ApBounds:
     """Average precision as the expected value over random orders of the events inside each bin, and its bounds.
 
     A bin with ``p`` positives and ``n`` negatives below ``T`` true and ``N``
@@ -189,27 +215,32 @@ def average_precision_bounds(edges: Array, neg: Array, pos: Array) -> ApBounds:
     >>> round(b.lower, 12), round(b.expected, 12), round(b.upper, 12)
     (0.5, 0.75, 1.0)
     """
+    counted = np.asarray(neg).dtype.kind in "iu" and np.asarray(pos).dtype.kind in "iu"  # whole numbers
     neg = np.asarray(neg, dtype=np.float64)
     pos = np.asarray(pos, dtype=np.float64)
     total_p = float(pos.sum())
     if total_p == 0:
         return ApBounds(math.nan, math.nan, math.nan)
-    t_above = (np.cumsum(pos[::-1]) - pos[::-1])[::-1]  # true positives in higher bins
-    n_above = t_above + (np.cumsum(neg[::-1]) - neg[::-1])[::-1]  # predicted positives in higher bins
+    pts = _points(edges, neg, pos, points)
+    t_above = pts.tp[-2::-1]  # true positives in higher bins
+    n_above = t_above + pts.fp[-2::-1]  # predicted positives in higher bins
     keep = pos > 0
     p, n, t, big_n = pos[keep], neg[keep], t_above[keep], n_above[keep]
     m = p + n
-    whole = np.all(p == np.round(p)) and np.all(n == np.round(n))
-    one = 1.0 if whole else 0.0  # with weights, the continuous limit: no event counts itself
-    # upper: positives first, precision (T + i) / (N + i) for i = 1..p
-    upper = p + (t - big_n) * _digamma_diff(big_n + one, p) if whole else _fluid(t, big_n, p, p)
-    # lower: negatives first, precision (T + i) / (N + n + i)
-    lower = p + (t - big_n - n) * _digamma_diff(big_n + n + one, p) if whole else _fluid(t, big_n + n, p, p)
+    whole = counted or (np.all(p == np.round(p)) and np.all(n == np.round(n)))
     if whole:
+        # psi at N + 1, N + n + 1, N + p + 1 and N + m + 1, the four arguments of the three sums, at once
+        x = big_n + 1
+        w, shift, tail = _digamma_terms(np.stack([x, x + n, x + p, x + m]))
+        # upper: positives first, precision (T + i) / (N + i) for i = 1..p
+        upper = p + (t - big_n) * _digamma_between(w, shift, tail, 0, 2)
+        # lower: negatives first, precision (T + i) / (N + n + i)
+        lower = p + (t - big_n - n) * _digamma_between(w, shift, tail, 1, 3)
         b = np.where(m > 1, (p - 1) / np.maximum(m - 1, 1), 0.0)
-        a = t + 1
-        expected = p / m * (b * m + (a - b * (big_n + 1)) * _digamma_diff(big_n + 1, m))
-    else:
+        expected = p / m * (b * m + (t + 1 - b * x) * _digamma_between(w, shift, tail, 0, 3))
+    else:  # with weights, the continuous limit: no event counts itself
+        upper = _fluid(t, big_n, p, p)
+        lower = _fluid(t, big_n + n, p, p)
         expected = _fluid(t, big_n, p, m)
     return ApBounds(
         float(lower.sum() / total_p), float(expected.sum() / total_p), float(min(1.0, upper.sum() / total_p))
@@ -227,13 +258,15 @@ def _fluid(t: Array, n0: Array, p: Array, m: Array) -> Array:
     return out
 
 
-def pr_curve(edges: Array, neg: Array, pos: Array) -> tuple[Array, Array, Array]:
+def pr_curve(
+    edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None
+) -> tuple[Array, Array, Array]:
     """``(precision, recall, thresholds)`` in scikit-learn's layout.
 
     Thresholds increase; the last point (precision 1, recall 0) has no
     threshold. Recall is ``nan`` when there are no positives.
     """
-    pts = operating_points(edges, neg, pos)
+    pts = _points(edges, neg, pos, points)
     tp, fp = pts.tp[1:], pts.fp[1:]
     precision = tp / (tp + fp)
     recall = _div(tp, pts.positives)
@@ -244,7 +277,7 @@ def pr_curve(edges: Array, neg: Array, pos: Array) -> tuple[Array, Array, Array]
     )
 
 
-def pr_auc(edges: Array, neg: Array, pos: Array) -> float:
+def pr_auc(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None) -> float:
     """Area under the PR curve with Davis & Goadrich interpolation.
 
     Between two points A and B the false positives grow in proportion to the
@@ -252,7 +285,7 @@ def pr_auc(edges: Array, neg: Array, pos: Array) -> float:
     segment; the area is integrated in closed form. The first segment runs
     from recall 0 at the precision of the first non-empty bin.
     """
-    pts = operating_points(edges, neg, pos)
+    pts = _points(edges, neg, pos, points)
     if pts.positives == 0:
         return math.nan
     tp_a, fp_a = pts.tp[:-1], pts.fp[:-1]
@@ -270,12 +303,12 @@ def pr_auc(edges: Array, neg: Array, pos: Array) -> float:
     return float(area.sum() / pts.positives)
 
 
-def break_even_point(edges: Array, neg: Array, pos: Array) -> float:
+def break_even_point(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None) -> float:
     """Recall at the cut that predicts exactly P positives, where precision = recall.
 
     Inside the bin that the cut falls into, true positives grow linearly.
     """
-    pts = operating_points(edges, neg, pos)
+    pts = _points(edges, neg, pos, points)
     p = pts.positives
     if p == 0:
         return math.nan
@@ -308,13 +341,13 @@ def _segment_crossing(thresholds: Array, far: Array, frr: Array) -> Crossing:
     return Crossing(float(rate), float(threshold))
 
 
-def eer(edges: Array, neg: Array, pos: Array) -> Crossing:
+def eer(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None) -> Crossing:
     """Equal error rate: where the straight segments of FAR and FRR cross.
 
     The threshold is interpolated on the same segment (the finite end when
     the segment starts at ``+inf``).
     """
-    pts = operating_points(edges, neg, pos)
+    pts = _points(edges, neg, pos, points)
     if pts.positives == 0 or pts.negatives == 0:
         return Crossing(math.nan, math.nan)
     far = pts.fp / pts.negatives
@@ -322,9 +355,9 @@ def eer(edges: Array, neg: Array, pos: Array) -> Crossing:
     return _segment_crossing(pts.thresholds, far, frr)
 
 
-def eer_nearest(edges: Array, neg: Array, pos: Array) -> Crossing:
+def eer_nearest(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None) -> Crossing:
     """Mean of FAR and FRR at the threshold where ``|FRR - FAR|`` is smallest."""
-    pts = operating_points(edges, neg, pos)
+    pts = _points(edges, neg, pos, points)
     if pts.positives == 0 or pts.negatives == 0:
         return Crossing(math.nan, math.nan)
     far = pts.fp / pts.negatives
@@ -333,14 +366,14 @@ def eer_nearest(edges: Array, neg: Array, pos: Array) -> Crossing:
     return Crossing(float((far[i] + frr[i]) / 2.0), float(pts.thresholds[i]))
 
 
-def eer_rocch(edges: Array, neg: Array, pos: Array) -> Crossing:
+def eer_rocch(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None) -> Crossing:
     """EER of the ROC convex hull (ROCCH-EER, as in the BOSARIS toolkit).
 
     The hull is taken in (FAR, FRR) space, where it is the lower-left convex
     boundary of the points; the EER is where it crosses FAR = FRR. The
     threshold is interpolated along the hull segment.
     """
-    pts = operating_points(edges, neg, pos)
+    pts = _points(edges, neg, pos, points)
     if pts.positives == 0 or pts.negatives == 0:
         return Crossing(math.nan, math.nan)
     far = pts.fp / pts.negatives
@@ -357,15 +390,17 @@ def _lower_hull(x: Array, y: Array) -> npt.NDArray[np.intp]:
     run of passes falls back to the sequential monotone chain.
     """
     idx = np.arange(x.size)
+    px, py = x, y  # the points still in: each pass gathers them once, then works on slices
     for _ in range(64):
         if idx.size < 3:
             return idx
-        a, b, c = idx[:-2], idx[1:-1], idx[2:]
-        cross = (x[b] - x[a]) * (y[c] - y[a]) - (y[b] - y[a]) * (x[c] - x[a])
+        dx, dy = px[1:] - px[:-1], py[1:] - py[:-1]
+        cross = dx[:-1] * (py[2:] - py[:-2]) - dy[:-1] * (px[2:] - px[:-2])  # (b - a) x (c - a) of a, b, c in a row
         keep = cross > 0
         if keep.all():
             return idx
-        idx = np.concatenate([idx[:1], b[keep], idx[-1:]])
+        idx = np.concatenate([idx[:1], idx[1:-1][keep], idx[-1:]])
+        px, py = x[idx], y[idx]
     hull: list[int] = []
     for i in idx.tolist():
         while len(hull) >= 2:
@@ -378,13 +413,15 @@ def _lower_hull(x: Array, y: Array) -> npt.NDArray[np.intp]:
     return np.array(hull, dtype=np.intp)
 
 
-def det_curve(edges: Array, neg: Array, pos: Array) -> tuple[Array, Array, Array]:
+def det_curve(
+    edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None
+) -> tuple[Array, Array, Array]:
     """``(fpr, fnr, thresholds)`` in scikit-learn's layout (thresholds increasing).
 
     As scikit-learn does, the curve starts at the last threshold with no
     false positive and stops at the first with no false negative.
     """
-    pts = operating_points(edges, neg, pos)
+    pts = _points(edges, neg, pos, points)
     if pts.positives == 0 or pts.negatives == 0:
         nan = np.full(pts.thresholds.size, np.nan)
         return nan, nan.copy(), pts.thresholds[::-1].copy()
@@ -403,15 +440,14 @@ class CostPoint(NamedTuple):
     threshold: float
 
 
-def _rates(edges: Array, neg: Array, pos: Array) -> tuple[Array, Array, Array] | None:
+def _rates(pts: OperatingPoints) -> tuple[Array, Array, Array] | None:
     """(FPR, FNR, thresholds) at every curve point, or None without both classes."""
-    pts = operating_points(edges, neg, pos)
     if pts.positives == 0 or pts.negatives == 0:
         return None
     return pts.fp / pts.negatives, 1.0 - pts.tp / pts.positives, pts.thresholds
 
 
-def cost_curve(edges: Array, neg: Array, pos: Array) -> tuple[Array, Array]:
+def cost_curve(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None) -> tuple[Array, Array]:
     """Lower envelope of the cost lines, as vertices ``(x, normalised cost)``.
 
     Every curve point gives the line ``y = FNR * x + FPR * (1 - x)`` over the
@@ -419,7 +455,7 @@ def cost_curve(edges: Array, neg: Array, pos: Array) -> tuple[Array, Array]:
     of the points on the ROC convex hull, and is piecewise linear between the
     returned vertices.
     """
-    rates = _rates(edges, neg, pos)
+    rates = _rates(_points(edges, neg, pos, points))
     if rates is None:
         return np.array([0.0, 1.0]), np.array([np.nan, np.nan])
     fpr, fnr, _ = rates
@@ -440,9 +476,9 @@ def cost_curve(edges: Array, neg: Array, pos: Array) -> tuple[Array, Array]:
     return x[new], y[new]
 
 
-def expected_cost(edges: Array, neg: Array, pos: Array) -> float:
+def expected_cost(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None) -> float:
     """Area under the lower envelope of the cost curve (the expected total cost)."""
-    x, y = cost_curve(edges, neg, pos)
+    x, y = cost_curve(edges, neg, pos, points=points)
     return float(np.sum((x[1:] - x[:-1]) * (y[1:] + y[:-1]) / 2.0))
 
 
@@ -451,9 +487,9 @@ def probability_cost(p: float, cost_fn: float, cost_fp: float) -> float:
     return p * cost_fn / (p * cost_fn + (1.0 - p) * cost_fp)
 
 
-def min_cost(edges: Array, neg: Array, pos: Array, x: float) -> CostPoint:
+def min_cost(edges: Array, neg: Array, pos: Array, x: float, *, points: OperatingPoints | None = None) -> CostPoint:
     """Lowest normalised cost ``FNR x + FPR (1 - x)`` over the curve thresholds."""
-    rates = _rates(edges, neg, pos)
+    rates = _rates(_points(edges, neg, pos, points))
     if rates is None:
         return CostPoint(math.nan, math.nan)
     fpr, fnr, thresholds = rates
@@ -462,9 +498,18 @@ def min_cost(edges: Array, neg: Array, pos: Array, x: float) -> CostPoint:
     return CostPoint(float(cost[i]), float(thresholds[i]))
 
 
-def min_dcf(edges: Array, neg: Array, pos: Array, p_target: float, c_miss: float, c_fa: float) -> CostPoint:
+def min_dcf(
+    edges: Array,
+    neg: Array,
+    pos: Array,
+    p_target: float,
+    c_miss: float,
+    c_fa: float,
+    *,
+    points: OperatingPoints | None = None,
+) -> CostPoint:
     """NIST minimum detection cost, normalised by ``min(c_miss p, c_fa (1 - p))``."""
-    rates = _rates(edges, neg, pos)
+    rates = _rates(_points(edges, neg, pos, points))
     if rates is None:
         return CostPoint(math.nan, math.nan)
     fpr, fnr, thresholds = rates
