@@ -20,6 +20,8 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from ._compiled import SPEEDUPS
+
 __all__ = [
     "ApBounds",
     "AucBounds",
@@ -389,6 +391,10 @@ def _lower_hull(x: Array, y: Array) -> npt.NDArray[np.intp]:
     vertex, so every such point is dropped at once, pass after pass; a long
     run of passes falls back to the sequential monotone chain.
     """
+    if SPEEDUPS is not None:  # the same passes, compiled
+        out = np.empty(x.size, dtype=np.int64)
+        count = SPEEDUPS.lower_hull(np.ascontiguousarray(x, np.float64), np.ascontiguousarray(y, np.float64), out)
+        return out[:count].astype(np.intp, copy=False)
     idx = np.arange(x.size)
     px, py = x, y  # the points still in: each pass gathers them once, then works on slices
     for _ in range(64):

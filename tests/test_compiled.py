@@ -889,3 +889,46 @@ def test_segment_grouping_refuses_inconsistent_arguments_and_groups_in_order():
     assert SPEEDUPS.small_codes(np.array([0, 2**20]), 8, np.empty(2, dtype=np.int32)) is None
     with pytest.raises(ValueError, match="small_codes"):
         SPEEDUPS.small_codes(np.array([1, 2]), 8, np.empty(3, dtype=np.int32))
+
+
+def _hull_both_ways(x, y):
+    from streameval import curves
+
+    compiled = curves._lower_hull(x, y)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(curves, "SPEEDUPS", None)
+        plain = curves._lower_hull(x, y)
+    return compiled, plain
+
+
+@needs_compiled
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 300), st.sampled_from(["noisy", "collinear", "coarse"]))
+def test_lower_hull_equals_the_numpy_passes(seed, n, shape):
+    """Noisy ROC points, long straight runs (every cross product near 0) and ties on a coarse grid."""
+    rng = np.random.default_rng(seed)
+    x = np.sort(rng.random(n))
+    if shape == "noisy":
+        y = 1 - x + rng.normal(0, 0.05, n)
+    elif shape == "collinear":
+        y = 0.3 - 0.7 * x
+    else:
+        x, y = np.round(x, 1), np.round(rng.random(n), 1)
+    compiled, plain = _hull_both_ways(x, y)
+    np.testing.assert_array_equal(compiled, plain)
+
+
+@needs_compiled
+def test_lower_hull_after_64_passes_takes_the_monotone_chain_on_both_paths():
+    """A convex chain ending far below: each pass drops only the point next to the end, so 64 passes do not
+    settle it and both paths finish with the monotone chain (whose hull is the two ends)."""
+    x = np.arange(300, dtype=np.float64)
+    y = -np.sqrt(x)
+    y[-1] -= 1000.0
+    compiled, plain = _hull_both_ways(x, y)
+    np.testing.assert_array_equal(compiled, plain)
+    assert compiled.tolist() == [0, 299]
+    from streameval._compiled import SPEEDUPS
+
+    with pytest.raises(ValueError, match="lower_hull"):
+        SPEEDUPS.lower_hull(x, y[:-1], np.empty(x.size, dtype=np.int64))
