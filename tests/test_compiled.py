@@ -809,13 +809,14 @@ def test_predicted_class_of_tied_scores_equals_numpys(rows, classes):
 
 @needs_compiled
 @settings(max_examples=40, deadline=None)
-@given(st.data(), st.sampled_from([8, 13, 20]))
-def test_predicted_class_of_tied_scores_in_long_rows_equals_numpys(data, k):
-    """Rows of 8 columns or more are scanned four at a time: ties still go to the class first in label order."""
-    rows = data.draw(st.lists(st.lists(_TIED, min_size=k, max_size=k), min_size=1, max_size=30))
-    classes = data.draw(st.permutations([f"c{j:02d}" for j in range(k)]))
-    scores = np.array(rows, dtype=np.float64)
-    y = [classes[i % k] for i in range(len(rows))]
+@given(st.integers(0, 2**32 - 1), st.sampled_from([13, 127, 128, 137]), st.integers(1, 40))
+def test_predicted_class_of_tied_scores_in_long_rows_equals_numpys(seed, k, n):
+    """Rows of 128 columns or more are scanned on vectors: ties still go to the class first in label order."""
+    rng = np.random.default_rng(seed)
+    tied = np.array([0.0, -0.0, 0.25, 0.5, 1.0, np.inf, -np.inf])
+    scores = tied[rng.integers(0, tied.size, (n, k))]
+    classes = [f"c{j:03d}" for j in rng.permutation(k)]
+    y = [classes[i % k] for i in range(n)]
     compiled, plain = _multiclass_both_ways(classes, y, scores)
     np.testing.assert_array_equal(compiled.get().confusion_matrix, plain.get().confusion_matrix)
     assert compiled == plain
