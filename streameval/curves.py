@@ -78,6 +78,13 @@ def operating_points(edges: Array, neg: Array, pos: Array) -> OperatingPoints:
     >>> pts = operating_points(np.array([0.1, 0.5]), np.array([2.0, 1.0]), np.array([0.0, 3.0]))
     >>> pts.thresholds.tolist(), pts.tp.tolist(), pts.fp.tolist()
     ([inf, 0.5, 0.1], [0.0, 3.0, 3.0], [0.0, 1.0, 3.0])
+
+    Functions that walk the curve take them as ``points=`` (computed once for several):
+
+    >>> from streameval.curves import eer, pr_auc
+    >>> edges, neg, pos = np.array([0.1, 0.5]), np.array([2.0, 1.0]), np.array([0.0, 3.0])
+    >>> eer(edges, neg, pos, points=pts) == eer(edges, neg, pos), pr_auc(edges, neg, pos, points=pts)
+    (True, 0.75)
     """
     thresholds = np.concatenate([[np.inf], np.asarray(edges, dtype=np.float64)[::-1]])
     tp = np.concatenate([[0.0], np.cumsum(np.asarray(pos, dtype=np.float64)[::-1])])
@@ -87,7 +94,16 @@ def operating_points(edges: Array, neg: Array, pos: Array) -> OperatingPoints:
 
 def _points(edges: Array, neg: Array, pos: Array, points: OperatingPoints | None) -> OperatingPoints:
     """``points`` when given (the caller's, of the same counts), else the operating points of the counts."""
-    return operating_points(edges, neg, pos) if points is None else points
+    if points is None:
+        return operating_points(edges, neg, pos)
+    if not isinstance(points, OperatingPoints):
+        raise TypeError(f"points must be the OperatingPoints of the same counts, got {type(points).__name__}")
+    if points.tp.size != np.size(edges) + 1:
+        raise ValueError(
+            f"points must be the OperatingPoints of the same counts: {points.tp.size} points for "
+            f"{np.size(edges)} bins (operating_points gives one more than the bins)"
+        )
+    return points
 
 
 def _div(num: Array | float, den: float) -> Array:
@@ -220,10 +236,10 @@ def average_precision_bounds(
     counted = np.asarray(neg).dtype.kind in "iu" and np.asarray(pos).dtype.kind in "iu"  # whole numbers
     neg = np.asarray(neg, dtype=np.float64)
     pos = np.asarray(pos, dtype=np.float64)
+    pts = _points(edges, neg, pos, points)
     total_p = float(pos.sum())
     if total_p == 0:
         return ApBounds(math.nan, math.nan, math.nan)
-    pts = _points(edges, neg, pos, points)
     t_above = pts.tp[-2::-1]  # true positives in higher bins
     n_above = t_above + pts.fp[-2::-1]  # predicted positives in higher bins
     keep = pos > 0

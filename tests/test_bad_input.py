@@ -248,3 +248,25 @@ def test_spark_without_pyspark_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "pyspark", None)  # as if it were not installed
     with pytest.raises(ImportError, match=r"pip install 'streameval\[spark\]'"):
         ses.evaluate(object())
+
+
+@pytest.mark.parametrize(
+    ("points", "exc", "words"),
+    [
+        ((np.array([np.inf, 0.5]), np.array([0.0, 1.0]), np.array([0.0, 1.0])), TypeError, ["points", "tuple"]),
+        ("shared", ValueError, ["points", "3 points", "1 bins"]),
+    ],
+)
+@pytest.mark.parametrize("name", ["eer", "eer_rocch", "pr_auc", "average_precision_bounds", "roc_curve", "min_cost"])
+def test_curves_refuse_points_that_are_not_those_of_the_counts(points, exc, words, name):
+    from streameval import curves
+
+    edges, neg, pos = np.array([0.1, 0.5]), np.array([2.0, 1.0]), np.array([0.0, 3.0])
+    if points == "shared":
+        points = curves.operating_points(edges, neg, pos)
+        edges, neg, pos = edges[:1], neg[:1], pos[:1]  # the points of other counts
+    extra = (0.5,) if name == "min_cost" else ()
+    with pytest.raises(exc) as info:
+        getattr(curves, name)(edges, neg, pos, *extra, points=points)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
