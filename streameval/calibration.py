@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from ._codec import FormatError, require_fields
 from ._compiled import SPEEDUPS
+from ._numeric import running_sum
 
 __all__ = [
     "BRIER_UNIT",
@@ -296,6 +297,7 @@ def calibration_bins(
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {list(STRATEGIES)}, got {strategy!r}")
     whole = neg.dtype.kind in "iu" and pos.dtype.kind in "iu"
+    counted = (neg + pos, pos)  # as given: running sums of whole counts are taken as integers
     neg, pos = neg.astype(np.float64), pos.astype(np.float64)
     counts = neg + pos
     if counts.size == 0 or counts.sum() == 0:
@@ -313,7 +315,7 @@ def calibration_bins(
             np.bincount(ids, weights=v, minlength=n_bins).astype(np.float64) for v in (counts, pos, counts * lo)
         )
     else:
-        total, true, sums = _spread(lo, hi, counts, pos, inner)
+        total, true, sums = _spread(lo, hi, *counted, inner)
     keep = total > 0
     return CalibrationBins(edges, total[keep], true[keep] / total[keep], sums[keep] / total[keep])
 
@@ -321,8 +323,10 @@ def calibration_bins(
 def _spread(lo: Array, hi: Array, counts: Array, pos: Array, inner: Array) -> tuple[Array, Array, Array]:
     """Per calibration bin: events, positives and the sum of scores, each group spread evenly over [lo, hi]."""
     width = hi - lo
-    amounts = np.stack([counts, pos, counts * (lo + hi) / 2.0])
-    cum = np.concatenate([np.zeros((3, 1)), np.cumsum(amounts, axis=1)], axis=1)
+    cum = np.zeros((3, lo.size + 1))
+    cum[0, 1:], cum[1, 1:] = running_sum(counts), running_sum(pos)
+    counts, pos = counts.astype(np.float64, copy=False), pos.astype(np.float64, copy=False)
+    np.cumsum(counts * (lo + hi) / 2.0, out=cum[2, 1:])
     j = np.searchsorted(hi, inner, side="right")  # groups before j end at or below the edge
     up_to = cum[:, j]
     inside = j < lo.size

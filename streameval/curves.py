@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._compiled import SPEEDUPS
+from ._numeric import running_sum
 
 __all__ = [
     "ApBounds",
@@ -87,8 +88,8 @@ def operating_points(edges: Array, neg: Array, pos: Array) -> OperatingPoints:
     (True, 0.75)
     """
     thresholds = np.concatenate([[np.inf], np.asarray(edges, dtype=np.float64)[::-1]])
-    tp = np.concatenate([[0.0], np.cumsum(np.asarray(pos, dtype=np.float64)[::-1])])
-    fp = np.concatenate([[0.0], np.cumsum(np.asarray(neg, dtype=np.float64)[::-1])])
+    tp = np.concatenate([[0.0], running_sum(np.asarray(pos)[::-1])])
+    fp = np.concatenate([[0.0], running_sum(np.asarray(neg)[::-1])])
     return OperatingPoints(thresholds, tp, fp, float(tp[-1]), float(fp[-1]))
 
 
@@ -138,9 +139,10 @@ def auc_bounds(neg: Array, pos: Array) -> AucBounds:
     >>> auc_bounds(np.array([1.0, 1.0, 0.0]), np.array([0.0, 1.0, 1.0]))
     AucBounds(lower=0.75, auc=0.875, upper=1.0)
     """
+    n_below = running_sum(neg)  # the negatives below each bin: the running sum less the bin's own
     neg = np.asarray(neg, dtype=np.float64)
     pos = np.asarray(pos, dtype=np.float64)
-    n_below = np.cumsum(neg) - neg
+    n_below -= neg
     p_total, n_total = float(pos.sum()), float(neg.sum())
     den = p_total * n_total
     if den == 0:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ._numeric import running_sum
 from .score_report import ScoreReport
 
 __all__ = ["DriftReport", "drift", "kolmogorov_sf"]
@@ -138,7 +139,7 @@ def drift(reference: Any, current: Any) -> DriftReport:
 
 def _cdf_on(values: Array, counts: Array, grid: Array) -> Array:
     """The CDF (share of the weight at or below) at each grid point."""
-    cum = np.concatenate([[0.0], np.cumsum(counts.astype(np.float64))])
+    cum = np.concatenate([[0.0], running_sum(counts)])
     return cum[np.searchsorted(values, grid, side="right")] / cum[-1]
 
 

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from ._numeric import running_sum
 from ._validation import check_real
 from .averaging import metric_value
 from .confusion import ConfusionReport, ratio
@@ -67,8 +68,8 @@ def delong_variance(neg: npt.ArrayLike, pos: npt.ArrayLike) -> float:
     p_total, n_total = float(p_b.sum()), float(n_b.sum())
     if p_total < 2 or n_total < 2:
         return math.nan
-    n_below = np.cumsum(n_b) - n_b
-    p_above = p_total - np.cumsum(p_b)
+    n_below = running_sum(neg) - n_b
+    p_above = p_total - running_sum(pos)
     auc = float(np.dot(p_b, n_below + n_b / 2.0)) / (p_total * n_total)
     v10 = (n_below + n_b / 2.0) / n_total
     v01 = (p_above + p_b / 2.0) / p_total

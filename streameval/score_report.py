@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from ._numeric import running_sum
 from ._validation import check_real
 from .binary_report import BinaryReport
 from .bins import Bins
@@ -108,7 +109,7 @@ class ScoreReport:
             raise ValueError(f"q must be between 0 and 1, got {q!r}")
         if self.counts.size == 0 or self.weight == 0:
             return QuantileEstimate(math.nan, math.nan, math.nan)
-        cum = np.cumsum(self.counts.astype(np.float64))
+        cum = running_sum(self.counts)
         i = min(int(np.searchsorted(cum, p * cum[-1], side="left")), cum.size - 1)
         while i < cum.size - 1 and self.counts[i] == 0:
             i += 1
