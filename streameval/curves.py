@@ -195,17 +195,6 @@ def _digamma_terms(z: Array) -> tuple[Array, Array, Array]:
     return w, shift, tail
 
 
-def _digamma_diff(x: Array, d: Array) -> Array:
-    """psi(x + d) - psi(x) for x > 0, d >= 0, accurate also when d is tiny next to x.
-
-    psi(x + 1) - psi(1) is the harmonic number H_x, so this is H_{x+d-1} - H_{x-1}:
-    the sum of 1 / (x + k) for k = 0 .. d - 1 when d is a whole number.
-    """
-    x, d = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(d, dtype=np.float64))
-    w, shift, tail = _digamma_terms(np.stack([x, x + d]))
-    return _digamma_between(w, shift, tail, 0, 1)
-
-
 def _digamma_between(w: Array, shift: Array, tail: Array, i: int, j: int) -> Array:
     """psi of the arguments in row ``j`` less psi of those in row ``i`` (rows of :func:`_digamma_terms`)."""
     return shift[i] - shift[j] + np.log1p((w[j] - w[i]) / w[i]) + tail[j] - tail[i]

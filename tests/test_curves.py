@@ -165,3 +165,42 @@ def test_get_does_not_change_the_counts():
     assert first.auc == second.auc and first.tp == second.tp and first.n == 5000
     acc.update(1, 0.99)
     assert acc.get().n == 5001
+
+
+def test_digamma_terms_equal_scipys_digamma():
+    """psi(z) = ln(w) + tail - shift, from arguments below the shift (moved up) to 1e12."""
+    from scipy.special import digamma
+
+    from streameval import curves
+
+    z = np.concatenate([np.linspace(0.01, 30.0, 500), np.geomspace(30.0, 1e12, 200), [1.0, 11.999, 12.0, 12.001]])
+    w, shift, tail = curves._digamma_terms(z)
+    assert np.all(w >= 12.0)
+    np.testing.assert_allclose(np.log(w) + tail - shift, digamma(z), rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_average_precision_bounds_are_the_mean_least_and_most_over_every_order_inside_bins(seed):
+    """Tiny histograms, every order of the events inside each bin enumerated: AP's mean, minimum and maximum."""
+    import itertools
+
+    from streameval import curves
+
+    rng = np.random.default_rng(seed)
+    k = 3
+    pos, neg = rng.integers(0, 3, k), rng.integers(0, 3, k)
+    pos[rng.integers(k)] += 1  # at least one positive
+    orders_per_bin = []
+    for p, n in zip(pos[::-1], neg[::-1], strict=True):  # from the highest bin down
+        m = int(p + n)
+        orders_per_bin.append([[i in spots for i in range(m)] for spots in itertools.combinations(range(m), int(p))])
+    aps = []
+    for combo in itertools.product(*orders_per_bin):
+        ranking = [label for block in combo for label in block]
+        hits = np.cumsum(ranking)
+        precision_at = hits / np.arange(1, len(ranking) + 1)
+        aps.append(float(np.sum(precision_at[np.array(ranking, dtype=bool)]) / hits[-1]))
+    b = curves.average_precision_bounds(np.arange(k, dtype=float), neg, pos)
+    assert b.expected == pytest.approx(np.mean(aps), abs=1e-12)
+    assert b.lower == pytest.approx(min(aps), abs=1e-12)
+    assert b.upper == pytest.approx(max(aps), abs=1e-12)
