@@ -205,15 +205,15 @@ class BinaryReport(ConfusionReport):
         ``roc_curve(..., drop_intermediate=False)`` when every bin holds one
         distinct score.
         """
-        return curves.roc_curve(self.edges, self.neg, self.pos)  # arrays of the caller's own
+        return curves.roc_curve(self.edges, self.neg, self.pos)  # fresh arrays, not the shared points
 
     def pr_curve(self) -> tuple[Array, Array, Array]:
         """``(precision, recall, thresholds)`` in scikit-learn's layout (thresholds increasing)."""
-        return curves.pr_curve(self.edges, self.neg, self.pos)  # arrays of the caller's own
+        return curves.pr_curve(self.edges, self.neg, self.pos)  # fresh arrays, not the shared points
 
     def det_curve(self) -> tuple[Array, Array, Array]:
         """``(fpr, fnr, thresholds)`` in scikit-learn's layout; plot on normal-deviate axes."""
-        return curves.det_curve(self.edges, self.neg, self.pos)  # arrays of the caller's own
+        return curves.det_curve(self.edges, self.neg, self.pos)  # fresh arrays, not the shared points
 
     # -- queries ------------------------------------------------------------
     @cached_property
