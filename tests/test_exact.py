@@ -217,3 +217,49 @@ def test_exact_states_round_trip_and_subtract():
     rest = acc - part
     assert rest == _fed(y[300:], s[300:])
     assert rest.get().auc == pytest.approx(skm.roc_auc_score(y[300:], s[300:]), abs=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["binary", "scores", "multiclass"])
+@pytest.mark.parametrize("n", [41, 300])
+def test_a_batch_past_the_budget_into_an_empty_table_counts_as_binned_from_the_start(kind, n):
+    """The table held this batch alone: the whole batch goes into bins at once, with the state of binning from the
+    first event (the threshold's bin split too); a table that held events before moves them into bins."""
+    rng = np.random.default_rng(n)
+    y, s = rng.random(n) < 0.4, np.round(rng.random(n), 3)
+    s[::7] = 0.41  # at the threshold, inside its bin
+
+    def fed(budget, batches):
+        if kind == "binary":
+            acc = se.BinaryAccumulator(threshold=0.41, exact_up_to=budget)
+            for part in batches:
+                acc.update_many(y[part], s[part])
+            r = acc.get()
+            return r.is_exact, r.keys.tolist(), r.neg.tolist(), r.pos.tolist(), (r.tp, r.fp, r.tn, r.fn)
+        if kind == "scores":
+            acc = se.ScoreAccumulator(exact_up_to=budget)
+            for part in batches:
+                acc.update_many(s[part])
+            r = acc.get()
+            return r.is_exact, r.keys.tolist(), r.counts.tolist()
+        acc = se.MulticlassAccumulator(classes=["a", "b"], exact_up_to=budget)
+        for part in batches:
+            acc.update_many(np.where(y[part], "a", "b"), np.column_stack([s[part], 1 - s[part]]))
+        r = acc.get().per_class[0]
+        return r.is_exact, r.keys.tolist(), r.neg.tolist(), r.pos.tolist()
+
+    whole, halves = [slice(None)], [slice(0, n // 2), slice(n // 2, None)]
+    binned = fed(0, whole)
+    assert not binned[0]
+    for batches in (whole, halves):  # past the budget in the first batch, or in the second (table not empty)
+        assert fed(20, batches) == binned
+
+
+def test_a_batch_refused_after_leaving_an_empty_table_leaves_the_accumulator_as_it_was():
+    acc = se.BinaryAccumulator(exact_up_to=10)
+    s = np.linspace(0.0, 1.0, 50)
+    s[-1] = np.nan
+    with pytest.raises(ValueError, match="nan"):
+        acc.update_many(np.zeros(50, dtype=bool), s)
+    assert acc.n == 0 and acc.get().is_exact
+    acc.update_many([True, False], [0.3, 0.6])
+    assert acc.get().is_exact and acc.get().edges.tolist() == [0.3, 0.6]
