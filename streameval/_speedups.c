@@ -17,6 +17,8 @@
  *   row_argmax        the predicted class of each row of class scores (ties to
  *                     the class first in a given order).
  *   score_columns     a block of rows of class scores written class by class.
+ *   lower_hull        the lower convex hull of a curve's points (the ROC
+ *                     convex hull), in the same passes as its numpy twin.
  *   small_codes, group_by_code
  *                     the segments of a batch: codes of small integers in order
  *                     of first appearance, and columns grouped by those codes.
@@ -2707,16 +2709,15 @@ group_by_code(PyObject *Py_UNUSED(module), PyObject *args)
     const int32_t *cs = (const int32_t *)codes.buf;
     int bad = 0;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t col = 0; col < columns && !bad; col++) { /* a pass per column, its item size known */
-        int64_t at_col = 0;
-        for (Py_ssize_t g = 0; g < groups; g++) {
-            next[g] = at_col;
-            at_col += cnt[g];
-        }
-        char *d = (char *)dst[col].buf;
-        const char *f = (const char *)src[col].buf;
-        Py_ssize_t w = size[col];
-#define SCATTER(COPY)                                                   \
+    /* One pass for every column: each event's place is found once (the increment of its group's next place is
+     * a chain through memory when neighbours share a group, which a pass per column paid once per column). */
+    char *d[MAX_GROUPED_COLUMNS];
+    const char *f[MAX_GROUPED_COLUMNS];
+    for (Py_ssize_t col = 0; col < columns; col++) {
+        d[col] = (char *)dst[col].buf;
+        f[col] = (const char *)src[col].buf;
+    }
+#define SCATTER(COPIES)                                                 \
         for (Py_ssize_t j = 0; j < n; j++) {                            \
             uint32_t c = (uint32_t)cs[j];                               \
             if (c >= (uint32_t)groups || next[c] >= end[c]) {           \
@@ -2724,19 +2725,26 @@ group_by_code(PyObject *Py_UNUSED(module), PyObject *args)
                 break;                                                  \
             }                                                           \
             int64_t to = next[c]++;                                     \
-            COPY;                                                       \
+            COPIES;                                                     \
         }
-        if (w == 8) {
-            SCATTER(memcpy(d + to * 8, f + j * 8, 8))
-        }
-        else if (w == 1) {
-            SCATTER(d[to] = f[j])
-        }
-        else {
-            SCATTER(memcpy(d + to * w, f + j * w, (size_t)w))
-        }
-#undef SCATTER
+    if (columns == 2 && size[0] == 1 && size[1] == 8) { /* labels and scores: the common batch */
+        SCATTER(d[0][to] = f[0][j]; memcpy(d[1] + to * 8, f[1] + j * 8, 8))
     }
+    else if (columns == 2 && size[0] == 8 && size[1] == 1) {
+        SCATTER(memcpy(d[0] + to * 8, f[0] + j * 8, 8); d[1][to] = f[1][j])
+    }
+    else {
+        SCATTER(for (Py_ssize_t col = 0; col < columns; col++) {
+            Py_ssize_t w = size[col];
+            if (w == 8)
+                memcpy(d[col] + to * 8, f[col] + j * 8, 8);
+            else if (w == 1)
+                d[col][to] = f[col][j];
+            else
+                memcpy(d[col] + to * w, f[col] + j * w, (size_t)w);
+        })
+    }
+#undef SCATTER
     Py_END_ALLOW_THREADS
     if (bad) {
         PyErr_SetString(PyExc_ValueError, "group_by_code: a code out of range, or past its count");

@@ -868,6 +868,13 @@ def test_segment_grouping_refuses_inconsistent_arguments_and_groups_in_order():
     out_x, out_flags = np.empty(5), np.empty(5, dtype=np.bool_)
     SPEEDUPS.group_by_code(codes, counts, (x, flags), (out_x, out_flags))
     assert out_x.tolist() == [1.0, 4.0, 3.0, 0.0, 2.0] and out_flags.tolist() == [False, False, True, True, True]
+    out_x[:], out_flags[:] = 0, False  # the other order of the two columns, and columns of other widths
+    SPEEDUPS.group_by_code(codes, counts, (flags, x), (out_flags, out_x))
+    assert out_x.tolist() == [1.0, 4.0, 3.0, 0.0, 2.0] and out_flags.tolist() == [False, False, True, True, True]
+    wide, narrow = np.arange(10, 15, dtype=np.int32), np.arange(20, 25, dtype=np.int16)
+    out_wide, out_narrow = np.empty_like(wide), np.empty_like(narrow)
+    SPEEDUPS.group_by_code(codes, counts, (wide, x, narrow), (out_wide, out_x, out_narrow))
+    assert out_wide.tolist() == [11, 14, 13, 10, 12] and out_narrow.tolist() == [21, 24, 23, 20, 22]
     bad = [
         (codes, counts[:2], (x,), (out_x,)),  # a code past the groups
         (codes, np.array([1, 2, 2]), (x,), (out_x,)),  # more events of a code than its count
