@@ -297,7 +297,7 @@ def calibration_bins(
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {list(STRATEGIES)}, got {strategy!r}")
     whole = neg.dtype.kind in "iu" and pos.dtype.kind in "iu"
-    counted = (neg + pos, pos)  # as given: running sums of whole counts are taken as integers
+    given_neg, given_pos = neg, pos  # as given: running sums of whole counts are taken as integers
     neg, pos = neg.astype(np.float64), pos.astype(np.float64)
     counts = neg + pos
     if counts.size == 0 or counts.sum() == 0:
@@ -315,7 +315,7 @@ def calibration_bins(
             np.bincount(ids, weights=v, minlength=n_bins).astype(np.float64) for v in (counts, pos, counts * lo)
         )
     else:
-        total, true, sums = _spread(lo, hi, *counted, inner)
+        total, true, sums = _spread(lo, hi, given_neg + given_pos, given_pos, inner)
     keep = total > 0
     return CalibrationBins(edges, total[keep], true[keep] / total[keep], sums[keep] / total[keep])
 

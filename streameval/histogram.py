@@ -411,8 +411,8 @@ class ScoreHistogram:
         exact = self._exact.entries() if isinstance(self._exact, HashedCounts) else self._exact  # order does not matter
         self._exact = None
         self._counts = LabelledCounts(2 * self.bins.n_codes)  # the page table exists from the switch on
-        parts = [(label, amounts != 0) for label, amounts in ((False, exact.neg), (True, exact.pos))]
-        parts = [(label, some) for label, some in parts if some.any()]
+        parts = [(label, amounts, amounts != 0) for label, amounts in ((False, exact.neg), (True, exact.pos))]
+        parts = [part for part in parts if part[2].any()]  # the labels some score has
         if not parts:
             if exact.is_weighted:
                 self._counts.to_float()
@@ -421,8 +421,7 @@ class ScoreHistogram:
         # each distinct score once per label it has, weighted by its count: the negatives, then the positives
         tally = np.zeros(0)
         above: list[Any] = [0.0, 0.0]
-        for label, some in parts:
-            amounts = exact.pos if label else exact.neg
+        for label, amounts, some in parts:
             part, hit = self._tally_and_above(exact.values[some], label, amounts[some].astype(np.float64))
             part[: tally.size] += tally  # a (bin, label) slot holds one label: no sum changes order
             tally = part
@@ -439,7 +438,8 @@ class ScoreHistogram:
 
         A table that was empty before the batch holds only those events: the whole batch is then counted in
         bins from its first event, which gives the same counts as moving the table's distinct scores into
-        bins (0.3 of the cost: the unweighted kernel, no tally of the table).
+        bins, by the unweighted kernel and without a tally of the table (a fresh accumulator's first 25,000
+        continuous scores: 0.13 instead of 0.29 ms).
         """
         if was_empty:
             self._exact = None
