@@ -418,6 +418,16 @@ class ScoreHistogram:
                 self._counts.to_float()
                 self._add_above(None)
             return
+        kernel = batch_kernel(self.bins)
+        if kernel is not None and not exact.is_weighted and exact.neg.sum() + exact.pos.sum() <= 4 * exact.values.size:
+            # few events a score (as per-event streams of continuous scores leave it): the events themselves,
+            # the negatives then the positives, through the unweighted kernel
+            x = np.concatenate([np.repeat(exact.values, exact.neg), np.repeat(exact.values, exact.pos)])
+            labels = np.zeros(x.size, dtype=np.bool_)
+            labels[int(exact.neg.sum()) :] = True
+            refused = self._add_compiled(kernel, x, labels, 1)
+            assert not refused, "counted scores were refused"
+            return
         # each distinct score once per label it has, weighted by its count: the negatives, then the positives
         tally = np.zeros(0)
         above: list[Any] = [0.0, 0.0]

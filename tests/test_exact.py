@@ -263,3 +263,23 @@ def test_a_batch_refused_after_leaving_an_empty_table_leaves_the_accumulator_as_
     assert acc.n == 0 and acc.get().is_exact
     acc.update_many([True, False], [0.3, 0.6])
     assert acc.get().is_exact and acc.get().edges.tolist() == [0.3, 0.6]
+
+
+@pytest.mark.parametrize(("distinct", "repeats"), [(3_000, 1), (201, 40)])
+def test_leaving_the_exact_regime_event_by_event_counts_as_binned_from_the_start(distinct, repeats):
+    """Events one at a time, read every 100 (the table filled by earlier flushes): a table of few events a
+    score (3,000 distinct scores) is moved into bins as events, one of many (201 scores, 40 times each: the
+    201st comes after about 1,200 events) as weighted counts; both give the state of binning from the start."""
+    rng = np.random.default_rng(repeats)
+    s = np.repeat(np.round(rng.random(distinct), 6), repeats)
+    rng.shuffle(s)
+    y = rng.random(s.size) < 0.35
+    exact = se.BinaryAccumulator(threshold=0.41, exact_up_to=200)
+    for i, (a, b) in enumerate(zip(y.tolist(), s.tolist(), strict=True)):
+        exact.update(a, b)
+        if i % 100 == 99:
+            assert exact.n == i + 1  # a read counts the events kept so far
+    binned = se.BinaryAccumulator(threshold=0.41, exact_up_to=0)
+    binned.update_many(y, s)
+    assert _binned_view(exact) == _binned_view(binned)
+    assert exact.get().calibration == binned.get().calibration
