@@ -351,20 +351,22 @@ class LabelledCounts:
         target = keys * 2 + is_pos  # one value per (bin, label)
         order = np.argsort(target, kind="stable")
         sorted_target = target[order]
+        sorted_keys = sorted_target >> 1
         new_target = np.ones(order.size, dtype=np.bool_)
         np.not_equal(sorted_target[1:], sorted_target[:-1], out=new_target[1:])
         new_key = np.ones(order.size, dtype=np.bool_)
-        np.not_equal(keys[order][1:], keys[order][:-1], out=new_key[1:])
+        np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new_key[1:])
         to_bin = np.cumsum(new_key) - 1
-        group = np.cumsum(new_target) - 1
-        shared = np.bincount(group)[group] > 1
-        lab = is_pos[order]
+        # a (bin, label) held by one slot: the slot starts its run of targets and the next one starts another
+        alone = new_target.copy()
+        alone[:-1] &= new_target[1:]
+        lab = (sorted_target & 1).astype(np.bool_)
         parts = []
-        for label_mask in (~lab, lab):
-            one, many = label_mask & ~shared, label_mask & shared
+        for in_label in (~lab, lab):
+            one, many = np.flatnonzero(in_label & alone), np.flatnonzero(in_label & ~alone)
             parts.append(((order[one], to_bin[one]), (order[many], to_bin[many])))
         (neg_one, neg_many), (pos_one, pos_many) = parts
-        return keys[order][new_key], neg_one, pos_one, neg_many, pos_many
+        return sorted_keys[new_key], neg_one, pos_one, neg_many, pos_many
 
     def nonzero(self) -> tuple[npt.NDArray[np.int64], np.ndarray]:
         """Codes (ascending) holding a non-zero count, and those counts."""
