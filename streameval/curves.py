@@ -107,6 +107,13 @@ def _points(edges: Array, neg: Array, pos: Array, points: OperatingPoints | None
     return points
 
 
+def _rates(pts: OperatingPoints) -> tuple[Array, Array, Array] | None:
+    """(FPR, FNR, thresholds) at every curve point, or None without both classes."""
+    if pts.positives == 0 or pts.negatives == 0:
+        return None
+    return pts.fp / pts.negatives, 1.0 - pts.tp / pts.positives, pts.thresholds
+
+
 def _div(num: Array | float, den: float) -> Array:
     """Elementwise ``num / den`` for a scalar denominator: nan when it is 0."""
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -356,23 +363,20 @@ def eer(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None 
     The threshold is interpolated on the same segment (the finite end when
     the segment starts at ``+inf``).
     """
-    pts = _points(edges, neg, pos, points)
-    if pts.positives == 0 or pts.negatives == 0:
+    rates = _rates(_points(edges, neg, pos, points))
+    if rates is None:
         return Crossing(math.nan, math.nan)
-    far = pts.fp / pts.negatives
-    frr = 1.0 - pts.tp / pts.positives
-    return _segment_crossing(pts.thresholds, far, frr)
+    return _segment_crossing(rates[2], rates[0], rates[1])
 
 
 def eer_nearest(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None) -> Crossing:
     """Mean of FAR and FRR at the threshold where ``|FRR - FAR|`` is smallest."""
-    pts = _points(edges, neg, pos, points)
-    if pts.positives == 0 or pts.negatives == 0:
+    rates = _rates(_points(edges, neg, pos, points))
+    if rates is None:
         return Crossing(math.nan, math.nan)
-    far = pts.fp / pts.negatives
-    frr = 1.0 - pts.tp / pts.positives
+    far, frr, thresholds = rates
     i = int(np.argmin(np.abs(frr - far)))
-    return Crossing(float((far[i] + frr[i]) / 2.0), float(pts.thresholds[i]))
+    return Crossing(float((far[i] + frr[i]) / 2.0), float(thresholds[i]))
 
 
 def eer_rocch(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None) -> Crossing:
@@ -382,13 +386,12 @@ def eer_rocch(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints |
     boundary of the points; the EER is where it crosses FAR = FRR. The
     threshold is interpolated along the hull segment.
     """
-    pts = _points(edges, neg, pos, points)
-    if pts.positives == 0 or pts.negatives == 0:
+    rates = _rates(_points(edges, neg, pos, points))
+    if rates is None:
         return Crossing(math.nan, math.nan)
-    far = pts.fp / pts.negatives
-    frr = 1.0 - pts.tp / pts.positives
+    far, frr, thresholds = rates
     idx = _lower_hull(far, frr)
-    return _segment_crossing(pts.thresholds[idx], far[idx], frr[idx])
+    return _segment_crossing(thresholds[idx], far[idx], frr[idx])
 
 
 def _lower_hull(x: Array, y: Array) -> npt.NDArray[np.intp]:
@@ -451,13 +454,6 @@ class CostPoint(NamedTuple):
 
     cost: float
     threshold: float
-
-
-def _rates(pts: OperatingPoints) -> tuple[Array, Array, Array] | None:
-    """(FPR, FNR, thresholds) at every curve point, or None without both classes."""
-    if pts.positives == 0 or pts.negatives == 0:
-        return None
-    return pts.fp / pts.negatives, 1.0 - pts.tp / pts.positives, pts.thresholds
 
 
 def cost_curve(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None) -> tuple[Array, Array]:

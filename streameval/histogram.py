@@ -419,12 +419,13 @@ class ScoreHistogram:
                 self._add_above(None)
             return
         kernel = batch_kernel(self.bins)
-        if kernel is not None and not exact.is_weighted and exact.neg.sum() + exact.pos.sum() <= 4 * exact.values.size:
+        negatives = int(exact.neg.sum()) if not exact.is_weighted else 0
+        if kernel is not None and not exact.is_weighted and negatives + exact.pos.sum() <= 4 * exact.values.size:
             # few events a score (as per-event streams of continuous scores leave it): the events themselves,
             # the negatives then the positives, through the unweighted kernel
             x = np.concatenate([np.repeat(exact.values, exact.neg), np.repeat(exact.values, exact.pos)])
             labels = np.zeros(x.size, dtype=np.bool_)
-            labels[int(exact.neg.sum()) :] = True
+            labels[negatives:] = True
             refused = self._add_compiled(kernel, x, labels, 1)
             assert not refused, "counted scores were refused"
             return
