@@ -2845,6 +2845,157 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(gather_bins_doc,
+"gather_bins(counts, weighted, cells, keys, split_key, out_keys, out_neg, out_pos, out_split) -> int\n\n"
+"Adds every stored count (int64 or, weighted, float64) to the cell its slot holds in `cells` (int32,\n"
+"bin * 2 + label; the sums start at 0 and take the slots in order), then writes the key and the negative\n"
+"and positive counts of every bin holding a count into the `out_` arrays (as long as `keys`, ascending);\n"
+"returns how many. The sums of LabelledCounts.histogram. `out_split` (int64, 5) takes how many of those\n"
+"bins have keys up to `split_key` and, for whole counts, their negatives and positives, then those of the\n"
+"bins above.");
+
+#define GATHER_BINS(T, WHOLE)                                                                             \
+    do {                                                                                                  \
+        const T *counts = (const T *)cb.buf;                                                              \
+        T *sums = (T *)tmp, *out_neg = (T *)onb.buf, *out_pos = (T *)opb.buf;                             \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                              \
+            uint32_t cell = (uint32_t)cells[i];                                                           \
+            if (cell >= limit) {                                                                          \
+                bad = 1;                                                                                  \
+                break;                                                                                    \
+            }                                                                                             \
+            sums[cell] += counts[i];                                                                      \
+        }                                                                                                 \
+        int64_t part[4] = {0, 0, 0, 0}; /* negatives and positives up to the cut, then above it */       \
+        for (int side = 0; side < 2 && !bad; side++) {                                                    \
+            Py_ssize_t from = side ? cut : 0, to = side ? n_bins : cut;                                   \
+            int64_t neg_sum = 0, pos_sum = 0;                                                             \
+            for (Py_ssize_t b = from; b < to; b++) {                                                      \
+                T neg = sums[2 * b], pos = sums[2 * b + 1];                                               \
+                out_keys[m] = keys[b];                                                                    \
+                out_neg[m] = neg;                                                                         \
+                out_pos[m] = pos;                                                                         \
+                m += (neg != 0) | (pos != 0);                                                             \
+                if (WHOLE) {                                                                              \
+                    neg_sum += (int64_t)neg;                                                              \
+                    pos_sum += (int64_t)pos;                                                              \
+                }                                                                                         \
+            }                                                                                             \
+            if (!side)                                                                                    \
+                start = m;                                                                                \
+            part[2 * side] = neg_sum;                                                                     \
+            part[2 * side + 1] = pos_sum;                                                                 \
+        }                                                                                                 \
+        split[0] = start;                                                                                 \
+        memcpy(split + 1, part, sizeof(part));                                                            \
+    } while (0)
+
+static PyObject *
+gather_bins(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer cb, tb, kb, okb, onb, opb, osb;
+    int weighted;
+    long long split_key;
+    if (!PyArg_ParseTuple(args, "y*py*y*Lw*w*w*w*", &cb, &weighted, &tb, &kb, &split_key, &okb, &onb, &opb, &osb))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = cb.len / 8, n_bins = kb.len / (Py_ssize_t)sizeof(int64_t);
+    if (cb.len % 8 || tb.len != n * (Py_ssize_t)sizeof(int32_t) || kb.len % 8 || okb.len != kb.len ||
+        onb.len != kb.len || opb.len != kb.len || osb.len != 5 * (Py_ssize_t)sizeof(int64_t) || n_bins > (1 << 29)) {
+        PyErr_SetString(PyExc_ValueError, "gather_bins: inconsistent arguments");
+        goto done;
+    }
+    void *tmp = PyMem_Calloc((size_t)(2 * n_bins + 1), 8);
+    if (tmp == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const int32_t *cells = (const int32_t *)tb.buf;
+    const int64_t *keys = (const int64_t *)kb.buf;
+    int64_t *out_keys = (int64_t *)okb.buf, *split = (int64_t *)osb.buf;
+    uint32_t limit = (uint32_t)(2 * n_bins);
+    Py_ssize_t m = 0, start = 0, cut = 0, hi = n_bins; /* cut: the first bin whose key is above split_key */
+    while (cut < hi) {
+        Py_ssize_t mid = cut + (hi - cut) / 2;
+        if (keys[mid] <= split_key)
+            cut = mid + 1;
+        else
+            hi = mid;
+    }
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    if (weighted)
+        GATHER_BINS(double, 0);
+    else
+        GATHER_BINS(int64_t, 1);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(tmp);
+    if (bad)
+        PyErr_SetString(PyExc_ValueError, "gather_bins: inconsistent arguments");
+    else
+        result = PyLong_FromSsize_t(m);
+done:
+    PyBuffer_Release(&cb);
+    PyBuffer_Release(&tb);
+    PyBuffer_Release(&kb);
+    PyBuffer_Release(&okb);
+    PyBuffer_Release(&onb);
+    PyBuffer_Release(&opb);
+    PyBuffer_Release(&osb);
+    return result;
+}
+
+PyDoc_STRVAR(auc_sums_doc,
+"auc_sums(neg, pos) -> (lower, ties, positives, negatives) or None\n\n"
+"For whole counts (int64, >= 0) per bin in ascending order: the sum over bins of the positives times the\n"
+"negatives in lower bins, the sum of positives times negatives in each bin, and the totals, all exact; None\n"
+"when positives times negatives reaches 2**53 (their floats would no longer be exact).");
+
+static PyObject *
+auc_sums(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer nb, pb;
+    if (!PyArg_ParseTuple(args, "y*y*", &nb, &pb))
+        return NULL;
+    PyObject *result = NULL;
+    if (nb.len % 8 || pb.len != nb.len) {
+        PyErr_SetString(PyExc_ValueError, "auc_sums: inconsistent arguments");
+        goto done;
+    }
+    Py_ssize_t n = nb.len / 8;
+    const int64_t *neg = (const int64_t *)nb.buf, *pos = (const int64_t *)pb.buf;
+    uint64_t p_total = 0, n_total = 0, lower = 0, ties = 0;
+    int fits = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && fits; i++) {
+        fits = neg[i] >= 0 && pos[i] >= 0 && neg[i] < ((int64_t)1 << 53) && pos[i] < ((int64_t)1 << 53);
+        p_total += (uint64_t)pos[i];
+        n_total += (uint64_t)neg[i];
+        fits = fits && p_total < ((uint64_t)1 << 53) && n_total < ((uint64_t)1 << 53);
+    }
+    /* every product and partial sum is at most positives x negatives: below 2 ** 53, so no overflow */
+    fits = fits && (p_total == 0 || n_total < (((uint64_t)1 << 53) + p_total - 1) / p_total) &&
+           p_total * n_total < ((uint64_t)1 << 53);
+    if (fits) {
+        uint64_t below = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            lower += (uint64_t)pos[i] * below;
+            ties += (uint64_t)pos[i] * (uint64_t)neg[i];
+            below += (uint64_t)neg[i];
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (fits)
+        result = Py_BuildValue("KKKK", (unsigned long long)lower, (unsigned long long)ties,
+                               (unsigned long long)p_total, (unsigned long long)n_total);
+    else
+        result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&nb);
+    PyBuffer_Release(&pb);
+    return result;
+}
+
 static PyMethodDef module_methods[] = {
     {"count_range_free", count_range_free, METH_VARARGS, count_range_free_doc},
     {"count_uniform", count_uniform, METH_VARARGS, count_uniform_doc},
@@ -2857,6 +3008,8 @@ static PyMethodDef module_methods[] = {
     {"small_codes", small_codes, METH_VARARGS, small_codes_doc},
     {"group_by_code", group_by_code, METH_VARARGS, group_by_code_doc},
     {"lower_hull", lower_hull, METH_VARARGS, lower_hull_doc},
+    {"gather_bins", gather_bins, METH_VARARGS, gather_bins_doc},
+    {"auc_sums", auc_sums, METH_VARARGS, auc_sums_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -729,17 +729,16 @@ class ScoreHistogram:
                 cast(exact.pos[start:].sum()), cast(exact.neg[start:].sum()),
                 cast(exact.neg[:start].sum()), cast(exact.pos[:start].sum()),
             )  # fmt: skip
-        keys, neg, pos = self.histogram()
-        start = int(np.searchsorted(keys, self._t_key, side="right"))
-        tp = pos[start:].sum()
-        fp = neg[start:].sum()
+        keys, neg, pos, (_, neg_below, pos_below, fp, tp) = self.binned()._counts.histogram_split(
+            self.bins, self._t_key
+        )
         if self._t_is_edge:
             t_neg = self._counts.count_at(int(self._t_codes[0]))
             t_pos = self._counts.count_at(int(self._t_codes[1]))
         else:
             t_neg, t_pos = self._above[0], self._above[1]
         # below the threshold: lower bins, and the threshold's bin less what is at or above it (never below 0)
-        tn, fn = neg[:start].sum() - t_neg, pos[:start].sum() - t_pos
+        tn, fn = neg_below - t_neg, pos_below - t_pos
         tn, fn = (max(v, 0.0) if self.is_weighted else v for v in (tn, fn))
         return HistogramView(
             None, _readonly(keys), _readonly(neg), _readonly(pos),

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ._compiled import SPEEDUPS
 from ._validation import check_total
 from .bins import BLOCK, Bins, Workspace
 
@@ -327,21 +328,41 @@ class LabelledCounts:
         that scores do produce. They hold no count; such codes are summed,
         not assigned, so that a zero never overwrites a count.
         """
+        keys, neg, pos, _ = self.histogram_split(bins, -1)
+        return keys, neg, pos
+
+    def histogram_split(
+        self, bins: Bins, key: int
+    ) -> tuple[npt.NDArray[np.int64], np.ndarray, np.ndarray, tuple[int, Any, Any, Any, Any]]:
+        """:meth:`histogram`, and how many of its bins have keys up to ``key``, the negatives and positives
+        of those bins, then those of the bins above (what a report's 2x2 at a threshold needs)."""
         n = self._n_stored
         if self._layout is None or self._layout[0] != n:
             self._layout = (n, *self._histogram_layout(bins))
-        _, uniq, neg_one, pos_one, neg_many, pos_many = self._layout
+        _, uniq, cells, neg_one, pos_one, neg_many, pos_many = self._layout
         counts = self._counts[: n * PAGE]
-        neg = np.zeros(uniq.size, dtype=counts.dtype)
-        pos = np.zeros(uniq.size, dtype=counts.dtype)
-        neg[neg_one[1]] = counts[neg_one[0]]  # the only code of its (bin, label)
-        pos[pos_one[1]] = counts[pos_one[0]]
-        if neg_many[0].size:
-            np.add.at(neg, neg_many[1], counts[neg_many[0]])
-        if pos_many[0].size:
-            np.add.at(pos, pos_many[1], counts[pos_many[0]])
-        present = (neg != 0) | (pos != 0)
-        return uniq[present], neg[present], pos[present]
+        if SPEEDUPS is not None:  # the same sums, in one pass
+            keys = np.empty(uniq.size, dtype=np.int64)
+            neg, pos = np.empty(uniq.size, dtype=counts.dtype), np.empty(uniq.size, dtype=counts.dtype)
+            split = np.empty(5, dtype=np.int64)
+            m = SPEEDUPS.gather_bins(counts, self.is_weighted, cells, uniq, key, keys, neg, pos, split)
+            keys, neg, pos = keys[:m], neg[:m], pos[:m]
+            start = int(split[0])
+            if not self.is_weighted:  # whole counts: the kernel's sums are exact
+                return keys, neg, pos, (start, int(split[1]), int(split[2]), int(split[3]), int(split[4]))
+        else:
+            neg = np.zeros(uniq.size, dtype=counts.dtype)
+            pos = np.zeros(uniq.size, dtype=counts.dtype)
+            neg[neg_one[1]] += counts[neg_one[0]]  # the only code of its (bin, label): each sum starts at 0
+            pos[pos_one[1]] += counts[pos_one[0]]
+            if neg_many[0].size:
+                np.add.at(neg, neg_many[1], counts[neg_many[0]])
+            if pos_many[0].size:
+                np.add.at(pos, pos_many[1], counts[pos_many[0]])
+            present = (neg != 0) | (pos != 0)
+            keys, neg, pos = uniq[present], neg[present], pos[present]
+            start = int(np.searchsorted(keys, key, side="right"))
+        return keys, neg, pos, (start, neg[:start].sum(), pos[:start].sum(), neg[start:].sum(), pos[start:].sum())
 
     def _histogram_layout(self, bins: Bins) -> tuple[Any, ...]:
         """Keys of the stored codes' bins, and (from slots, to bins) for each label, split by shared targets."""
@@ -366,7 +387,9 @@ class LabelledCounts:
             one, many = np.flatnonzero(in_label & alone), np.flatnonzero(in_label & ~alone)
             parts.append(((order[one], to_bin[one]), (order[many], to_bin[many])))
         (neg_one, neg_many), (pos_one, pos_many) = parts
-        return sorted_keys[new_key], neg_one, pos_one, neg_many, pos_many
+        cells = np.empty(order.size, dtype=np.int32)  # each slot's (bin, label): bin * 2 + label
+        cells[order] = to_bin * 2 + lab
+        return sorted_keys[new_key], cells, neg_one, pos_one, neg_many, pos_many
 
     def nonzero(self) -> tuple[npt.NDArray[np.int64], np.ndarray]:
         """Codes (ascending) holding a non-zero count, and those counts."""

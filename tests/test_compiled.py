@@ -899,14 +899,19 @@ def test_segment_grouping_refuses_inconsistent_arguments_and_groups_in_order():
         SPEEDUPS.small_codes(np.array([1, 2]), 8, np.empty(3, dtype=np.int32))
 
 
+def _both_ways(module, call):
+    """``call()`` with ``module``'s compiled kernels, then with its numpy twins."""
+    compiled = call()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(module, "SPEEDUPS", None)
+        plain = call()
+    return compiled, plain
+
+
 def _hull_both_ways(x, y):
     from streameval import curves
 
-    compiled = curves._lower_hull(x, y)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(curves, "SPEEDUPS", None)
-        plain = curves._lower_hull(x, y)
-    return compiled, plain
+    return _both_ways(curves, lambda: curves._lower_hull(x, y))
 
 
 @needs_compiled
@@ -940,3 +945,83 @@ def test_lower_hull_after_64_passes_takes_the_monotone_chain_on_both_paths():
 
     with pytest.raises(ValueError, match="lower_hull"):
         SPEEDUPS.lower_hull(x, y[:-1], np.empty(x.size, dtype=np.int64))
+
+
+def _histogram_both_ways(counts, bins, key):
+    """``LabelledCounts.histogram_split`` with the compiled gather and with the numpy twin."""
+    from streameval import state
+
+    return _both_ways(state, lambda: counts.histogram_split(bins, key))
+
+
+@needs_compiled
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["range-free", "coarse", "uniform"]),
+    st.booleans(),
+    st.sampled_from(["low", "middle", "high"]),
+)
+def test_gather_bins_equals_the_numpy_gathers(seed, scheme, weighted, where):
+    """Keys, counts and the split at a key as the report reads them: from states with pages of empty codes,
+    codes sharing a (bin, label) (a coarse scheme), weights summed in storage order, and taken-out counts."""
+    from streameval.bins import RangeFreeBins, UniformBins
+
+    rng = np.random.default_rng(seed)
+    make = {
+        "range-free": lambda: se.BinaryAccumulator(exact_up_to=0),
+        "coarse": lambda: se.BinaryAccumulator(bins=RangeFreeBins(mantissa_bits=1), exact_up_to=0),
+        "uniform": lambda: se.BinaryAccumulator(bins=UniformBins(0.0, 1.0, 50), exact_up_to=0),
+    }[scheme]
+    acc, gone = make(), make()
+    n = int(rng.integers(1, 3000))
+    y, s = rng.random(n) < 0.4, np.exp(rng.normal(0, 3, n)) if scheme != "uniform" else rng.random(n)
+    w = rng.random(n) if weighted else None
+    acc.update_many(y, s, w)
+    gone.update_many(y[: n // 3], s[: n // 3], None if w is None else w[: n // 3])
+    acc -= gone  # zeros where every event left
+    counts = acc._hist.binned()._counts
+    keys = acc._hist.histogram()[0]
+    key = {"low": -1, "middle": int(keys[keys.size // 2]) if keys.size else 0, "high": 2**62}[where]
+    compiled, plain = _histogram_both_ways(counts, acc.bins, key)
+    for a, b in zip(compiled[:3], plain[:3], strict=True):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+    assert compiled[3] == plain[3]
+    start, neg_below, pos_below, neg_above, pos_above = compiled[3]
+    assert start == int(np.searchsorted(plain[0], key, side="right"))
+    np.testing.assert_allclose([neg_below + neg_above, pos_below + pos_above], [plain[1].sum(), plain[2].sum()])
+    if not weighted:  # whole counts come back as Python ints, summed exactly
+        assert all(type(v) is int for v in compiled[3])
+
+
+@needs_compiled
+def test_gather_bins_refuses_cells_outside_its_bins():
+    from streameval._compiled import SPEEDUPS
+
+    counts, keys = np.ones(4, dtype=np.int64), np.arange(2, dtype=np.int64)
+    outs = [np.empty(2, dtype=np.int64) for _ in range(3)] + [np.empty(5, dtype=np.int64)]
+    assert SPEEDUPS.gather_bins(counts, False, np.array([0, 1, 2, 3], dtype=np.int32), keys, 0, *outs) == 2
+    assert outs[1].tolist() == [1, 1] and outs[2].tolist() == [1, 1] and outs[3].tolist() == [1, 1, 1, 1, 1]
+    for cells in (np.array([0, 1, 2, 4], dtype=np.int32), np.array([0, -1, 2, 3], dtype=np.int32)):
+        with pytest.raises(ValueError, match="gather_bins"):
+            SPEEDUPS.gather_bins(counts, False, cells, keys, 0, *outs)
+    with pytest.raises(ValueError, match="gather_bins"):
+        SPEEDUPS.gather_bins(counts, False, np.zeros(3, dtype=np.int32), keys, 0, *outs)
+
+
+@needs_compiled
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 400), st.sampled_from([1, 30, 10**6, 10**9]))
+def test_whole_auc_sums_give_the_float_dot_products(seed, n, scale):
+    """The exact integer sums give the bounds the float path gives, and large counts (positives times
+    negatives past 2**53) go to the float path."""
+    from streameval import curves
+
+    rng = np.random.default_rng(seed)
+    neg = rng.integers(0, scale + 1, n).astype(np.int64) * (rng.random(n) < 0.7)
+    pos = rng.integers(0, scale + 1, n).astype(np.int64) * (rng.random(n) < 0.7)
+    compiled, plain = _both_ways(curves, lambda: curves.auc_bounds(neg, pos))
+    np.testing.assert_array_equal(np.array(compiled), np.array(plain))
+    fits = curves._whole_auc_sums(neg, pos) is not None
+    assert fits == (int(neg.sum()) * int(pos.sum()) < 2**53)
