@@ -2996,6 +2996,59 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(more_distinct_than_doc,
+"more_distinct_than(x, limit) -> bool\n\n"
+"Whether the float64 scores `x` surely hold more than `limit` distinct values: each score (-0.0 as 0.0) sets\n"
+"one bit of a table of at least 16 * limit bits, chosen by a hash of its bits, and equal scores set the same\n"
+"bit, so more bits set than `limit` proves it. Looks at no more than 2 * limit + 64 scores; False means\n"
+"not proven (few distinct scores, or too many hash collisions), not that they fit.");
+
+static PyObject *
+more_distinct_than(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer xb;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "y*n", &xb, &limit))
+        return NULL;
+    PyObject *result = NULL;
+    if (xb.len % 8 || limit < 0 || limit > ((Py_ssize_t)1 << 24)) {
+        PyErr_SetString(PyExc_ValueError, "more_distinct_than: inconsistent arguments");
+        goto done;
+    }
+    Py_ssize_t n = xb.len / 8, look = 2 * limit + 64;
+    if (n <= limit) { /* cannot hold more */
+        result = Py_NewRef(Py_False);
+        goto done;
+    }
+    int bits_log2 = 12;
+    while (((Py_ssize_t)1 << bits_log2) < 16 * limit)
+        bits_log2++;
+    uint64_t *table = PyMem_Calloc(((size_t)1 << bits_log2) / 64, sizeof(uint64_t));
+    if (table == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const double *x = (const double *)xb.buf;
+    Py_ssize_t set = 0, end = n < look ? n : look;
+    int shift = 64 - bits_log2;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < end && set <= limit; i++) {
+        double v = x[i] + 0.0; /* -0.0 and 0.0 are one score */
+        uint64_t u;
+        memcpy(&u, &v, 8);
+        uint64_t h = (u * 0x9E3779B97F4A7C15ULL) >> shift;
+        uint64_t bit = (uint64_t)1 << (h & 63), *word = &table[h >> 6];
+        set += (*word & bit) == 0;
+        *word |= bit;
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_Free(table);
+    result = PyBool_FromLong(set > limit);
+done:
+    PyBuffer_Release(&xb);
+    return result;
+}
+
 static PyMethodDef module_methods[] = {
     {"count_range_free", count_range_free, METH_VARARGS, count_range_free_doc},
     {"count_uniform", count_uniform, METH_VARARGS, count_uniform_doc},
@@ -3010,6 +3063,7 @@ static PyMethodDef module_methods[] = {
     {"lower_hull", lower_hull, METH_VARARGS, lower_hull_doc},
     {"gather_bins", gather_bins, METH_VARARGS, gather_bins_doc},
     {"auc_sums", auc_sums, METH_VARARGS, auc_sums_doc},
+    {"more_distinct_than", more_distinct_than, METH_VARARGS, more_distinct_than_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -10,6 +10,9 @@ from hypothesis import strategies as st
 from sklearn import metrics as skm
 
 import streameval as se
+from streameval import _events
+
+needs_compiled = pytest.mark.skipif(not _events.COMPILED, reason="the compiled paths are not in use")
 
 
 def _stream(n, seed, ties=True):
@@ -283,3 +286,48 @@ def test_leaving_the_exact_regime_event_by_event_counts_as_binned_from_the_start
     binned.update_many(y, s)
     assert _binned_view(exact) == _binned_view(binned)
     assert exact.get().calibration == binned.get().calibration
+
+
+@pytest.mark.parametrize("labels_as", ["array", "list"])
+@pytest.mark.parametrize("n", [41, 300, 20_000])
+def test_a_batch_proven_past_the_budget_counts_as_the_table_would_have(labels_as, n, monkeypatch):
+    """A batch whose distinct scores are proven past the budget at once goes into bins whole; without the proof
+    the table counts it until it overflows, then does the same: both give binning from the start."""
+    from streameval import histogram
+
+    rng = np.random.default_rng(n)
+    y, s = rng.random(n) < 0.4, np.round(rng.random(n), 3 if n < 1000 else 9)
+    s[::7] = 0.41
+    s[1::9] = -0.0  # one score with 0.0
+    s[2::9] = 0.0
+    labels = y if labels_as == "array" else y.tolist()  # the checking kernel, or checked labels first
+
+    def fed(budget):
+        acc = se.BinaryAccumulator(threshold=0.41, exact_up_to=budget)
+        acc.update_many(labels, s)
+        return _binned_view(acc), acc.get().calibration, acc.get().is_exact
+
+    proven = fed(20)
+    monkeypatch.setattr(histogram, "_PROVE_DISTINCT_UP_TO", -1)  # no proof: the table finds out
+    assert fed(20) == proven == fed(0)
+    assert not proven[2]
+
+
+@needs_compiled
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 300), st.integers(0, 3000), st.booleans())
+def test_more_distinct_than_proves_only_what_is_true(seed, limit, n, zeros):
+    """True only when the scores hold more than ``limit`` distinct values (-0.0 and 0.0 being one), and
+    True for continuous scores of at least twice the budget and 64 more."""
+    from streameval._compiled import SPEEDUPS
+
+    rng = np.random.default_rng(seed)
+    pool = rng.random(int(rng.integers(1, 2 * limit + 3)))
+    if zeros:
+        pool[: pool.size // 2] = np.where(rng.random(pool.size // 2) < 0.5, -0.0, 0.0)
+    x = rng.choice(pool, n)
+    distinct = np.unique(x).size  # np.unique takes -0.0 and 0.0 as one
+    if SPEEDUPS.more_distinct_than(x, limit):
+        assert distinct > limit
+    if n >= 2 * limit + 64:
+        assert SPEEDUPS.more_distinct_than(rng.random(n), limit)
