@@ -521,6 +521,24 @@ def _take(values: Any, sel: np.ndarray | slice) -> Any:
 
 # -- Decayed ---------------------------------------------------------------------
 _FOLD_EVERY = 16384  # Decayed's plain per-event updates counted as one batch this often (or when read)
+_POWER_STEP = 1024  # consecutive events' decay factors: a coarse power of two times one of this many fine ones
+
+
+def _powers_of_two(start: float, n: int, half_life: float) -> npt.NDArray[np.float64]:
+    """``2 ** ((start + i) / half_life)`` for ``i`` in ``range(n)``, as a coarse power times a fine one.
+
+    Two ``exp2`` tables of about ``sqrt(n)`` entries instead of one of ``n`` (0.44 against 1.03 ms for 10^6
+    events); within 1e-13 of the power of the rounded argument, itself as far from the true power once
+    ``(start + i) / half_life`` is rounded.
+    """
+    if n < 4 * _POWER_STEP:
+        decayed = np.arange(n, dtype=np.float64)
+        decayed += start
+        decayed /= half_life
+        return np.exp2(decayed, out=decayed)
+    coarse = np.exp2((start + np.arange(-(-n // _POWER_STEP), dtype=np.float64) * _POWER_STEP) / half_life)
+    fine = np.exp2(np.arange(_POWER_STEP, dtype=np.float64) / half_life)
+    return np.multiply.outer(coarse, fine).reshape(-1)[:n]
 
 
 class Decayed:
@@ -658,12 +676,11 @@ class Decayed:
         if n and (top - t_ref) / self.half_life > self._RESCALE_AT:
             t_ref = top  # rescale the stored state to this reference after the update checks pass
         if self.by == "events":  # in place from here: w * 2**((t - t_ref) / half_life)
-            decayed = np.arange(n, dtype=np.float64)
-            decayed += self._clock - t_ref
+            decayed = _powers_of_two(self._clock - t_ref, n, self.half_life)
         else:
             decayed = times - t_ref
-        decayed /= self.half_life
-        np.exp2(decayed, out=decayed)
+            decayed /= self.half_life
+            np.exp2(decayed, out=decayed)
         if weights is not None:
             decayed *= weights
         if t_ref == self._t_ref:  # the usual case: straight into the state (all or nothing)

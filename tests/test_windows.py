@@ -187,6 +187,36 @@ def test_decayed_equals_explicit_weights(by):
     assert r1.auc == pytest.approx(r2.auc, abs=1e-12)
 
 
+@pytest.mark.parametrize(
+    ("start", "n", "half_life"),
+    [(0.0, 4095, 40.0), (0.0, 4096, 40.0), (-3e5, 50_001, 5e3), (123.0, 10**6, 2500.0), (-1e6, 9000, 1e9)],
+)
+def test_decay_factors_of_a_batch_are_the_powers_of_two(start, n, half_life):
+    """Batches of events by count take their decay factors as a coarse power times a fine one: within 1e-13 of
+    exp2 of each event's own argument, over the range the state keeps (arguments up to 500 in size)."""
+    from streameval.windows import _powers_of_two
+
+    direct = np.exp2((start + np.arange(n, dtype=np.float64)) / half_life)
+    got = _powers_of_two(start, n, half_life)
+    assert got.shape == (n,) and got.flags.c_contiguous and got.flags.writeable
+    np.testing.assert_allclose(got, direct, rtol=1e-13, atol=0)
+
+
+def test_decayed_batches_by_events_equal_explicit_weights():
+    """Batches large enough to take the decay factors from two tables, one of them past a rescale."""
+    y, s = _stream(30_000, seed=9)
+    dec = se.Decayed(se.BinaryAccumulator, half_life=40.0)
+    dec.update_many(y[:12_000], s[:12_000])
+    dec.update_many(y[12_000:], s[12_000:])  # 18,000 events of 40 each halve the weight: past a rescale
+    t = np.arange(y.size, dtype=float)
+    ref = se.BinaryAccumulator()
+    ref.update_many(y, s, np.exp2((t - t.max()) / 40.0))
+    r1, r2 = dec.get(), ref.get()
+    np.testing.assert_array_equal(r1.keys, r2.keys)
+    np.testing.assert_allclose(r1.neg, r2.neg, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(r1.pos, r2.pos, rtol=1e-12, atol=1e-300)
+
+
 def test_decay_stays_accurate_over_a_billion_time_units():
     # 10^4 batches, each standing for 10^5 events at one time, times up to 10^9: the state is
     # rescaled many times (2**500 at most) and the decayed total must match the geometric series
