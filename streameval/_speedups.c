@@ -1092,6 +1092,12 @@ done:
 #else
 #define CALIBRATION_MATH
 #endif
+/* float arithmetic that must give numpy's results bit for bit: no fused multiply-adds */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NO_FUSED_MATH __attribute__((optimize("fp-contract=off")))
+#else
+#define NO_FUSED_MATH
+#endif
 
 typedef union {
     double d;
@@ -3049,6 +3055,142 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(ap_terms_doc,
+"ap_terms(p, n, t, above, logs, scratch, out) -> None\n\n"
+"Average precision's terms of bins with whole counts (curves.average_precision_bounds), for float64 arrays of\n"
+"the bins' positives p, negatives n, true positives t and predicted positives `above` in higher bins.\n"
+"Without `logs` (empty) `out` (3 rows as long as p) takes the arguments of log1p in the three digamma\n"
+"differences, and `scratch` (7 rows) the rest of them; then, with `logs` (those rows' log1p, as numpy gives\n"
+"them) and the same `scratch`, `out` takes each bin's lower, expected and upper term. The same operations in\n"
+"the same order as the numpy path, with no fused multiply-adds.");
+
+#define DIGAMMA_SHIFT 12
+
+/* psi(w) - ln(w) from r = 1 / w and w2 = r * r: one division an argument */
+#define DIGAMMA_TAIL(r, w2)                                                                                 \
+    (-0.5 * (r) - (w2) * (1.0 / 12 - (w2) * (1.0 / 120 - (w2) * (1.0 / 252 - (w2) * (1.0 / 240 - (w2) * (1.0 / 132))))))
+
+/* as curves._digamma_terms: psi(z) = ln(w) + tail - shift, with w >= 12 */
+NO_FUSED_MATH static void
+digamma_terms(double z, double *w, double *shift, double *tail)
+{
+    double total = 0.0, count = 0.0, v = z;
+    if (z < DIGAMMA_SHIFT) {
+        for (int i = 0; i < DIGAMMA_SHIFT; i++) {
+            double step = z + (double)i;
+            if (step < DIGAMMA_SHIFT) {
+                total += 1.0 / step;
+                count += 1.0;
+            }
+        }
+        v = z + count;
+    }
+    double r = 1.0 / v;
+    *w = v;
+    *shift = total;
+    *tail = DIGAMMA_TAIL(r, r * r);
+}
+
+/* The digamma differences' log1p arguments (out) and the rest (scratch: shift differences, then the four
+ * tails). Bins whose four arguments are all at least 12 (N + 1 >= 12) take no shift: a loop of plain
+ * arithmetic, vectorised; the few others are done again one by one, with the shift. */
+VECTOR_CLONES NO_FUSED_MATH static void
+ap_arguments(const double *restrict p, const double *restrict n, const double *restrict above,
+             double *restrict scratch, double *restrict out, Py_ssize_t k)
+{
+    for (Py_ssize_t b = 0; b < k; b++) {
+        double x = above[b] + 1, m = p[b] + n[b];
+        double a0 = x, a1 = x + n[b], a2 = x + p[b], a3 = x + m;
+        double r0 = 1.0 / a0, r1 = 1.0 / a1, r2 = 1.0 / a2, r3 = 1.0 / a3;
+        out[b] = (a2 - a0) * r0;
+        out[k + b] = (a3 - a1) * r1;
+        out[2 * k + b] = (a3 - a0) * r0;
+        scratch[b] = 0.0 - 0.0;
+        scratch[k + b] = 0.0 - 0.0;
+        scratch[2 * k + b] = 0.0 - 0.0;
+        scratch[3 * k + b] = DIGAMMA_TAIL(r0, r0 * r0);
+        scratch[4 * k + b] = DIGAMMA_TAIL(r1, r1 * r1);
+        scratch[5 * k + b] = DIGAMMA_TAIL(r2, r2 * r2);
+        scratch[6 * k + b] = DIGAMMA_TAIL(r3, r3 * r3);
+    }
+}
+
+NO_FUSED_MATH static void
+ap_arguments_near_zero(const double *p, const double *n, const double *above, double *scratch, double *out,
+                       Py_ssize_t k)
+{
+    static const int first[3] = {0, 1, 0}, second[3] = {2, 3, 3};
+    for (Py_ssize_t b = 0; b < k; b++) {
+        double x = above[b] + 1;
+        if (!(x < DIGAMMA_SHIFT))
+            continue;
+        double m = p[b] + n[b];
+        double args[4] = {x, x + n[b], x + p[b], x + m}, w[4], shift[4], tail[4];
+        for (int a = 0; a < 4; a++) {
+            digamma_terms(args[a], &w[a], &shift[a], &tail[a]);
+            scratch[(3 + a) * k + b] = tail[a];
+        }
+        for (int r = 0; r < 3; r++) {
+            out[r * k + b] = (w[second[r]] - w[first[r]]) * (1.0 / w[first[r]]);
+            scratch[r * k + b] = shift[first[r]] - shift[second[r]];
+        }
+    }
+}
+
+/* Each bin's lower, expected and upper term from the log1p of the arguments and the scratch rows. */
+VECTOR_CLONES NO_FUSED_MATH static void
+ap_combine(const double *restrict p, const double *restrict n, const double *restrict t,
+           const double *restrict above, const double *restrict logs, const double *restrict scratch,
+           double *restrict out, Py_ssize_t k)
+{
+    const double *tail = scratch + 3 * k;
+    for (Py_ssize_t b = 0; b < k; b++) {
+        double b02 = scratch[b] + logs[b] + tail[2 * k + b] - tail[b];
+        double b13 = scratch[k + b] + logs[k + b] + tail[3 * k + b] - tail[k + b];
+        double b03 = scratch[2 * k + b] + logs[2 * k + b] + tail[3 * k + b] - tail[b];
+        double x = above[b] + 1, m = p[b] + n[b];
+        double d = m - 1, bb = m > 1 ? (p[b] - 1) / (d > 1 ? d : 1.0) : 0.0;
+        out[b] = p[b] + (t[b] - above[b] - n[b]) * b13;
+        out[k + b] = p[b] / m * (bb * m + (t[b] + 1 - bb * x) * b03);
+        out[2 * k + b] = p[b] + (t[b] - above[b]) * b02;
+    }
+}
+
+static PyObject *
+ap_terms(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer pb, nb, tb, ab, lb, sb, ob;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*w*", &pb, &nb, &tb, &ab, &lb, &sb, &ob))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t k = pb.len / 8;
+    if (pb.len % 8 || nb.len != pb.len || tb.len != pb.len || ab.len != pb.len || ob.len != 3 * pb.len ||
+        sb.len != 7 * pb.len || (lb.len != 0 && lb.len != 3 * pb.len)) {
+        PyErr_SetString(PyExc_ValueError, "ap_terms: inconsistent arguments");
+        goto done;
+    }
+    const double *p = (const double *)pb.buf, *n = (const double *)nb.buf, *above = (const double *)ab.buf;
+    double *scratch = (double *)sb.buf, *out = (double *)ob.buf;
+    Py_BEGIN_ALLOW_THREADS
+    if (lb.len == 0) {
+        ap_arguments(p, n, above, scratch, out, k);
+        ap_arguments_near_zero(p, n, above, scratch, out, k);
+    }
+    else
+        ap_combine(p, n, (const double *)tb.buf, above, (const double *)lb.buf, scratch, out, k);
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&pb);
+    PyBuffer_Release(&nb);
+    PyBuffer_Release(&tb);
+    PyBuffer_Release(&ab);
+    PyBuffer_Release(&lb);
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&ob);
+    return result;
+}
+
 static PyMethodDef module_methods[] = {
     {"count_range_free", count_range_free, METH_VARARGS, count_range_free_doc},
     {"count_uniform", count_uniform, METH_VARARGS, count_uniform_doc},
@@ -3064,6 +3206,7 @@ static PyMethodDef module_methods[] = {
     {"gather_bins", gather_bins, METH_VARARGS, gather_bins_doc},
     {"auc_sums", auc_sums, METH_VARARGS, auc_sums_doc},
     {"more_distinct_than", more_distinct_than, METH_VARARGS, more_distinct_than_doc},
+    {"ap_terms", ap_terms, METH_VARARGS, ap_terms_doc},
     {NULL, NULL, 0, NULL},
 };
 

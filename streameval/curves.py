@@ -217,19 +217,50 @@ def _digamma_terms(z: Array) -> tuple[Array, Array, Array]:
     small = np.flatnonzero(w < _DIGAMMA_SHIFT)
     if small.size:
         start = w.flat[small]
-        steps = start[:, None] + np.arange(_DIGAMMA_SHIFT, dtype=np.float64)
-        low = steps < _DIGAMMA_SHIFT
-        with np.errstate(divide="ignore"):
-            shift.flat[small] = np.where(low, 1.0 / steps, 0.0).sum(axis=1)
-        w.flat[small] = start + low.sum(axis=1)
-    w2 = 1.0 / (w * w)
-    tail = -0.5 / w - w2 * (1.0 / 12 - w2 * (1.0 / 120 - w2 * (1.0 / 252 - w2 * (1.0 / 240 - w2 / 132))))
+        total, count = np.zeros(small.size), np.zeros(small.size)
+        for i in range(_DIGAMMA_SHIFT):  # 1 / (z + i) added in order of i (as the compiled terms add them)
+            step = start + i
+            low = step < _DIGAMMA_SHIFT
+            with np.errstate(divide="ignore"):
+                total += np.where(low, 1.0 / step, 0.0)
+            count += low
+        shift.flat[small] = total
+        w.flat[small] = start + count
+    r = 1.0 / w  # the one division of each argument
+    w2 = r * r
+    tail = -0.5 * r - w2 * (1.0 / 12 - w2 * (1.0 / 120 - w2 * (1.0 / 252 - w2 * (1.0 / 240 - w2 * (1.0 / 132)))))
     return w, shift, tail
 
 
-def _digamma_between(w: Array, shift: Array, tail: Array, i: int, j: int) -> Array:
-    """psi of the arguments in row ``j`` less psi of those in row ``i`` (rows of :func:`_digamma_terms`)."""
-    return shift[i] - shift[j] + np.log1p((w[j] - w[i]) / w[i]) + tail[j] - tail[i]
+_FIRST, _SECOND = [0, 1, 0], [2, 3, 3]  # the three differences psi(row j) - psi(row i) average precision takes
+
+
+def _whole_ap_terms(p: Array, n: Array, t: Array, big_n: Array) -> Array:
+    """Each bin's lower, expected and upper average-precision term (rows) for whole counts.
+
+    The digamma differences at ``N + 1``, ``N + n + 1``, ``N + p + 1`` and
+    ``N + m + 1``; compiled, the same operations in the same order, with
+    numpy's ``log1p`` between the two passes (so both paths agree to the bit).
+    """
+    if SPEEDUPS is not None:
+        p, n, t, big_n = (np.ascontiguousarray(a, dtype=np.float64) for a in (p, n, t, big_n))
+        ratios, scratch = np.empty((3, p.size)), np.empty((7, p.size))
+        SPEEDUPS.ap_terms(p, n, t, big_n, b"", scratch, ratios)
+        terms = np.empty((3, p.size))
+        SPEEDUPS.ap_terms(p, n, t, big_n, np.log1p(ratios), scratch, terms)
+        return terms
+    x = big_n + 1
+    m = p + n
+    w, shift, tail = _digamma_terms(np.stack([x, x + n, x + p, x + m]))
+    logs = np.log1p((w[_SECOND] - w[_FIRST]) * (1.0 / w[_FIRST]))
+    between = shift[_FIRST] - shift[_SECOND] + logs + tail[_SECOND] - tail[_FIRST]
+    # lower: negatives first, precision (T + i) / (N + n + i) for i = 1..p
+    lower = p + (t - big_n - n) * between[1]
+    b = np.where(m > 1, (p - 1) / np.maximum(m - 1, 1), 0.0)
+    expected = p / m * (b * m + (t + 1 - b * x) * between[2])
+    # upper: positives first, precision (T + i) / (N + i)
+    upper = p + (t - big_n) * between[0]
+    return np.stack([lower, expected, upper])
 
 
 def average_precision_bounds(
@@ -270,15 +301,7 @@ def average_precision_bounds(
     m = p + n
     whole = counted or (np.all(p == np.round(p)) and np.all(n == np.round(n)))
     if whole:
-        # psi at N + 1, N + n + 1, N + p + 1 and N + m + 1, the four arguments of the three sums, at once
-        x = big_n + 1
-        w, shift, tail = _digamma_terms(np.stack([x, x + n, x + p, x + m]))
-        # upper: positives first, precision (T + i) / (N + i) for i = 1..p
-        upper = p + (t - big_n) * _digamma_between(w, shift, tail, 0, 2)
-        # lower: negatives first, precision (T + i) / (N + n + i)
-        lower = p + (t - big_n - n) * _digamma_between(w, shift, tail, 1, 3)
-        b = np.where(m > 1, (p - 1) / np.maximum(m - 1, 1), 0.0)
-        expected = p / m * (b * m + (t + 1 - b * x) * _digamma_between(w, shift, tail, 0, 3))
+        lower, expected, upper = _whole_ap_terms(p, n, t, big_n)
     else:  # with weights, the continuous limit: no event counts itself
         upper = _fluid(t, big_n, p, p)
         lower = _fluid(t, big_n + n, p, p)
