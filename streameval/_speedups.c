@@ -3191,6 +3191,62 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(range_free_edges_doc,
+"range_free_edges(keys, mantissa_bits, offset, key_max, out) -> None\n\n"
+"The lower edges of range-free keys + `offset` (int64) into `out` (float64): RangeFreeBins._lower_edges, the\n"
+"same bit operations and the same one float step up where s - 1 rounds below the bucket; +inf where the key +\n"
+"`offset` passes `key_max` (the upper edges, with `offset` 1).");
+
+static void
+range_free_edges_of(const int64_t *keys, Py_ssize_t n, int m, int64_t offset, int64_t key_max, double *out)
+{
+    int shift = 52 - m;
+    int64_t k_zero = (int64_t)2047 << m, k_upper = 2 * ((int64_t)1022 << m), upper_from = (int64_t)1022 << m;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t key = keys[i] + offset;
+        if (offset && key > key_max) {
+            out[i] = Py_HUGE_VAL;
+            continue;
+        }
+        int64_t k = key - k_zero;
+        int upper = k >= upper_from;
+        if (upper)
+            k -= k_upper;
+        int64_t ordered = (int64_t)((uint64_t)k << shift);
+        int64_t bits = ordered < 0 ? (int64_t)((uint64_t)INT64_MIN - (uint64_t)ordered) : ordered;
+        double edge;
+        memcpy(&edge, &bits, 8);
+        if (upper) {
+            double s = edge + 1.0; /* may round below the bucket: one float up where it did */
+            if (s - 1.0 < edge)
+                s = nextafter(s, Py_HUGE_VAL);
+            edge = s;
+        }
+        out[i] = edge;
+    }
+}
+
+static PyObject *
+range_free_edges(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer kb, ob;
+    int m;
+    long long offset, key_max;
+    if (!PyArg_ParseTuple(args, "y*iLLw*", &kb, &m, &offset, &key_max, &ob))
+        return NULL;
+    int fits = kb.len % 8 == 0 && ob.len == kb.len && m >= 1 && m <= 12 && (offset == 0 || offset == 1);
+    if (fits) {
+        Py_BEGIN_ALLOW_THREADS
+        range_free_edges_of((const int64_t *)kb.buf, kb.len / 8, m, offset, key_max, (double *)ob.buf);
+        Py_END_ALLOW_THREADS
+    }
+    else
+        PyErr_SetString(PyExc_ValueError, "range_free_edges: inconsistent arguments");
+    PyBuffer_Release(&kb);
+    PyBuffer_Release(&ob);
+    return fits ? Py_NewRef(Py_None) : NULL;
+}
+
 static PyMethodDef module_methods[] = {
     {"count_range_free", count_range_free, METH_VARARGS, count_range_free_doc},
     {"count_uniform", count_uniform, METH_VARARGS, count_uniform_doc},
@@ -3207,6 +3263,7 @@ static PyMethodDef module_methods[] = {
     {"auc_sums", auc_sums, METH_VARARGS, auc_sums_doc},
     {"more_distinct_than", more_distinct_than, METH_VARARGS, more_distinct_than_doc},
     {"ap_terms", ap_terms, METH_VARARGS, ap_terms_doc},
+    {"range_free_edges", range_free_edges, METH_VARARGS, range_free_edges_doc},
     {NULL, NULL, 0, NULL},
 };
 

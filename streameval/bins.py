@@ -406,7 +406,21 @@ class RangeFreeBins(Bins):
         ordered = np.where(u > top, top - u, u)  # negative t: -1 - (u - 2**(11+m))
         return ordered + self._k_zero + upper * self._k_upper, is_pos
 
+    def upper_edges(self, keys: npt.ArrayLike) -> FloatArray:
+        """The lower edge of the next bin of each key: every score of the bin is below it (``inf`` for the top)."""
+        if SPEEDUPS is None:
+            return super().upper_edges(keys)
+        k = np.ascontiguousarray(keys, dtype=np.int64)
+        out = np.empty(k.shape)
+        SPEEDUPS.range_free_edges(k, self.mantissa_bits, 1, self.key_max, out)
+        return out
+
     def _lower_edges(self, k: KeyArray) -> FloatArray:
+        if SPEEDUPS is not None:  # the same bit operations and float step, compiled
+            keys = np.ascontiguousarray(k, dtype=np.int64)
+            out = np.empty(keys.shape)
+            SPEEDUPS.range_free_edges(keys, self.mantissa_bits, 0, self.key_max, out)
+            return out
         k = k.astype(np.int64, copy=True) - self._k_zero
         upper = k >= (1022 << self.mantissa_bits)
         k[upper] -= self._k_upper

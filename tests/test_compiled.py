@@ -1051,3 +1051,26 @@ def test_ap_terms_refuses_arrays_of_other_lengths():
 
     with pytest.raises(ValueError, match="ap_terms"):
         SPEEDUPS.ap_terms(np.ones(2), np.ones(2), np.ones(2), np.ones(1), b"", np.empty(14), np.empty(6))
+
+
+@needs_compiled
+@pytest.mark.parametrize("mantissa_bits", [1, 3, 7, 12])
+def test_range_free_edges_equal_the_numpy_bit_operations(mantissa_bits):
+    """Every key of the coarse schemes (a strided sample of the finest) gives the numpy path's lower and upper
+    edges to the bit, the top key's upper edge being +inf."""
+    from streameval import bins as bins_module
+    from streameval.bins import RangeFreeBins
+
+    scheme = RangeFreeBins(mantissa_bits)
+    step = 1 if mantissa_bits <= 7 else 97
+    keys = np.arange(scheme.key_min, scheme.key_max + 1, step, dtype=np.int64)
+    keys = np.union1d(keys, [scheme.key_max - 1, scheme.key_max])
+    lower = _both_ways(bins_module, lambda: scheme.lower_edges(keys))
+    upper = _both_ways(bins_module, lambda: scheme.upper_edges(keys))
+    for compiled, plain in (lower, upper):
+        np.testing.assert_array_equal(compiled.view(np.int64), plain.view(np.int64))
+    assert upper[0][-1] == np.inf and upper[0][-2] == lower[0][-1]
+    from streameval._compiled import SPEEDUPS
+
+    with pytest.raises(ValueError, match="range_free_edges"):
+        SPEEDUPS.range_free_edges(keys[:3], mantissa_bits, 2, scheme.key_max, np.empty(3))
