@@ -297,12 +297,11 @@ def calibration_bins(
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {list(STRATEGIES)}, got {strategy!r}")
     whole = neg.dtype.kind in "iu" and pos.dtype.kind in "iu"
-    given_neg, given_pos = neg, pos  # as given: running sums of whole counts are taken as integers
-    neg, pos = neg.astype(np.float64), pos.astype(np.float64)
-    counts = neg + pos
-    if counts.size == 0 or counts.sum() == 0:
+    given = neg + pos  # as given: running sums of whole counts are taken as integers
+    if given.size == 0 or given.sum() == 0:
         empty = np.zeros(0)
         return CalibrationBins(np.linspace(0.0, 1.0, n_bins + 1), empty, empty, empty)
+    counts = given.astype(np.float64)  # the float sum of the two counts, as neg + pos in floats gives it
     if strategy == "uniform":
         edges = np.linspace(0.0, 1.0, n_bins + 1)
     else:
@@ -312,20 +311,27 @@ def calibration_bins(
     if exact:
         ids = np.searchsorted(inner, lo, side="left")
         total, true, sums = (
-            np.bincount(ids, weights=v, minlength=n_bins).astype(np.float64) for v in (counts, pos, counts * lo)
+            np.bincount(ids, weights=v, minlength=n_bins).astype(np.float64)
+            for v in (counts, pos.astype(np.float64), counts * lo)
         )
     else:
-        total, true, sums = _spread(lo, hi, given_neg + given_pos, given_pos, inner)
+        total, true, sums = _spread(lo, hi, given, counts, pos, inner)
     keep = total > 0
     return CalibrationBins(edges, total[keep], true[keep] / total[keep], sums[keep] / total[keep])
 
 
-def _spread(lo: Array, hi: Array, counts: Array, pos: Array, inner: Array) -> tuple[Array, Array, Array]:
-    """Per calibration bin: events, positives and the sum of scores, each group spread evenly over [lo, hi]."""
+def _spread(
+    lo: Array, hi: Array, given: Array, counts: Array, given_pos: Array, inner: Array
+) -> tuple[Array, Array, Array]:
+    """Per calibration bin: events, positives and the sum of scores, each group spread evenly over [lo, hi].
+
+    ``given`` and ``given_pos`` are the counts as kept (their running sums taken as integers when whole),
+    ``counts`` the events as floats.
+    """
     width = hi - lo
     cum = np.zeros((3, lo.size + 1))
-    cum[0, 1:], cum[1, 1:] = running_sum(counts), running_sum(pos)
-    counts, pos = counts.astype(np.float64, copy=False), pos.astype(np.float64, copy=False)
+    cum[0, 1:], cum[1, 1:] = running_sum(given), running_sum(given_pos)
+    pos = given_pos.astype(np.float64, copy=False)
     np.cumsum(counts * (lo + hi) / 2.0, out=cum[2, 1:])
     j = np.searchsorted(hi, inner, side="right")  # groups before j end at or below the edge
     up_to = cum[:, j]
