@@ -3247,6 +3247,127 @@ range_free_edges(PyObject *Py_UNUSED(module), PyObject *args)
     return fits ? Py_NewRef(Py_None) : NULL;
 }
 
+PyDoc_STRVAR(operating_points_doc,
+"operating_points(edges, neg, pos, weighted, thresholds, tp, fp) -> None\n\n"
+"The curve points of curves.operating_points: `thresholds` (+inf, then the edges from the top), `tp` and `fp`\n"
+"(0, then the running sums of the bins' counts from the top) as float64, each one longer than the bins. Counts\n"
+"are int64 (summed as integers, then made floats) or, weighted, float64 (summed in order, as numpy's cumsum).");
+
+#define RUNNING_FROM_TOP(T)                                                                               \
+    do {                                                                                                  \
+        const T *neg = (const T *)nb.buf, *pos = (const T *)pb.buf;                                       \
+        T tp_sum = 0, fp_sum = 0;                                                                         \
+        for (Py_ssize_t i = 0; i < k; i++) {                                                              \
+            tp_sum += pos[k - 1 - i];                                                                     \
+            fp_sum += neg[k - 1 - i];                                                                     \
+            tp[i + 1] = (double)tp_sum;                                                                   \
+            fp[i + 1] = (double)fp_sum;                                                                   \
+        }                                                                                                 \
+    } while (0)
+
+static PyObject *
+operating_points_of(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer eb, nb, pb, thb, tpb, fpb;
+    int weighted;
+    if (!PyArg_ParseTuple(args, "y*y*y*pw*w*w*", &eb, &nb, &pb, &weighted, &thb, &tpb, &fpb))
+        return NULL;
+    Py_ssize_t k = eb.len / 8, points = (k + 1) * 8;
+    int fits = eb.len % 8 == 0 && nb.len == eb.len && pb.len == eb.len && thb.len == points &&
+               tpb.len == points && fpb.len == points;
+    if (fits) {
+        const double *edges = (const double *)eb.buf;
+        double *thresholds = (double *)thb.buf, *tp = (double *)tpb.buf, *fp = (double *)fpb.buf;
+        Py_BEGIN_ALLOW_THREADS
+        thresholds[0] = Py_HUGE_VAL;
+        tp[0] = fp[0] = 0.0;
+        for (Py_ssize_t i = 0; i < k; i++)
+            thresholds[i + 1] = edges[k - 1 - i];
+        if (weighted)
+            RUNNING_FROM_TOP(double);
+        else
+            RUNNING_FROM_TOP(int64_t);
+        Py_END_ALLOW_THREADS
+    }
+    else
+        PyErr_SetString(PyExc_ValueError, "operating_points: inconsistent arguments");
+    PyBuffer_Release(&eb);
+    PyBuffer_Release(&nb);
+    PyBuffer_Release(&pb);
+    PyBuffer_Release(&thb);
+    PyBuffer_Release(&tpb);
+    PyBuffer_Release(&fpb);
+    return fits ? Py_NewRef(Py_None) : NULL;
+}
+
+PyDoc_STRVAR(pr_auc_terms_doc,
+"pr_auc_terms(tp, fp, logs, out) -> int\n\n"
+"curves.pr_auc's segments between the curve points (float64 tp, fp) where true positives rise. With `logs`\n"
+"None `out` takes the arguments of log1p of the segments that start past the first prediction, in order;\n"
+"with `logs` (their log1p, as numpy gives them) it takes every rising segment's area. Returns how many were\n"
+"written. The same operations in the same order as the numpy path, with no fused multiply-adds.");
+
+NO_FUSED_MATH static Py_ssize_t
+pr_auc_terms_of(const double *tp, const double *fp, Py_ssize_t k, const double *logs, Py_ssize_t n_logs,
+                double *out, int *bad)
+{
+    Py_ssize_t m = 0, j = 0;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        double d_tp = tp[i + 1] - tp[i];
+        if (!(d_tp > 0))
+            continue;
+        double c = 1.0 + (fp[i + 1] - fp[i]) / d_tp, b = tp[i] + fp[i];
+        if (logs == NULL) {
+            if (b > 0)
+                out[m++] = c * d_tp / b;
+            continue;
+        }
+        double area = d_tp / c;
+        if (b > 0) {
+            if (j == n_logs) {
+                *bad = 1;
+                return m;
+            }
+            area = area + (tp[i] * c - b) / (c * c) * logs[j++];
+        }
+        out[m++] = area;
+    }
+    *bad = logs != NULL && j != n_logs;
+    return m;
+}
+
+static PyObject *
+pr_auc_terms(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer tb, fb, lb = {0}, ob;
+    PyObject *logs;
+    if (!PyArg_ParseTuple(args, "y*y*Ow*", &tb, &fb, &logs, &ob))
+        return NULL;
+    int given = logs != Py_None;
+    if (given && PyObject_GetBuffer(logs, &lb, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&tb);
+        PyBuffer_Release(&fb);
+        PyBuffer_Release(&ob);
+        return NULL;
+    }
+    Py_ssize_t k = tb.len / 8 - 1, m = 0;
+    int bad = tb.len % 8 || tb.len < 8 || fb.len != tb.len || lb.len % 8 || ob.len != k * 8;
+    if (!bad) {
+        Py_BEGIN_ALLOW_THREADS
+        m = pr_auc_terms_of((const double *)tb.buf, (const double *)fb.buf, k,
+                            given ? (const double *)lb.buf : NULL, lb.len / 8, (double *)ob.buf, &bad);
+        Py_END_ALLOW_THREADS
+    }
+    if (bad)
+        PyErr_SetString(PyExc_ValueError, "pr_auc_terms: inconsistent arguments");
+    PyBuffer_Release(&tb);
+    PyBuffer_Release(&fb);
+    if (given)
+        PyBuffer_Release(&lb);
+    PyBuffer_Release(&ob);
+    return bad ? NULL : PyLong_FromSsize_t(m);
+}
+
 static PyMethodDef module_methods[] = {
     {"count_range_free", count_range_free, METH_VARARGS, count_range_free_doc},
     {"count_uniform", count_uniform, METH_VARARGS, count_uniform_doc},
@@ -3264,6 +3385,8 @@ static PyMethodDef module_methods[] = {
     {"more_distinct_than", more_distinct_than, METH_VARARGS, more_distinct_than_doc},
     {"ap_terms", ap_terms, METH_VARARGS, ap_terms_doc},
     {"range_free_edges", range_free_edges, METH_VARARGS, range_free_edges_doc},
+    {"operating_points", operating_points_of, METH_VARARGS, operating_points_doc},
+    {"pr_auc_terms", pr_auc_terms, METH_VARARGS, pr_auc_terms_doc},
     {NULL, NULL, 0, NULL},
 };
 

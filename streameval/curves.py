@@ -69,6 +69,9 @@ class Crossing(NamedTuple):
     threshold: float
 
 
+_FLOAT, _WHOLE = np.dtype(np.float64), np.dtype(np.int64)
+
+
 def operating_points(edges: Array, neg: Array, pos: Array) -> OperatingPoints:
     """Cumulative (TP, FP) at ``+inf`` and at every bin edge, from high to low.
 
@@ -87,9 +90,21 @@ def operating_points(edges: Array, neg: Array, pos: Array) -> OperatingPoints:
     >>> eer(edges, neg, pos, points=pts) == eer(edges, neg, pos), pr_auc(edges, neg, pos, points=pts)
     (True, 0.75)
     """
+    neg_arr, pos_arr = np.asarray(neg), np.asarray(pos)
+    counts = {neg_arr.dtype, pos_arr.dtype}
+    same_size = neg_arr.ndim == 1 and neg_arr.shape == pos_arr.shape and np.ndim(edges) == 1
+    if SPEEDUPS is not None and same_size and neg_arr.size == np.size(edges) and counts in ({_WHOLE}, {_FLOAT}):
+        # the same sums in one compiled pass: whole counts as integers, weights in order as cumsum adds them
+        size = np.size(edges) + 1
+        thresholds, tp, fp = np.empty(size), np.empty(size), np.empty(size)
+        SPEEDUPS.operating_points(
+            np.ascontiguousarray(edges, dtype=np.float64), np.ascontiguousarray(neg_arr),
+            np.ascontiguousarray(pos_arr), neg_arr.dtype == _FLOAT, thresholds, tp, fp,
+        )  # fmt: skip
+        return OperatingPoints(thresholds, tp, fp, float(tp[-1]), float(fp[-1]))
     thresholds = np.concatenate([[np.inf], np.asarray(edges, dtype=np.float64)[::-1]])
-    tp = np.concatenate([[0.0], running_sum(np.asarray(pos)[::-1])])
-    fp = np.concatenate([[0.0], running_sum(np.asarray(neg)[::-1])])
+    tp = np.concatenate([[0.0], running_sum(pos_arr[::-1])])
+    fp = np.concatenate([[0.0], running_sum(neg_arr[::-1])])
     return OperatingPoints(thresholds, tp, fp, float(tp[-1]), float(fp[-1]))
 
 
@@ -352,6 +367,13 @@ def pr_auc(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | No
     pts = _points(edges, neg, pos, points)
     if pts.positives == 0:
         return math.nan
+    if SPEEDUPS is not None:  # the same operations compiled, numpy's log1p between the two passes
+        tp, fp = np.ascontiguousarray(pts.tp, dtype=np.float64), np.ascontiguousarray(pts.fp, dtype=np.float64)
+        out = np.empty(tp.size - 1)
+        starts = SPEEDUPS.pr_auc_terms(tp, fp, None, out)
+        logs = np.log1p(out[:starts])
+        rising = SPEEDUPS.pr_auc_terms(tp, fp, logs, out)
+        return float(out[:rising].sum() / pts.positives)
     tp_a, fp_a = pts.tp[:-1], pts.fp[:-1]
     d_tp = np.diff(pts.tp)
     d_fp = np.diff(pts.fp)

@@ -1074,3 +1074,44 @@ def test_range_free_edges_equal_the_numpy_bit_operations(mantissa_bits):
 
     with pytest.raises(ValueError, match="range_free_edges"):
         SPEEDUPS.range_free_edges(keys[:3], mantissa_bits, 2, scheme.key_max, np.empty(3))
+
+
+@needs_compiled
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 500), st.booleans())
+def test_operating_points_equal_the_numpy_running_sums(seed, k, weighted):
+    """Thresholds and running sums from the top, whole counts summed as integers and weights in cumsum's order."""
+    from streameval import curves
+
+    rng = np.random.default_rng(seed)
+    edges = np.sort(rng.random(k))
+    if weighted:
+        neg, pos = rng.exponential(1.0, k) * 1e3, rng.exponential(1.0, k) * (rng.random(k) < 0.5)
+    else:
+        neg, pos = rng.integers(0, 10**6, k), rng.integers(0, 10**6, k) * (rng.random(k) < 0.5)
+    compiled, plain = _both_ways(curves, lambda: curves.operating_points(edges, neg, pos))
+    for a, b in zip(compiled[:3], plain[:3], strict=True):
+        np.testing.assert_array_equal(a.view(np.int64), b.view(np.int64))
+    assert (compiled.positives, compiled.negatives) == (plain.positives, plain.negatives)
+    with pytest.raises(ValueError, match="operating_points"):
+        curves.SPEEDUPS.operating_points(edges, neg, pos, weighted, *(np.empty(k) for _ in range(3)))
+
+
+@needs_compiled
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 500), st.booleans())
+def test_pr_auc_equals_the_numpy_segments(seed, k, weighted):
+    """Davis & Goadrich's area, compiled with numpy's log1p between the passes: the numpy path's to the bit, with
+    empty bins, bins of negatives only and weights."""
+    from streameval import curves
+
+    rng = np.random.default_rng(seed)
+    edges = np.sort(rng.random(k))
+    if weighted:
+        neg, pos = rng.exponential(1.0, k) * (rng.random(k) < 0.7), rng.exponential(1.0, k) * (rng.random(k) < 0.5)
+    else:
+        neg, pos = rng.integers(0, 50, k) * (rng.random(k) < 0.7), rng.integers(0, 50, k) * (rng.random(k) < 0.5)
+    compiled, plain = _both_ways(curves, lambda: curves.pr_auc(edges, neg, pos))
+    assert compiled == plain or (math.isnan(compiled) and math.isnan(plain))
+    with pytest.raises(ValueError, match="pr_auc_terms"):
+        curves.SPEEDUPS.pr_auc_terms(np.arange(4.0), np.arange(4.0), np.ones(5), np.empty(3))
