@@ -466,8 +466,9 @@ class ScoreHistogram:
         """Whether this batch of whole counts would take an empty exact table past its budget, proven at once.
 
         Equal scores set one bit of a table of hashes, so more bits set than the budget proves more distinct
-        scores (about 9 us for 25,000 continuous scores, where the table hashed 8,193 of them first, 100 us).
-        The batch is then counted whole in bins: the state the table would reach when it overflowed.
+        scores (9 us for 25,000 continuous scores). The batch is then counted whole in bins: the state the
+        table would reach when it overflowed, without hashing its first 8,193 scores (a fresh accumulator's
+        first 25,000 continuous scores: 105 instead of 130 us).
         """
         exact, limit = self._exact, self.exact_up_to
         if SPEEDUPS is None or exact is None or limit is None or x.size <= limit or limit > _PROVE_DISTINCT_UP_TO:

@@ -328,7 +328,7 @@ class LabelledCounts:
         that scores do produce. They hold no count; such codes are summed,
         not assigned, so that a zero never overwrites a count.
         """
-        keys, neg, pos, _ = self.histogram_split(bins, -1)
+        keys, neg, pos, _, _ = self._gathered(bins, -1)
         return keys, neg, pos
 
     def histogram_split(
@@ -336,6 +336,16 @@ class LabelledCounts:
     ) -> tuple[npt.NDArray[np.int64], np.ndarray, np.ndarray, tuple[int, Any, Any, Any, Any]]:
         """:meth:`histogram`, and how many of its bins have keys up to ``key``, the negatives and positives
         of those bins, then those of the bins above (what a report's 2x2 at a threshold needs)."""
+        keys, neg, pos, start, sums = self._gathered(bins, key)
+        if sums is None:  # summed here: weights in numpy's order
+            sums = (neg[:start].sum(), pos[:start].sum(), neg[start:].sum(), pos[start:].sum())
+        return keys, neg, pos, (start, *sums)
+
+    def _gathered(
+        self, bins: Bins, key: int
+    ) -> tuple[npt.NDArray[np.int64], np.ndarray, np.ndarray, int, tuple[int, int, int, int] | None]:
+        """The histogram, how many of its bins have keys up to ``key``, and (compiled, whole counts) the
+        negatives and positives up to it and above it; ``None`` where they are not summed."""
         n = self._n_stored
         if self._layout is None or self._layout[0] != n:
             self._layout = (n, *self._histogram_layout(bins))
@@ -346,23 +356,19 @@ class LabelledCounts:
             neg, pos = np.empty(uniq.size, dtype=counts.dtype), np.empty(uniq.size, dtype=counts.dtype)
             split = np.empty(5, dtype=np.int64)
             m = SPEEDUPS.gather_bins(counts, self.is_weighted, cells, uniq, key, keys, neg, pos, split)
-            keys, neg, pos = keys[:m], neg[:m], pos[:m]
-            start = int(split[0])
-            if not self.is_weighted:  # whole counts: the kernel's sums are exact
-                return keys, neg, pos, (start, int(split[1]), int(split[2]), int(split[3]), int(split[4]))
-        else:
-            neg = np.zeros(uniq.size, dtype=counts.dtype)
-            pos = np.zeros(uniq.size, dtype=counts.dtype)
-            neg[neg_one[1]] += counts[neg_one[0]]  # the only code of its (bin, label): each sum starts at 0
-            pos[pos_one[1]] += counts[pos_one[0]]
-            if neg_many[0].size:
-                np.add.at(neg, neg_many[1], counts[neg_many[0]])
-            if pos_many[0].size:
-                np.add.at(pos, pos_many[1], counts[pos_many[0]])
-            present = (neg != 0) | (pos != 0)
-            keys, neg, pos = uniq[present], neg[present], pos[present]
-            start = int(np.searchsorted(keys, key, side="right"))
-        return keys, neg, pos, (start, neg[:start].sum(), pos[:start].sum(), neg[start:].sum(), pos[start:].sum())
+            exact = None if self.is_weighted else (int(split[1]), int(split[2]), int(split[3]), int(split[4]))
+            return keys[:m], neg[:m], pos[:m], int(split[0]), exact  # whole counts: the kernel's sums are exact
+        neg = np.zeros(uniq.size, dtype=counts.dtype)
+        pos = np.zeros(uniq.size, dtype=counts.dtype)
+        neg[neg_one[1]] += counts[neg_one[0]]  # the only code of its (bin, label): each sum starts at 0
+        pos[pos_one[1]] += counts[pos_one[0]]
+        if neg_many[0].size:
+            np.add.at(neg, neg_many[1], counts[neg_many[0]])
+        if pos_many[0].size:
+            np.add.at(pos, pos_many[1], counts[pos_many[0]])
+        present = (neg != 0) | (pos != 0)
+        keys = uniq[present]
+        return keys, neg[present], pos[present], int(np.searchsorted(keys, key, side="right")), None
 
     def _histogram_layout(self, bins: Bins) -> tuple[Any, ...]:
         """Keys of the stored codes' bins, and (from slots, to bins) for each label, split by shared targets."""

@@ -302,14 +302,32 @@ def test_a_batch_proven_past_the_budget_counts_as_the_table_would_have(labels_as
     s[2::9] = 0.0
     labels = y if labels_as == "array" else y.tolist()  # the checking kernel, or checked labels first
 
+    left_at = []  # where each switch to bins started counting the batch in bins
+    leave = histogram.ScoreHistogram._leave_for_bins
+
+    def leaving(self, was_empty, done):
+        left_at.append(done)
+        return leave(self, was_empty, done)
+
+    monkeypatch.setattr(histogram.ScoreHistogram, "_leave_for_bins", leaving)
+
     def fed(budget):
         acc = se.BinaryAccumulator(threshold=0.41, exact_up_to=budget)
         acc.update_many(labels, s)
         return _binned_view(acc), acc.get().calibration, acc.get().is_exact
 
     proven = fed(20)
+    assert left_at == ([0] if _events.COMPILED else [])  # proven at once; numpy's sorted chunks have no proof
     monkeypatch.setattr(histogram, "_PROVE_DISTINCT_UP_TO", -1)  # no proof: the table finds out
     assert fed(20) == proven == fed(0)
+    seen: set[float] = set()  # the table stops at the event of the 21st distinct score (0.0 and -0.0 are one)
+    stops = []
+    for i, v in enumerate(s.tolist()):
+        if v not in seen and len(seen) == 20:
+            stops.append(i)
+            break
+        seen.add(v)
+    assert left_at[1:] == (stops if _events.COMPILED else [])
     assert not proven[2]
 
 
