@@ -3059,7 +3059,7 @@ PyDoc_STRVAR(ap_terms_doc,
 "ap_terms(p, n, t, above, logs, scratch, out) -> None\n\n"
 "Average precision's terms of bins with whole counts (curves.average_precision_bounds), for float64 arrays of\n"
 "the bins' positives p, negatives n, true positives t and predicted positives `above` in higher bins.\n"
-"Without `logs` (empty) `out` (3 rows as long as p) takes the arguments of log1p in the three digamma\n"
+"With `logs` None `out` (3 rows as long as p) takes the arguments of log1p in the three digamma\n"
 "differences, and `scratch` (7 rows) the rest of them; then, with `logs` (those rows' log1p, as numpy gives\n"
 "them) and the same `scratch`, `out` takes each bin's lower, expected and upper term. The same operations in\n"
 "the same order as the numpy path, with no fused multiply-adds.");
@@ -3159,20 +3159,26 @@ ap_combine(const double *restrict p, const double *restrict n, const double *res
 static PyObject *
 ap_terms(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    Py_buffer pb, nb, tb, ab, lb, sb, ob;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*w*", &pb, &nb, &tb, &ab, &lb, &sb, &ob))
+    Py_buffer pb, nb, tb, ab, lb = {0}, sb, ob;
+    PyObject *logs;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*Ow*w*", &pb, &nb, &tb, &ab, &logs, &sb, &ob))
         return NULL;
     PyObject *result = NULL;
+    int given = logs != Py_None;
+    if (given && PyObject_GetBuffer(logs, &lb, PyBUF_SIMPLE) < 0) {
+        lb.obj = NULL;
+        goto done;
+    }
     Py_ssize_t k = pb.len / 8;
     if (pb.len % 8 || nb.len != pb.len || tb.len != pb.len || ab.len != pb.len || ob.len != 3 * pb.len ||
-        sb.len != 7 * pb.len || (lb.len != 0 && lb.len != 3 * pb.len)) {
+        sb.len != 7 * pb.len || (given && lb.len != 3 * pb.len)) {
         PyErr_SetString(PyExc_ValueError, "ap_terms: inconsistent arguments");
         goto done;
     }
     const double *p = (const double *)pb.buf, *n = (const double *)nb.buf, *above = (const double *)ab.buf;
     double *scratch = (double *)sb.buf, *out = (double *)ob.buf;
     Py_BEGIN_ALLOW_THREADS
-    if (lb.len == 0) {
+    if (!given) {
         ap_arguments(p, n, above, scratch, out, k);
         ap_arguments_near_zero(p, n, above, scratch, out, k);
     }
@@ -3185,7 +3191,8 @@ done:
     PyBuffer_Release(&nb);
     PyBuffer_Release(&tb);
     PyBuffer_Release(&ab);
-    PyBuffer_Release(&lb);
+    if (lb.obj != NULL)
+        PyBuffer_Release(&lb);
     PyBuffer_Release(&sb);
     PyBuffer_Release(&ob);
     return result;

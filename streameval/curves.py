@@ -161,25 +161,21 @@ def auc_bounds(neg: Array, pos: Array) -> AucBounds:
     >>> auc_bounds(np.array([1.0, 1.0, 0.0]), np.array([0.0, 1.0, 1.0]))
     AucBounds(lower=0.75, auc=0.875, upper=1.0)
     """
-    sums = _whole_auc_sums(neg, pos)
-    if sums is not None:
-        lower_sum, ties_sum, p_count, n_count = sums
-        if p_count == 0 or n_count == 0:
-            return AucBounds(math.nan, math.nan, math.nan)
-        den_count = float(p_count) * float(n_count)
-        lower_count = float(lower_sum) / den_count
-        ties_count = float(ties_sum) / den_count
-        return AucBounds(lower_count, lower_count + ties_count / 2.0, lower_count + ties_count)
-    n_below = running_sum(neg)  # the negatives below each bin: the running sum less the bin's own
-    neg = np.asarray(neg, dtype=np.float64)
-    pos = np.asarray(pos, dtype=np.float64)
-    n_below -= neg
-    p_total, n_total = float(pos.sum()), float(neg.sum())
+    whole = _whole_auc_sums(neg, pos)
+    if whole is not None:  # the same sums, exact
+        lower_sum, ties_sum, p_total, n_total = (float(v) for v in whole)
+    else:
+        n_below = running_sum(neg)  # the negatives below each bin: the running sum less the bin's own
+        neg = np.asarray(neg, dtype=np.float64)
+        pos = np.asarray(pos, dtype=np.float64)
+        n_below -= neg
+        p_total, n_total = float(pos.sum()), float(neg.sum())
+        lower_sum, ties_sum = float(np.dot(pos, n_below)), float(np.dot(pos, neg))
     den = p_total * n_total
     if den == 0:
         return AucBounds(math.nan, math.nan, math.nan)
-    lower = float(np.dot(pos, n_below)) / den
-    ties = float(np.dot(pos, neg)) / den
+    lower = lower_sum / den
+    ties = ties_sum / den
     return AucBounds(lower, lower + ties / 2.0, lower + ties)
 
 
@@ -260,7 +256,7 @@ def _whole_ap_terms(p: Array, n: Array, t: Array, big_n: Array) -> Array:
     if SPEEDUPS is not None:
         p, n, t, big_n = (np.ascontiguousarray(a, dtype=np.float64) for a in (p, n, t, big_n))
         ratios, scratch = np.empty((3, p.size)), np.empty((7, p.size))
-        SPEEDUPS.ap_terms(p, n, t, big_n, b"", scratch, ratios)
+        SPEEDUPS.ap_terms(p, n, t, big_n, None, scratch, ratios)
         terms = np.empty((3, p.size))
         SPEEDUPS.ap_terms(p, n, t, big_n, np.log1p(ratios), scratch, terms)
         return terms

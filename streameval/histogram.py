@@ -586,12 +586,8 @@ class ScoreHistogram:
             return True
         kernel = batch_kernel(self.bins)
         if kernel is not None and self._overflows_when_empty(x):
-            exact, placeholder, above = self._exact, self._counts, self._above.copy()
-            self._leave_for_bins(True, 0)
-            if not self._add_compiled(kernel, x, labels, 1):
-                return True
-            self._exact, self._counts, self._above = exact, placeholder, above  # refused: as before
-            return False
+            xs, lab = _kernel_inputs(x, labels)
+            return self._in_bins_from(kernel, xs, lab, True, 0)  # refused: as before
         if self._exact is not None:
             table = self._table(x.size)
             if table is None:
@@ -601,22 +597,26 @@ class ScoreHistogram:
             done, refused = table.count(xs, lab, 0)
             if done == x.size and not refused:
                 return True
-            kernel = batch_kernel(self.bins)
-            if not refused and kernel is not None:  # a new score past the budget: bins from here, the rest there
-                placeholder, above = self._counts, self._above.copy()
-                start = self._leave_for_bins(was_empty, done)
-                rest = lab if lab.size == 1 else lab[start:]
-                if not self._add_compiled(kernel, xs[start:], rest, 1):
-                    return True
-                self._exact, self._counts, self._above = table, placeholder, above  # the rest was refused: as before
+            # a new score past the budget: bins from here, the rest there
+            if not refused and kernel is not None and self._in_bins_from(kernel, xs, lab, was_empty, done):
+                return True
             # refused: take back what was counted; the caller checks the events and explains the refusal
             table.count(xs[:done], lab if lab.size == 1 else lab[:done], 0, sign=-1)
             self._exact = table.sorted()
             return False
-        kernel = batch_kernel(self.bins)
         if kernel is None:
             return False
         return not self._add_compiled(kernel, x, labels, 1)
+
+    def _in_bins_from(self, kernel: Kernel, xs: Array, labels: np.ndarray, was_empty: bool, done: int) -> bool:
+        """Leave the exact regime (:meth:`_leave_for_bins`) and count the batch in bins from where that starts,
+        checking it; whether it was counted. A refusal puts the exact regime back as it was."""
+        exact, placeholder, above = self._exact, self._counts, self._above.copy()
+        start = self._leave_for_bins(was_empty, done)
+        if not self._add_compiled(kernel, xs[start:], labels if labels.size == 1 else labels[start:], 1):
+            return True
+        self._exact, self._counts, self._above = exact, placeholder, above
+        return False
 
     def add_count(self, score: float, is_pos: bool, amount: int | float) -> None:
         """Add ``amount`` events (or weight) of one score and label (never at the threshold's bin)."""

@@ -346,18 +346,21 @@ class LabelledCounts:
     ) -> tuple[npt.NDArray[np.int64], np.ndarray, np.ndarray, int, tuple[int, int, int, int] | None]:
         """The histogram, how many of its bins have keys up to ``key``, and (compiled, whole counts) the
         negatives and positives up to it and above it; ``None`` where they are not summed."""
-        n = self._n_stored
-        if self._layout is None or self._layout[0] != n:
-            self._layout = (n, *self._histogram_layout(bins))
-        _, uniq, cells, neg_one, pos_one, neg_many, pos_many = self._layout
+        n, compiled = self._n_stored, SPEEDUPS is not None
+        if self._layout is None or self._layout[:2] != (n, compiled):
+            self._layout = (n, compiled, *self._histogram_layout(bins, compiled))
+        uniq = self._layout[2]
         counts = self._counts[: n * PAGE]
-        if SPEEDUPS is not None:  # the same sums, in one pass
+        if compiled:  # the same sums, in one pass
+            assert SPEEDUPS is not None
+            cells = self._layout[3]
             keys = np.empty(uniq.size, dtype=np.int64)
             neg, pos = np.empty(uniq.size, dtype=counts.dtype), np.empty(uniq.size, dtype=counts.dtype)
             split = np.empty(5, dtype=np.int64)
             m = SPEEDUPS.gather_bins(counts, self.is_weighted, cells, uniq, key, keys, neg, pos, split)
             exact = None if self.is_weighted else (int(split[1]), int(split[2]), int(split[3]), int(split[4]))
             return keys[:m], neg[:m], pos[:m], int(split[0]), exact  # whole counts: the kernel's sums are exact
+        neg_one, pos_one, neg_many, pos_many = self._layout[3:]
         neg = np.zeros(uniq.size, dtype=counts.dtype)
         pos = np.zeros(uniq.size, dtype=counts.dtype)
         neg[neg_one[1]] += counts[neg_one[0]]  # the only code of its (bin, label): each sum starts at 0
@@ -370,8 +373,9 @@ class LabelledCounts:
         keys = uniq[present]
         return keys, neg[present], pos[present], int(np.searchsorted(keys, key, side="right")), None
 
-    def _histogram_layout(self, bins: Bins) -> tuple[Any, ...]:
-        """Keys of the stored codes' bins, and (from slots, to bins) for each label, split by shared targets."""
+    def _histogram_layout(self, bins: Bins, compiled: bool) -> tuple[Any, ...]:
+        """Keys of the stored codes' bins, then what the gathering in use reads: each slot's (bin, label) cell
+        for the compiled pass, or for numpy's (from slots, to bins) of each label, split by shared targets."""
         n = self._n_stored
         codes = ((self._page_of_row[:n] << PAGE_BITS)[:, None] + np.arange(PAGE)).reshape(-1)
         keys, is_pos = bins.decode(codes)
@@ -379,23 +383,25 @@ class LabelledCounts:
         order = np.argsort(target, kind="stable")
         sorted_target = target[order]
         sorted_keys = sorted_target >> 1
-        new_target = np.ones(order.size, dtype=np.bool_)
-        np.not_equal(sorted_target[1:], sorted_target[:-1], out=new_target[1:])
         new_key = np.ones(order.size, dtype=np.bool_)
         np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new_key[1:])
         to_bin = np.cumsum(new_key) - 1
+        lab = (sorted_target & 1).astype(np.bool_)
+        if compiled:
+            cells = np.empty(order.size, dtype=np.int32)  # each slot's (bin, label): bin * 2 + label
+            cells[order] = to_bin * 2 + lab
+            return sorted_keys[new_key], cells
+        new_target = np.ones(order.size, dtype=np.bool_)
+        np.not_equal(sorted_target[1:], sorted_target[:-1], out=new_target[1:])
         # a (bin, label) held by one slot: the slot starts its run of targets and the next one starts another
         alone = new_target.copy()
         alone[:-1] &= new_target[1:]
-        lab = (sorted_target & 1).astype(np.bool_)
         parts = []
         for in_label in (~lab, lab):
             one, many = np.flatnonzero(in_label & alone), np.flatnonzero(in_label & ~alone)
             parts.append(((order[one], to_bin[one]), (order[many], to_bin[many])))
         (neg_one, neg_many), (pos_one, pos_many) = parts
-        cells = np.empty(order.size, dtype=np.int32)  # each slot's (bin, label): bin * 2 + label
-        cells[order] = to_bin * 2 + lab
-        return sorted_keys[new_key], cells, neg_one, pos_one, neg_many, pos_many
+        return sorted_keys[new_key], neg_one, pos_one, neg_many, pos_many
 
     def nonzero(self) -> tuple[npt.NDArray[np.int64], np.ndarray]:
         """Codes (ascending) holding a non-zero count, and those counts."""
