@@ -14,6 +14,9 @@
  *                     in a hash table (the twin keeps sorted arrays).
  *   calibration_sums  the Brier and log-loss sums of a batch (exact whole units
  *                     without weights).
+ *   calibration_spread
+ *                     the calibration curve's bins of binned scores (each
+ *                     bin's scores spread evenly over it).
  *   row_argmax        the predicted class of each row of class scores (ties to
  *                     the class first in a given order).
  *   score_columns     a block of rows of class scores written class by class.
@@ -3375,6 +3378,101 @@ pr_auc_terms(PyObject *Py_UNUSED(module), PyObject *args)
     return bad ? NULL : PyLong_FromSsize_t(m);
 }
 
+PyDoc_STRVAR(calibration_spread_doc,
+"calibration_spread(lo, hi, given, given_float, given_pos, pos_float, inner, out) -> bool\n\n"
+"calibration._spread, compiled: into `out` (float64, 3 rows of len(inner) + 1) the events, positives and sum of\n"
+"scores of each calibration bin, each group of scores spread evenly over [lo, hi] (float64, `hi` ascending).\n"
+"`given` and `given_pos` are the groups' counts, int64 (running sums taken as integers) or float64 when the\n"
+"flag says so; `inner` are the inner edges. The same operations in the same order as the numpy twin. Returns\n"
+"False, writing nothing, when `inner` or `hi` is not ascending or holds a NaN (the twin then runs).");
+
+#define SPREAD_COUNT(BUF, IS_FLOAT, I) ((IS_FLOAT) ? ((const double *)(BUF))[I] : (double)((const int64_t *)(BUF))[I])
+
+/* Per inner edge e (ascending), the running sums of the groups wholly below it (those with hi <= edge: as
+ * numpy's searchsorted(hi, inner, "right")) plus the part of the group across it; then each bin's share. */
+NO_FUSED_MATH static void
+calibration_spread_of(const double *lo, const double *hi, Py_ssize_t k, const void *given, int given_float,
+                      const void *given_pos, int pos_float, const double *inner, Py_ssize_t n_inner, double *out)
+{
+    Py_ssize_t n_out = n_inner + 1, done = 0;
+    int64_t whole_n = 0, whole_p = 0;
+    double float_n = 0.0, float_p = 0.0, mid = 0.0, prev[3] = {0.0, 0.0, 0.0};
+    for (Py_ssize_t e = 0; e <= n_inner; e++) {
+        Py_ssize_t j = k;
+        if (e < n_inner) { /* the first group whose hi passes the edge */
+            Py_ssize_t a = done, b = k;
+            while (a < b) {
+                Py_ssize_t c = a + (b - a) / 2;
+                if (hi[c] <= inner[e])
+                    a = c + 1;
+                else
+                    b = c;
+            }
+            j = a;
+        }
+        for (; done < j; done++) {
+            /* numpy's cumsum starts from the first item itself (not 0.0 + it) */
+            if (given_float)
+                float_n = done == 0 ? ((const double *)given)[0] : float_n + ((const double *)given)[done];
+            else
+                whole_n += ((const int64_t *)given)[done];
+            if (pos_float)
+                float_p = done == 0 ? ((const double *)given_pos)[0] : float_p + ((const double *)given_pos)[done];
+            else
+                whole_p += ((const int64_t *)given_pos)[done];
+            double terms = SPREAD_COUNT(given, given_float, done) * (lo[done] + hi[done]) / 2.0;
+            mid = done == 0 ? terms : mid + terms;
+        }
+        double at[3] = {given_float ? float_n : (double)whole_n, pos_float ? float_p : (double)whole_p, mid};
+        if (e < n_inner) {
+            Py_ssize_t jj = j < k ? j : k - 1;
+            double width = hi[jj] - lo[jj];
+            int straddles = j < k && lo[jj] < inner[e] && width > 0;
+            double frac = straddles ? (inner[e] - lo[jj]) / width : 0.0;
+            double counts = SPREAD_COUNT(given, given_float, jj), pos = SPREAD_COUNT(given_pos, pos_float, jj);
+            at[0] = at[0] + counts * frac;
+            at[1] = at[1] + pos * frac;
+            at[2] = at[2] + counts * frac * (lo[jj] + inner[e]) / 2.0;
+        }
+        for (int r = 0; r < 3; r++) {
+            double d = at[r] - prev[r];
+            out[r * n_out + e] = isnan(d) || d > 0.0 ? d : 0.0; /* numpy's maximum(d, 0.0) */
+            prev[r] = at[r];
+        }
+    }
+}
+
+static PyObject *
+calibration_spread(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer lb, hb, gb, pb, ib, ob;
+    int given_float, pos_float;
+    if (!PyArg_ParseTuple(args, "y*y*y*py*py*w*", &lb, &hb, &gb, &given_float, &pb, &pos_float, &ib, &ob))
+        return NULL;
+    Py_ssize_t k = lb.len / 8, n_inner = ib.len / 8;
+    int fits = lb.len % 8 == 0 && k > 0 && hb.len == lb.len && gb.len == lb.len && pb.len == lb.len &&
+               ib.len % 8 == 0 && ob.len == 3 * (n_inner + 1) * 8;
+    /* the binary searches assume both ascending (and no NaN): otherwise the twin, as numpy orders them */
+    int ascending = 1;
+    const double *inner = (const double *)ib.buf, *hi = (const double *)hb.buf;
+    for (Py_ssize_t e = 0; fits && e < n_inner; e++)
+        ascending &= e == 0 ? inner[0] == inner[0] : inner[e - 1] <= inner[e];
+    for (Py_ssize_t i = 0; fits && i < k; i++)
+        ascending &= i == 0 ? hi[0] == hi[0] : hi[i - 1] <= hi[i];
+    if (fits && ascending)
+        calibration_spread_of((const double *)lb.buf, hi, k, gb.buf, given_float, pb.buf,
+                              pos_float, inner, n_inner, (double *)ob.buf);
+    else if (!fits)
+        PyErr_SetString(PyExc_ValueError, "calibration_spread: inconsistent arguments");
+    PyBuffer_Release(&lb);
+    PyBuffer_Release(&hb);
+    PyBuffer_Release(&gb);
+    PyBuffer_Release(&pb);
+    PyBuffer_Release(&ib);
+    PyBuffer_Release(&ob);
+    return fits ? PyBool_FromLong(ascending) : NULL;
+}
+
 static PyMethodDef module_methods[] = {
     {"count_range_free", count_range_free, METH_VARARGS, count_range_free_doc},
     {"count_uniform", count_uniform, METH_VARARGS, count_uniform_doc},
@@ -3394,6 +3492,7 @@ static PyMethodDef module_methods[] = {
     {"range_free_edges", range_free_edges, METH_VARARGS, range_free_edges_doc},
     {"operating_points", operating_points_of, METH_VARARGS, operating_points_doc},
     {"pr_auc_terms", pr_auc_terms, METH_VARARGS, pr_auc_terms_doc},
+    {"calibration_spread", calibration_spread, METH_VARARGS, calibration_spread_doc},
     {NULL, NULL, 0, NULL},
 };
 
