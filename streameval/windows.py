@@ -19,7 +19,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ._events import FLUSH_EVERY, EventCounter, EventLog, PaneRouter, log_columns
-from ._validation import as_scores, as_weights, check_real
+from ._numeric import finite_and_ascending
+from ._validation import as_scores, as_weights, check_no_nan, check_real
 from .averaging import metric_value
 from .drift import drift
 
@@ -386,14 +387,17 @@ class TimeWindow:
     def _pane_of(self, t: np.ndarray) -> np.ndarray:
         return np.floor(t / self.pane_width).astype(np.int64)
 
-    def _times(self, t: Any, n: int) -> np.ndarray:
-        times = np.atleast_1d(as_scores("t", np.atleast_1d(t)))
+    def _times(self, t: Any, n: int) -> tuple[np.ndarray, bool]:
+        """The checked event times of a batch, and whether they never fall."""
+        times = np.atleast_1d(as_scores("t", np.atleast_1d(t), check_nan=False))
         if times.size != n:
             raise ValueError(f"t must have one time per event ({n}), got {times.size}")
-        bad = np.flatnonzero(~np.isfinite(times))
-        if bad.size:
+        finite, ascending = finite_and_ascending(times)
+        if not finite:
+            check_no_nan("t", times)
+            bad = np.flatnonzero(~np.isfinite(times))
             raise ValueError(f"t must be finite, got {times[bad[0]]!r} at index {bad[0]}")
-        return times
+        return times, ascending
 
     def update(self, *args: Any, t: float, **kwargs: Any) -> None:
         """Count one event at time ``t`` (the other arguments go to the accumulator)."""
@@ -413,9 +417,9 @@ class TimeWindow:
     def update_many(self, *args: Any, t: npt.ArrayLike, **kwargs: Any) -> None:
         """Count many events with times ``t``; all of them or, on bad input, none."""
         n = len(args[0]) if args else 0
-        times = self._times(t, n)
+        times, ascending = self._times(t, n)
         fresh: dict[int, tuple[Any, int]] = {}
-        for p, part, extra, events in self._by_pane(times, args, kwargs):
+        for p, part, extra, events in self._by_pane(times, ascending, args, kwargs):
             current = self._ring.get(p)
             # empty; for a pane that exists, in that pane's regime (binned events added to binned counts need no
             # conversion)
@@ -425,10 +429,10 @@ class TimeWindow:
         self._add(fresh)
 
     def _by_pane(
-        self, times: np.ndarray, args: tuple[Any, ...], kwargs: dict[str, Any]
+        self, times: np.ndarray, ascending: bool, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Iterator[tuple[int, list[Any], dict[str, Any], int]]:
         """Each pane of a batch with its events' arguments (in time order, slices of the batch: no copies)."""
-        if times.size > 1 and bool(np.all(times[1:] >= times[:-1])):  # in time order, the usual case
+        if times.size > 1 and ascending:  # in time order, the usual case
             first, last = math.floor(times[0] / self.pane_width), math.floor(times[-1] / self.pane_width)
             # a pane's first event: floor(t / width) is monotone in t, so the events of a pane are contiguous
             edges = [0, *self._pane_starts(times, first, last), times.size]
@@ -447,8 +451,15 @@ class TimeWindow:
         if last - first > 64:  # many panes: their numbers at once
             panes = self._pane_of(times)
             return np.searchsorted(panes, np.arange(first + 1, last + 1), side="left").tolist()
+        # where each pane's start time falls, kept when the events on either side are in the panes below and
+        # from p (the rounding of t / width can move a pane's first event by an event or so): else a bisection
+        guesses = np.searchsorted(times, np.arange(first + 1, last + 1) * self.pane_width, side="left").tolist()
         starts: list[int] = []
-        for p in range(first + 1, last + 1):
+        for p, i in zip(range(first + 1, last + 1), guesses, strict=True):
+            below = i == 0 or math.floor(times[i - 1] / self.pane_width) < p
+            if below and (i == times.size or math.floor(times[i] / self.pane_width) >= p):
+                starts.append(i)
+                continue
             lo, hi = starts[-1] if starts else 0, times.size  # the first index whose pane is >= p
             while lo < hi:
                 mid = (lo + hi) // 2

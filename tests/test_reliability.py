@@ -113,6 +113,8 @@ CASES = [
     (_sliding, lambda a: a.update(1, NAN), ValueError, ["score", "nan"]),
     (_time_window, lambda a: a.update_many([1, 0], [0.1, NAN], t=[3.0, 4.0]), ValueError, ["scores", "nan"]),
     (_time_window, lambda a: a.update(1, 0.5, t=INF), ValueError, ["t", "finite"]),
+    (_time_window, lambda a: a.update_many([1, 0], [0.1, 0.2], t=[INF, NAN]), ValueError, ["t", "nan", "index 1"]),
+    (_time_window, lambda a: a.update_many([1, 0], [0.1, 0.2], t=[3.0, -INF]), ValueError, ["t", "-inf", "index 1"]),
     (_time_window, lambda a: a.update(1, 0.5, t="now"), TypeError, ["t"]),
     (_decayed, lambda a: a.update_many([1, 0], [0.1, 0.2], t=[1.0, 2.0]), ValueError, ["t", "by='time'"]),
     (_decayed, lambda a: a.update_many([1, 5], [0.1, 0.2]), ValueError, ["y", "5"]),

@@ -120,6 +120,27 @@ def test_time_window_equals_its_events_and_merges_by_pane(kind):
     assert win.n_late == 0
 
 
+def test_time_window_cuts_sorted_times_as_their_pane_numbers_do():
+    """Pane starts found from the start times p * width (searchsorted) agree with floor(t / width) event by event,
+    also where they round apart: times a float away from edges that are not whole multiples in floats."""
+    width, panes = 0.7, 7  # a pane is 0.09999999999999999 wide
+    grid = np.arange(1, 60) * 0.1
+    t = np.sort(np.concatenate([grid, np.nextafter(grid, -np.inf), np.nextafter(grid, np.inf), np.arange(1, 60) / 10]))
+    n = t.size
+    y, s = _stream(n, seed=3)
+    in_order, shuffled = (se.TimeWindow(se.BinaryAccumulator, width, panes) for _ in range(2))
+    mixed = np.random.default_rng(1).permutation(n)
+    for lo in range(0, n, 40):  # batches of 40 events over a few panes each
+        part = slice(lo, lo + 40)
+        in_order.update_many(y[part], s[part], t=t[part])
+    shuffled.update_many(y[mixed], s[mixed], t=t[mixed])
+    last = math.floor(t[-1] / (width / panes))
+    keep = np.flatnonzero(np.floor(t / (width / panes)) > last - panes)
+    fresh = se.BinaryAccumulator()
+    fresh.update_many(y[keep], s[keep])
+    assert in_order.accumulator() == shuffled.accumulator() == fresh
+
+
 @pytest.mark.parametrize("panes", [4, 100])
 def test_time_window_batches_in_time_order_equal_any_order(panes):
     """A batch in time order is cut into panes by slices (bisection, or pane numbers for many panes): the same
