@@ -17,6 +17,7 @@ the scores of a bin taken as spread evenly over it.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -300,33 +301,38 @@ def calibration_bins(
     given = neg + pos  # as given: running sums of whole counts are taken as integers
     if given.size == 0 or given.sum() == 0:
         empty = np.zeros(0)
-        return CalibrationBins(np.linspace(0.0, 1.0, n_bins + 1), empty, empty, empty)
-    counts = given.astype(np.float64)  # the float sum of the two counts, as neg + pos in floats gives it
+        return CalibrationBins(_uniform_edges(n_bins).copy(), empty, empty, empty)
     if strategy == "uniform":
-        edges = np.linspace(0.0, 1.0, n_bins + 1)
+        edges = _uniform_edges(n_bins).copy()
     else:
-        q = (np.linspace(0.0, 1.0, n_bins + 1) * 100) / 100  # numpy's percentile divides by 100 again
-        edges = _quantile_edges(lo, hi, counts, q, exact, whole)
+        q = (_uniform_edges(n_bins) * 100) / 100  # numpy's percentile divides by 100 again
+        edges = _quantile_edges(lo, hi, given.astype(np.float64), q, exact, whole)
     inner = edges[1:-1]
     if exact:
+        counts = given.astype(np.float64)  # the float sum of the two counts, as neg + pos in floats gives it
         ids = np.searchsorted(inner, lo, side="left")
         total, true, sums = (
             np.bincount(ids, weights=v, minlength=n_bins).astype(np.float64)
             for v in (counts, pos.astype(np.float64), counts * lo)
         )
     else:
-        total, true, sums = _spread(lo, hi, given, counts, pos, inner)
+        total, true, sums = _spread(lo, hi, given, pos, inner)
     keep = total > 0
     return CalibrationBins(edges, total[keep], true[keep] / total[keep], sums[keep] / total[keep])
 
 
-def _spread(
-    lo: Array, hi: Array, given: Array, counts: Array, given_pos: Array, inner: Array
-) -> tuple[Array, Array, Array]:
+@functools.lru_cache(maxsize=64)
+def _uniform_edges(n_bins: int) -> Array:
+    """``linspace(0, 1, n_bins + 1)``, made once per number of bins (read-only: callers copy what they hand out)."""
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    edges.flags.writeable = False
+    return edges
+
+
+def _spread(lo: Array, hi: Array, given: Array, given_pos: Array, inner: Array) -> tuple[Array, Array, Array]:
     """Per calibration bin: events, positives and the sum of scores, each group spread evenly over [lo, hi].
 
-    ``given`` and ``given_pos`` are the counts as kept (their running sums taken as integers when whole),
-    ``counts`` the events as floats.
+    ``given`` and ``given_pos`` are the counts as kept (their running sums taken as integers when whole).
     """
     kinds = (given.dtype, given_pos.dtype)
     if SPEEDUPS is not None and all(k in (np.int64, np.float64) for k in kinds):  # the same operations, compiled
@@ -336,6 +342,7 @@ def _spread(
         given, given_pos = np.ascontiguousarray(given), np.ascontiguousarray(given_pos)
         if SPEEDUPS.calibration_spread(lows, highs, given, given_floats, given_pos, pos_floats, edges, out):
             return out[0], out[1], out[2]
+    counts = given.astype(np.float64)  # the float sum of the two counts, as neg + pos in floats gives it
     width = hi - lo
     cum = np.zeros((3, lo.size + 1))
     cum[0, 1:], cum[1, 1:] = running_sum(given), running_sum(given_pos)

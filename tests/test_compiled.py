@@ -1150,7 +1150,7 @@ def test_calibration_spread_equals_the_numpy_twin(seed, k, n_bins, counts, edges
             inner = inner[::-1].copy()
 
     def spread():
-        return calibration._spread(lo, hi, given, given.astype(np.float64), pos, inner)
+        return calibration._spread(lo, hi, given, pos, inner)
 
     compiled, plain = _both_ways(calibration, spread)
     assert [a.tobytes() for a in compiled] == [a.tobytes() for a in plain]
