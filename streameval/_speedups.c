@@ -17,6 +17,9 @@
  *   calibration_spread
  *                     the calibration curve's bins of binned scores (each
  *                     bin's scores spread evenly over it).
+ *   rate_crossing     where FRR - FAR crosses 0 along a curve's points, and
+ *                     where it is nearest 0 (the equal error rates).
+ *   time_order        whether a batch's event times are finite and ascending.
  *   row_argmax        the predicted class of each row of class scores (ties to
  *                     the class first in a given order).
  *   score_columns     a block of rows of class scores written class by class.
@@ -3519,6 +3522,90 @@ time_order(PyObject *Py_UNUSED(module), PyObject *args)
     return Py_BuildValue("(OO)", finite ? Py_True : Py_False, ascending ? Py_True : Py_False);
 }
 
+PyDoc_STRVAR(rate_crossing_doc,
+"rate_crossing(a, b, positives, negatives, rates) -> (first_zero, last_above, nearest, any_number)\n\n"
+"Along the curve points, with FAR and FRR either given (`rates`: FRR = a, FAR = b) or from the points' float64\n"
+"true and false positives (a, b) as numpy computes them (FAR = b / negatives, FRR = 1.0 - a / positives), and\n"
+"d = FRR - FAR: the first index where d == 0, the last where d > 0 (-1 for none), the first index of the\n"
+"smallest |d| (of the first NaN when there is one, as numpy's argmin), and whether some d is not NaN; in one\n"
+"pass, without the arrays of rates.");
+
+#define CROSSING_BLOCK 256
+
+/* d = FRR - FAR of a block, in vector registers (the divisions are IEEE's: the same bits as numpy's) */
+VECTOR_CLONES NO_FUSED_MATH static void
+rate_differences(const double *restrict a, const double *restrict b, Py_ssize_t m, double positives,
+                 double negatives, int rates, double *restrict d)
+{
+    if (rates) {
+        for (Py_ssize_t j = 0; j < m; j++)
+            d[j] = a[j] - b[j];
+    }
+    else {
+        for (Py_ssize_t j = 0; j < m; j++)
+            d[j] = (1.0 - a[j] / positives) - b[j] / negatives;
+    }
+}
+
+static void
+rate_crossing_of(const double *a, const double *b, Py_ssize_t k, double positives, double negatives, int rates,
+                 Py_ssize_t *first_zero, Py_ssize_t *last_above, Py_ssize_t *nearest, int *any_number)
+{
+    Py_ssize_t zero = -1, above = -1, best_at = -1, nan_at = -1;
+    double best = 0.0, d[CROSSING_BLOCK];
+    int number = 0;
+    for (Py_ssize_t start = 0; start < k; start += CROSSING_BLOCK) {
+        Py_ssize_t m = k - start < CROSSING_BLOCK ? k - start : CROSSING_BLOCK;
+        rate_differences(a + start, b + start, m, positives, negatives, rates, d);
+        for (Py_ssize_t j = 0; j < m; j++) {
+            double dj = d[j], size = fabs(dj);
+            Py_ssize_t i = start + j;
+            if (dj == 0.0 && zero < 0)
+                zero = i;
+            if (dj > 0.0)
+                above = i;
+            if (size != size) {
+                if (nan_at < 0)
+                    nan_at = i;
+            }
+            else {
+                number = 1;
+                if (best_at < 0 || size < best) {
+                    best = size;
+                    best_at = i;
+                }
+            }
+        }
+    }
+    *first_zero = zero;
+    *last_above = above;
+    *nearest = nan_at >= 0 ? nan_at : best_at;
+    *any_number = number;
+}
+
+static PyObject *
+rate_crossing(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer ab, bb;
+    double positives, negatives;
+    int rates;
+    if (!PyArg_ParseTuple(args, "y*y*ddp", &ab, &bb, &positives, &negatives, &rates))
+        return NULL;
+    PyObject *result = NULL;
+    if (ab.len % 8 || bb.len != ab.len)
+        PyErr_SetString(PyExc_ValueError, "rate_crossing: inconsistent arguments");
+    else {
+        Py_ssize_t zero, above, nearest;
+        int number;
+        rate_crossing_of((const double *)ab.buf, (const double *)bb.buf, ab.len / 8, positives, negatives, rates,
+                         &zero, &above, &nearest, &number);
+        result = Py_BuildValue("(nnnO)", zero, above, nearest, number ? Py_True : Py_False);
+    }
+    PyBuffer_Release(&ab);
+    PyBuffer_Release(&bb);
+    return result;
+}
+
 static PyMethodDef module_methods[] = {
     {"count_range_free", count_range_free, METH_VARARGS, count_range_free_doc},
     {"count_uniform", count_uniform, METH_VARARGS, count_uniform_doc},
@@ -3540,6 +3627,7 @@ static PyMethodDef module_methods[] = {
     {"pr_auc_terms", pr_auc_terms, METH_VARARGS, pr_auc_terms_doc},
     {"calibration_spread", calibration_spread, METH_VARARGS, calibration_spread_doc},
     {"time_order", time_order, METH_VARARGS, time_order_doc},
+    {"rate_crossing", rate_crossing, METH_VARARGS, rate_crossing_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -15,7 +15,7 @@ report shares them between its metrics) instead of once per function.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -407,6 +407,16 @@ def break_even_point(edges: Array, neg: Array, pos: Array, *, points: OperatingP
 
 def _segment_crossing(thresholds: Array, far: Array, frr: Array) -> Crossing:
     """Intersect FRR and FAR along the polyline of points ordered by falling threshold."""
+    found = _crossing_indices(frr, far, 1.0, 1.0, rates=True)
+    if found is not None:  # the same indices in one compiled pass
+        zero, i, _, number = found
+        if not number:
+            return Crossing(math.nan, math.nan)
+        if zero >= 0:
+            return Crossing(float(far[zero]), float(thresholds[zero]))
+        if 0 <= i < far.size - 1:  # else the numpy path, which refuses it as before
+            d_i, d_j = frr[i] - far[i], frr[i + 1] - far[i + 1]
+            return _crossing_on(far[i], far[i + 1], d_i, d_j, thresholds[i], thresholds[i + 1])
     diff = frr - far  # falls from >= 0 towards <= 0
     if diff.size == 0 or np.isnan(diff).all():
         return Crossing(math.nan, math.nan)
@@ -416,11 +426,33 @@ def _segment_crossing(thresholds: Array, far: Array, frr: Array) -> Crossing:
         return Crossing(float(far[i]), float(thresholds[i]))
     i = int(np.flatnonzero(diff > 0)[-1])  # last point with FRR above FAR
     j = i + 1
-    lam = diff[i] / (diff[i] - diff[j])
-    rate = far[i] + lam * (far[j] - far[i])
-    t_i, t_j = thresholds[i], thresholds[j]
+    return _crossing_on(far[i], far[j], diff[i], diff[j], thresholds[i], thresholds[j])
+
+
+def _crossing_on(far_i: Any, far_j: Any, d_i: Any, d_j: Any, t_i: Any, t_j: Any) -> Crossing:
+    """Where FRR - FAR (``d``) falls through 0 on the segment from point i to point j (float64 values)."""
+    lam = d_i / (d_i - d_j)
+    rate = far_i + lam * (far_j - far_i)
     threshold = t_j if not math.isfinite(t_i) else t_i + lam * (t_j - t_i)
     return Crossing(float(rate), float(threshold))
+
+
+def _rates_at(pts: OperatingPoints, i: int) -> tuple[Any, Any]:
+    """(FAR, FRR) at point ``i``: the operations of :func:`_rates` on one point."""
+    return pts.fp[i] / pts.negatives, 1.0 - pts.tp[i] / pts.positives
+
+
+def _crossing_indices(
+    a: Array, b: Array, positives: float, negatives: float, rates: bool
+) -> tuple[int, int, int, bool] | None:
+    """Where FRR - FAR is first 0, where it is last above 0, where ``|FRR - FAR|`` is first smallest, and whether
+    it is ever a number, in one compiled pass (``None`` without the compiled module): FRR ``a`` and FAR ``b``
+    when ``rates``, else from true and false positives ``a`` and ``b`` as :func:`_rates` computes them."""
+    if SPEEDUPS is None:
+        return None
+    a, b = (np.ascontiguousarray(v, dtype=np.float64) for v in (a, b))
+    zero, above, nearest, number = SPEEDUPS.rate_crossing(a, b, float(positives), float(negatives), rates)
+    return int(zero), int(above), int(nearest), bool(number)
 
 
 def eer(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None) -> Crossing:
@@ -429,20 +461,40 @@ def eer(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None 
     The threshold is interpolated on the same segment (the finite end when
     the segment starts at ``+inf``).
     """
-    rates = _rates(_points(edges, neg, pos, points))
-    if rates is None:
+    pts = _points(edges, neg, pos, points)
+    if pts.positives == 0 or pts.negatives == 0:
         return Crossing(math.nan, math.nan)
+    found = _crossing_indices(pts.tp, pts.fp, pts.positives, pts.negatives, rates=False)
+    if found is not None:  # the indices of _segment_crossing, without the arrays of rates
+        zero, i, _, number = found
+        if not number:
+            return Crossing(math.nan, math.nan)
+        if zero >= 0:
+            return Crossing(float(_rates_at(pts, zero)[0]), float(pts.thresholds[zero]))
+        if 0 <= i < pts.tp.size - 1:  # else the numpy path, which refuses it as before
+            (far_i, frr_i), (far_j, frr_j) = _rates_at(pts, i), _rates_at(pts, i + 1)
+            return _crossing_on(far_i, far_j, frr_i - far_i, frr_j - far_j, pts.thresholds[i], pts.thresholds[i + 1])
+    rates = _rates(pts)
+    assert rates is not None
     return _segment_crossing(rates[2], rates[0], rates[1])
 
 
 def eer_nearest(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None) -> Crossing:
     """Mean of FAR and FRR at the threshold where ``|FRR - FAR|`` is smallest."""
-    rates = _rates(_points(edges, neg, pos, points))
-    if rates is None:
+    pts = _points(edges, neg, pos, points)
+    if pts.positives == 0 or pts.negatives == 0:
         return Crossing(math.nan, math.nan)
-    far, frr, thresholds = rates
-    i = int(np.argmin(np.abs(frr - far)))
-    return Crossing(float((far[i] + frr[i]) / 2.0), float(thresholds[i]))
+    found = _crossing_indices(pts.tp, pts.fp, pts.positives, pts.negatives, rates=False)
+    if found is not None:
+        i = found[2]
+        far_i, frr_i = _rates_at(pts, i)
+    else:
+        rates = _rates(pts)
+        assert rates is not None
+        far, frr, _ = rates
+        i = int(np.argmin(np.abs(frr - far)))
+        far_i, frr_i = far[i], frr[i]
+    return Crossing(float((far_i + frr_i) / 2.0), float(pts.thresholds[i]))
 
 
 def eer_rocch(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None) -> Crossing:

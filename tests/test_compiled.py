@@ -1175,3 +1175,33 @@ def test_time_order_equals_the_numpy_twin(seed, n, shape):
         t[int(rng.integers(0, n))] = rng.choice([np.nan, np.inf, -np.inf])
     compiled, plain = _both_ways(_numeric, lambda: _numeric.finite_and_ascending(t))
     assert compiled == plain
+
+
+@needs_compiled
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 600),
+    st.sampled_from(["whole", "weights", "mirrored", "one_class"]),
+)
+def test_equal_error_rates_equal_the_numpy_twins(seed, k, counts):
+    """EER, its nearest-point and convex-hull forms: the compiled pass over the points finds the numpy path's
+    indices, so the crossings are the same bits, also where FRR meets FAR exactly at a point (mirrored counts),
+    with weights, with empty bins, and without one of the classes (nan)."""
+    from streameval import curves
+
+    rng = np.random.default_rng(seed)
+    edges = np.sort(rng.random(k))
+    neg, pos = rng.integers(0, 4, k), rng.integers(0, 4, k)
+    if counts == "weights":
+        neg, pos = neg * rng.random(k), pos * rng.random(k)
+    elif counts == "mirrored":  # negatives of bin i are the positives of bin k - 1 - i: FRR = FAR at the middle
+        pos = neg[::-1].copy()
+    elif counts == "one_class":
+        pos = np.zeros(k, dtype=neg.dtype)
+
+    def crossings():
+        return [tuple(f(edges, neg, pos)) for f in (curves.eer, curves.eer_nearest, curves.eer_rocch)]
+
+    compiled, plain = _both_ways(curves, crossings)
+    assert np.array(compiled).tobytes() == np.array(plain).tobytes()
