@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import streameval as se
 
@@ -203,6 +205,26 @@ def test_weights_whose_total_overflows_are_refused_and_change_nothing(case):
     assert acc.to_bytes() == before
     feed(acc, [1e307, 1e307, 1e307])  # large, but the total is finite
     assert np.isfinite(acc.n)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 300), st.floats(0.0, 1023.0))
+def test_a_batch_of_weights_is_refused_exactly_when_numpys_sum_overflows(seed, n, top_exponent):
+    """A batch's sum is only taken when its count times its largest weight could overflow: the refusals are those
+    of the sum itself (numpy's), for batches from far below the largest float to just past it."""
+    from streameval._validation import as_weights
+
+    rng = np.random.default_rng(seed)
+    w = rng.random(n) * 2.0 ** (top_exponent - rng.integers(0, 3, n))  # each below 2^1023: finite
+    with np.errstate(over="ignore"):
+        overflows = not np.isfinite(w.sum())
+    refused = False
+    try:
+        as_weights("w", w, n)
+    except ValueError as exc:
+        assert "overflow" in str(exc)
+        refused = True
+    assert refused == overflows
 
 
 def test_per_event_weights_whose_total_overflows_are_refused():
