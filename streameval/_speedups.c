@@ -1155,35 +1155,6 @@ calibration_chunk(const double *restrict x, const uint8_t *restrict labels, Py_s
     }
 }
 
-/* The sums of w times each term of a chunk, in eight running sums each so that the adds do not wait on each
- * other (weighted sums are floats: any order is as good, and the numpy twin's is another) */
-#define WEIGHTED_LANES 8
-VECTOR_CLONES static void
-weighted_sums(const double *restrict w, const FloatBits *restrict brier, const FloatBits *restrict logloss,
-              Py_ssize_t m, double *bs, double *ls)
-{
-    double b[WEIGHTED_LANES] = {0.0}, l[WEIGHTED_LANES] = {0.0};
-    Py_ssize_t j = 0;
-    for (; j + WEIGHTED_LANES <= m; j += WEIGHTED_LANES) {
-        for (int r = 0; r < WEIGHTED_LANES; r++) {
-            b[r] += w[j + r] * brier[j + r].d;
-            l[r] += w[j + r] * logloss[j + r].d;
-        }
-    }
-    for (; j < m; j++) {
-        b[0] += w[j] * brier[j].d;
-        l[0] += w[j] * logloss[j].d;
-    }
-    for (int width = WEIGHTED_LANES / 2; width > 0; width /= 2) {
-        for (int r = 0; r < width; r++) {
-            b[r] += b[r + width];
-            l[r] += l[r + width];
-        }
-    }
-    *bs = b[0];
-    *ls = l[0];
-}
-
 PyDoc_STRVAR(calibration_sums_doc,
 "calibration_sums(x, labels, width, weights) -> (positives, outside, brier, log_loss)\n\n"
 "Sums of the Brier terms (y - p)^2 and log-loss terms -log(clip(p if y else 1 - p, eps, 1 - eps)) of\n"
@@ -1243,9 +1214,10 @@ calibration_sums(PyObject *Py_UNUSED(module), PyObject *args)
             l_hi += l_lo < ls;
         }
         else {
-            double bs, ls;
-            weighted_sums(ws + start, brier, logloss, m, &bs, &ls);
+            double bs = 0.0, ls = 0.0;
             for (Py_ssize_t j = 0; j < m; j++) {
+                bs += ws[start + j] * brier[j].d;
+                ls += ws[start + j] * logloss[j].d;
                 outside += out[j];
                 positives += lab[j];
             }

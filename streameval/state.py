@@ -32,10 +32,6 @@ _UNSET = np.int32(-(1 << 30))  # offset of a page that has no storage yet
 
 _NO_WEIGHTS = b""  # the compiled kernels' "no weights"
 _SCRATCH = np.zeros(1, dtype=np.uint8)  # a writable buffer for the kernels' arguments that go unused
-# rows wanted at a kernel's first stop for room in one call, doubled at each further stop: a batch that needs
-# k new pages stops about log2(k) times (a fresh accumulator's first 25,000 continuous scores, 30 pages: 3 stops
-# instead of 6), and the rows left unused are at most about those the call took
-_FIRST_STEP = 4
 
 
 def _grown(a: np.ndarray, size: int) -> np.ndarray:
@@ -137,7 +133,6 @@ class LabelledCounts:
 
         above = [0, 0]
         done = start
-        step = _FIRST_STEP
         try:
             while True:
                 done, refused, a_neg, a_pos = run(done, end, sign)
@@ -145,8 +140,7 @@ class LabelledCounts:
                 above[1] += a_pos
                 if refused or done == end:
                     return done, refused, above
-                self._make_room(self._n_stored + step)
-                step *= 2  # a batch that needs many new pages gets them in a few steps
+                self._make_room(self._n_stored + 1)
         except BaseException:  # growing failed: take back what was counted (its pages have rows)
             run(start, done, -sign)
             raise
@@ -167,7 +161,6 @@ class LabelledCounts:
         hits = np.zeros(n if check else 1, dtype=np.uint8)
         part, tally = np.zeros(self._counts.size), np.zeros(self._counts.size)
         done = 0
-        step = _FIRST_STEP
         while True:
             done, refused, _, _ = self._run_kernel(
                 kernel, x, labels, part, True, 1, threshold_args, done, n, (weights, tally, hits, BLOCK), scheme_args
@@ -175,8 +168,7 @@ class LabelledCounts:
             assert not refused, "checked events were refused"
             if done == n:
                 return tally[: self._n_stored * PAGE], np.flatnonzero(hits) if check else np.zeros(0, dtype=np.intp)
-            self._make_room(self._n_stored + step)
-            step *= 2
+            self._make_room(self._n_stored + 1)
             part, tally = _grown(part, self._counts.size), _grown(tally, self._counts.size)
 
     def _run_kernel(
