@@ -422,8 +422,8 @@ class TimeWindow:
         for p, part, extra, events in self._by_pane(times, ascending, args, kwargs):
             current = self._ring.get(p)
             # empty; for a pane that exists, in that pane's regime (binned events added to binned counts need no
-            # conversion)
-            acc = current - current if current is not None and hasattr(current, "subtract") else self._factory()
+            # conversion), for a new one a copy of the empty accumulator made at the start (3 us, the factory's 6)
+            acc = current - current if current is not None and hasattr(current, "subtract") else self._empty.copy()
             acc.update_many(*part, **extra)
             fresh[p] = (acc, events)
         self._add(fresh)
