@@ -321,9 +321,14 @@ def calibration_bins(
     return CalibrationBins(edges, total[keep], true[keep] / total[keep], sums[keep] / total[keep])
 
 
-@functools.lru_cache(maxsize=64)
 def _uniform_edges(n_bins: int) -> Array:
-    """``linspace(0, 1, n_bins + 1)``, made once per number of bins (read-only: callers copy what they hand out)."""
+    """``linspace(0, 1, n_bins + 1)``, made once per number of bins up to 1,024 (read-only: callers copy what they
+    hand out); more bins are made each time, so that the cache stays small."""
+    return _small_uniform_edges(n_bins) if n_bins <= 1024 else np.linspace(0.0, 1.0, n_bins + 1)
+
+
+@functools.lru_cache(maxsize=64)
+def _small_uniform_edges(n_bins: int) -> Array:
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     edges.flags.writeable = False
     return edges
