@@ -610,7 +610,7 @@ class Decayed:
         times = np.atleast_1d(as_scores("t", np.atleast_1d(t)))
         if times.size != n:
             raise ValueError(f"t must have one time per event ({n}), got {times.size}")
-        if not np.all(np.isfinite(times)):
+        if not finite_and_ascending(times)[0]:
             raise ValueError("t must be finite")
         return times
 

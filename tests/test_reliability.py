@@ -59,6 +59,12 @@ def _decayed():
     return dec
 
 
+def _decayed_by_time():
+    dec = se.Decayed(se.BinaryAccumulator, half_life=3.0, by="time")
+    dec.update_many([1, 0], [0.1, 0.2], t=[1.0, 2.0])
+    return dec
+
+
 def _paired():
     acc = se.PairedAccumulator(threshold=0.5)
     acc.update_many([1, 0], [0.9, 0.1], [0.2, 0.3])
@@ -115,6 +121,8 @@ CASES = [
     (_time_window, lambda a: a.update(1, 0.5, t=INF), ValueError, ["t", "finite"]),
     (_time_window, lambda a: a.update_many([1, 0], [0.1, 0.2], t=[INF, NAN]), ValueError, ["t", "nan", "index 1"]),
     (_time_window, lambda a: a.update_many([1, 0], [0.1, 0.2], t=[3.0, -INF]), ValueError, ["t", "-inf", "index 1"]),
+    (_decayed_by_time, lambda a: a.update_many([1, 0], [0.1, 0.2], t=[3.0, INF]), ValueError, ["t", "finite"]),
+    (_decayed_by_time, lambda a: a.update_many([1, 0], [0.1, 0.2], t=[NAN, 3.0]), ValueError, ["t", "nan", "index 0"]),
     (_time_window, lambda a: a.update(1, 0.5, t="now"), TypeError, ["t"]),
     (_decayed, lambda a: a.update_many([1, 0], [0.1, 0.2], t=[1.0, 2.0]), ValueError, ["t", "by='time'"]),
     (_decayed, lambda a: a.update_many([1, 5], [0.1, 0.2]), ValueError, ["y", "5"]),
