@@ -15,6 +15,7 @@ report shares them between its metrics) instead of once per function.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -409,14 +410,9 @@ def _segment_crossing(thresholds: Array, far: Array, frr: Array) -> Crossing:
     """Intersect FRR and FAR along the polyline of points ordered by falling threshold."""
     found = _crossing_indices(frr, far, 1.0, 1.0, rates=True)
     if found is not None:  # the same indices in one compiled pass
-        zero, i, _, number = found
-        if not number:
-            return Crossing(math.nan, math.nan)
-        if zero >= 0:
-            return Crossing(float(far[zero]), float(thresholds[zero]))
-        if 0 <= i < far.size - 1:  # else the numpy path, which refuses it as before
-            d_i, d_j = frr[i] - far[i], frr[i + 1] - far[i + 1]
-            return _crossing_on(far[i], far[i + 1], d_i, d_j, thresholds[i], thresholds[i + 1])
+        crossing = _crossing_found(found, lambda i: (far[i], frr[i]), thresholds)
+        if crossing is not None:
+            return crossing
     diff = frr - far  # falls from >= 0 towards <= 0
     if diff.size == 0 or np.isnan(diff).all():
         return Crossing(math.nan, math.nan)
@@ -435,6 +431,22 @@ def _crossing_on(far_i: Any, far_j: Any, d_i: Any, d_j: Any, t_i: Any, t_j: Any)
     rate = far_i + lam * (far_j - far_i)
     threshold = t_j if not math.isfinite(t_i) else t_i + lam * (t_j - t_i)
     return Crossing(float(rate), float(threshold))
+
+
+def _crossing_found(
+    found: tuple[int, int, int, bool], rates_at: Callable[[int], tuple[Any, Any]], thresholds: Array
+) -> Crossing | None:
+    """:func:`_segment_crossing`'s result at the indices :func:`_crossing_indices` found, with ``rates_at(i)``
+    giving (FAR, FRR) at point ``i``; ``None`` where the numpy path decides (it refuses a last point above)."""
+    zero, i, _, number = found
+    if not number:
+        return Crossing(math.nan, math.nan)
+    if zero >= 0:
+        return Crossing(float(rates_at(zero)[0]), float(thresholds[zero]))
+    if not 0 <= i < thresholds.size - 1:
+        return None
+    (far_i, frr_i), (far_j, frr_j) = rates_at(i), rates_at(i + 1)
+    return _crossing_on(far_i, far_j, frr_i - far_i, frr_j - far_j, thresholds[i], thresholds[i + 1])
 
 
 def _rates_at(pts: OperatingPoints, i: int) -> tuple[Any, Any]:
@@ -466,14 +478,9 @@ def eer(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None 
         return Crossing(math.nan, math.nan)
     found = _crossing_indices(pts.tp, pts.fp, pts.positives, pts.negatives, rates=False)
     if found is not None:  # the indices of _segment_crossing, without the arrays of rates
-        zero, i, _, number = found
-        if not number:
-            return Crossing(math.nan, math.nan)
-        if zero >= 0:
-            return Crossing(float(_rates_at(pts, zero)[0]), float(pts.thresholds[zero]))
-        if 0 <= i < pts.tp.size - 1:  # else the numpy path, which refuses it as before
-            (far_i, frr_i), (far_j, frr_j) = _rates_at(pts, i), _rates_at(pts, i + 1)
-            return _crossing_on(far_i, far_j, frr_i - far_i, frr_j - far_j, pts.thresholds[i], pts.thresholds[i + 1])
+        crossing = _crossing_found(found, lambda i: _rates_at(pts, i), pts.thresholds)
+        if crossing is not None:
+            return crossing
     rates = _rates(pts)
     assert rates is not None
     return _segment_crossing(rates[2], rates[0], rates[1])
