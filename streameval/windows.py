@@ -387,18 +387,6 @@ class TimeWindow:
     def _pane_of(self, t: np.ndarray) -> np.ndarray:
         return np.floor(t / self.pane_width).astype(np.int64)
 
-    def _times(self, t: Any, n: int) -> tuple[np.ndarray, bool]:
-        """The checked event times of a batch, and whether they never fall."""
-        times = np.atleast_1d(as_scores("t", np.atleast_1d(t), check_nan=False))
-        if times.size != n:
-            raise ValueError(f"t must have one time per event ({n}), got {times.size}")
-        finite, ascending = finite_and_ascending(times)
-        if not finite:
-            check_no_nan("t", times)
-            bad = np.flatnonzero(~np.isfinite(times))
-            raise ValueError(f"t must be finite, got {times[bad[0]]!r} at index {bad[0]}")
-        return times, ascending
-
     def update(self, *args: Any, t: float, **kwargs: Any) -> None:
         """Count one event at time ``t`` (the other arguments go to the accumulator)."""
         self._router.update(*args, t=t, **kwargs)
@@ -417,7 +405,7 @@ class TimeWindow:
     def update_many(self, *args: Any, t: npt.ArrayLike, **kwargs: Any) -> None:
         """Count many events with times ``t``; all of them or, on bad input, none."""
         n = len(args[0]) if args else 0
-        times, ascending = self._times(t, n)
+        times, ascending = _event_times(t, n)
         fresh: dict[int, tuple[Any, int]] = {}
         for p, part, extra, events in self._by_pane(times, ascending, args, kwargs):
             current = self._ring.get(p)
@@ -521,6 +509,19 @@ class TimeWindow:
     __add__ = merge
 
 
+def _event_times(t: Any, n: int) -> tuple[np.ndarray, bool]:
+    """A batch's event times, checked (one per event, finite), and whether they never fall."""
+    times = np.atleast_1d(as_scores("t", np.atleast_1d(t), check_nan=False))
+    if times.size != n:
+        raise ValueError(f"t must have one time per event ({n}), got {times.size}")
+    finite, ascending = finite_and_ascending(times)
+    if not finite:
+        check_no_nan("t", times)
+        bad = np.flatnonzero(~np.isfinite(times))
+        raise ValueError(f"t must be finite, got {float(times[bad[0]])!r} at index {bad[0]}")
+    return times, ascending
+
+
 def _take(values: Any, sel: np.ndarray | slice) -> Any:
     """The selected events of an argument (scalars as they are), keeping lists as lists (mappings stay mappings)."""
     if not _per_event(values):
@@ -607,12 +608,7 @@ class Decayed:
         """The checked event times of a batch (``by="time"``)."""
         if t is None:
             raise ValueError("t is required with by='time'")
-        times = np.atleast_1d(as_scores("t", np.atleast_1d(t)))
-        if times.size != n:
-            raise ValueError(f"t must have one time per event ({n}), got {times.size}")
-        if not finite_and_ascending(times)[0]:
-            raise ValueError("t must be finite")
-        return times
+        return _event_times(t, n)[0]
 
     def update(self, *args: Any, t: float | None = None, w: float = 1.0, **kwargs: Any) -> None:
         """Count one event (at time ``t`` when ``by="time"``).

@@ -121,7 +121,12 @@ CASES = [
     (_time_window, lambda a: a.update(1, 0.5, t=INF), ValueError, ["t", "finite"]),
     (_time_window, lambda a: a.update_many([1, 0], [0.1, 0.2], t=[INF, NAN]), ValueError, ["t", "nan", "index 1"]),
     (_time_window, lambda a: a.update_many([1, 0], [0.1, 0.2], t=[3.0, -INF]), ValueError, ["t", "-inf", "index 1"]),
-    (_decayed_by_time, lambda a: a.update_many([1, 0], [0.1, 0.2], t=[3.0, INF]), ValueError, ["t", "finite"]),
+    (
+        _decayed_by_time,
+        lambda a: a.update_many([1, 0], [0.1, 0.2], t=[3.0, INF]),
+        ValueError,
+        ["t must be finite, got inf at index 1"],
+    ),
     (_decayed_by_time, lambda a: a.update_many([1, 0], [0.1, 0.2], t=[NAN, 3.0]), ValueError, ["t", "nan", "index 0"]),
     (_time_window, lambda a: a.update(1, 0.5, t="now"), TypeError, ["t"]),
     (_decayed, lambda a: a.update_many([1, 0], [0.1, 0.2], t=[1.0, 2.0]), ValueError, ["t", "by='time'"]),
