@@ -40,6 +40,13 @@ def _grown(a: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
+def _growth(pages: int) -> int:
+    """Rows a table of ``pages`` pages grows by: a few hundred pages is typical, so a small step keeps memory
+    close to what is used, but geometric for scores spread over thousands of pages, so that growing stays
+    linear overall."""
+    return max(min(16, max(4, pages // 4)), pages // 16)
+
+
 class LabelledCounts:
     """Counts per labelled code, stored by page.
 
@@ -95,18 +102,28 @@ class LabelledCounts:
         self._base[pages] = np.arange(self._n_stored, need, dtype=np.int32) * PAGE
         self._n_stored = need
 
-    def _make_room(self, need: int) -> None:
-        """Rows for at least ``need`` pages (new rows hold zeros)."""
+    def _make_room(self, need: int, pending: int = 0) -> None:
+        """Rows for at least ``need`` pages (new rows hold zeros); ``pending``: events of the batch being
+        counted that are still to come (then :meth:`_fit` gives back what the batch left unused)."""
         if need > self._page_of_row.size:
-            # a few hundred pages is typical: grow by a small step to keep memory
-            # close to what is used, but geometrically for scores spread over
-            # thousands of pages, so that growing stays linear overall
-            capacity = need + max(min(16, max(4, need // 4)), need // 16)
-            rows = np.empty(capacity, dtype=np.int64)
-            rows[: self._n_stored] = self._page_of_row[: self._n_stored]
-            counts = np.zeros(capacity * PAGE, dtype=self._counts.dtype)
-            counts[: self._n_stored * PAGE] = self._counts[: self._n_stored * PAGE]
-            self._page_of_row, self._counts = rows, counts
+            # a batch still to count may take a page per 128 of its events at
+            # once (64 at most): a new table that a large batch fills stops to
+            # grow twice rather than a dozen times
+            self._resize(need + max(_growth(need), min(pending // PAGE, PAGE // 2)))
+
+    def _fit(self) -> None:
+        """Give back the rows past the usual room for growth (after a batch that may have taken more)."""
+        capacity = self._n_stored + _growth(self._n_stored)
+        if self._page_of_row.size > capacity:
+            self._resize(capacity)
+
+    def _resize(self, capacity: int) -> None:
+        """Rows for ``capacity`` pages, the stored ones kept (new rows hold zeros)."""
+        rows = np.empty(capacity, dtype=np.int64)
+        rows[: self._n_stored] = self._page_of_row[: self._n_stored]
+        counts = np.zeros(capacity * PAGE, dtype=self._counts.dtype)
+        counts[: self._n_stored * PAGE] = self._counts[: self._n_stored * PAGE]
+        self._page_of_row, self._counts = rows, counts
 
     def count_compiled(
         self, kernel: Callable[..., tuple[int, bool, int, int, int]], x: npt.NDArray[np.float64],
@@ -139,8 +156,9 @@ class LabelledCounts:
                 above[0] += a_neg
                 above[1] += a_pos
                 if refused or done == end:
+                    self._fit()
                     return done, refused, above
-                self._make_room(self._n_stored + 1)
+                self._make_room(self._n_stored + 1, end - done)
         except BaseException:  # growing failed: take back what was counted (its pages have rows)
             run(start, done, -sign)
             raise
@@ -167,8 +185,9 @@ class LabelledCounts:
             )
             assert not refused, "checked events were refused"
             if done == n:
+                self._fit()
                 return tally[: self._n_stored * PAGE], np.flatnonzero(hits) if check else np.zeros(0, dtype=np.intp)
-            self._make_room(self._n_stored + 1)
+            self._make_room(self._n_stored + 1, n - done)
             part, tally = _grown(part, self._counts.size), _grown(tally, self._counts.size)
 
     def _run_kernel(

@@ -1205,3 +1205,32 @@ def test_equal_error_rates_equal_the_numpy_twins(seed, k, counts):
 
     compiled, plain = _both_ways(curves, crossings)
     assert np.array(compiled).tobytes() == np.array(plain).tobytes()
+
+
+@needs_compiled
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_large_batch_into_a_new_table_grows_it_in_few_steps_and_gives_back_the_rest(weighted, monkeypatch):
+    from streameval import state
+
+    rng = np.random.default_rng(41)
+    n = 25_000
+    y, s = rng.random(n) < 0.3, rng.normal(0.0, 3.0, n)  # logits: about 100 pages
+    w = rng.uniform(0.5, 2.0, n) if weighted else None
+    _assert_same(lambda: se.BinaryAccumulator(exact_up_to=0), lambda a: a.update_many(y, s, w))
+    resizes: list[int] = []
+    resize = state.LabelledCounts._resize
+    monkeypatch.setattr(state.LabelledCounts, "_resize", lambda self, rows: (resizes.append(rows), resize(self, rows)))
+    acc = se.BinaryAccumulator(exact_up_to=0)
+    acc.update_many(y, s, w)
+    table = acc._hist._counts
+    assert 64 < table._n_stored <= 128
+    # a step of a page per 128 of the batch's events still to count (64 pages at most): two stops, then the fit
+    assert resizes == [1 + 64, 66 + 64, table._n_stored + state._growth(table._n_stored)]
+    assert table._page_of_row.size == table._n_stored + state._growth(table._n_stored)
+    resizes.clear()
+    one = se.BinaryAccumulator(exact_up_to=0)
+    for yi, si in zip(y[:2_000], s[:2_000], strict=True):  # events one at a time: the usual small steps
+        one.update_many([yi], [si])
+    rows = one._hist._counts
+    assert rows._page_of_row.size <= rows._n_stored + state._growth(rows._n_stored)
+    assert len(resizes) > 5 and all(b - a <= 16 for a, b in zip([0, *resizes], resizes, strict=False))
