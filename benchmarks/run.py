@@ -708,14 +708,21 @@ def bench_segments(n: int, rows: list[str]) -> None:
         steady = se.Segmented(se.BinaryAccumulator)  # its segments exist: each batch adds to them
         steady.update_many(codes, y, s)
         steady.update_many(names, y, s)
-        t_bc = median_time(lambda combined=combined: np.bincount(combined), repeat=7)
+
+        def bincount(combined: np.ndarray = combined) -> None:
+            np.bincount(combined)
+
         for label, segments in (("integer codes", codes), ("strings", names)):
-            t_hand = median_time(lambda segments=segments: by_hand(segments), repeat=5)
-            t_ours = median_time(lambda segments=segments: ours(segments), repeat=5)
-            t_again = median_time(lambda segments=segments, steady=steady: steady.update_many(segments, y, s), repeat=5)
+            t_hand, t_ours, hand_over_ours = paired_ratio(
+                lambda segments=segments: by_hand(segments), lambda segments=segments: ours(segments), 5
+            )
+            _, _, new_over_bincount = paired_ratio(bincount, lambda segments=segments: ours(segments), 5)
+            _, t_again, again_over_bincount = paired_ratio(
+                bincount, lambda segments=segments, steady=steady: steady.update_many(segments, y, s), 7
+            )
             rows.append(
                 f"| {groups:,} | {label} | {t_ours * 1e3:.1f} ms | {t_again * 1e3:.1f} ms | {t_hand * 1e3:.1f} ms | "
-                f"**{t_hand / t_ours:.2f}** | {t_bc / t_ours:.2f} | {t_bc / t_again:.2f} |"
+                f"**{1 / hand_over_ours:.2f}** | {1 / new_over_bincount:.2f} | {1 / again_over_bincount:.2f} |"
             )
 
 
@@ -1026,10 +1033,12 @@ def main() -> None:
         "",
         "By hand: `pandas.factorize`, a stable sort, one `BinaryAccumulator` per group. The ratio over it is its time "
         "over ours, new segments (higher is better); the last columns are `numpy.bincount` of (segment, bin) codes "
-        "computed beforehand over ours (goal with 4 integer segments: 0.3). 'New segments' makes every segment's "
-        "accumulator (each starts exact and turns to bins on these continuous scores); 'counted before' adds to "
-        "segments that exist: with at most 64 of them each segment's events are counted apart and added, with more "
-        "the batch is checked whole first and counted in place.",
+        "computed beforehand over ours (goal with 4 integer segments: 0.3). Each ratio is the median of pairs run "
+        "alternately. 'New segments' makes every segment's accumulator (each starts exact and turns to bins on these "
+        "continuous scores); 'counted before' adds to segments that exist: integer codes of at most 64 segments in "
+        "one compiled pass over the batch (each event into its segment's bins and calibration sums, added once all "
+        "of it is counted); otherwise, with at most 64 segments each segment's events are counted apart and added, "
+        "with more the batch is checked whole first and counted in place.",
         "",
         "| segments | segment values | new segments | counted before | by hand | ours vs by hand "
         "| vs bincount, new | vs bincount, counted before |",

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import numpy.typing as npt
 
 from ._compiled import SPEEDUPS
 
-__all__ = ["finite_and_ascending", "running_sum"]
+__all__ = ["EventGroups", "event_groups", "finite_and_ascending", "running_sum"]
 
 
 def running_sum(counts: npt.ArrayLike) -> npt.NDArray[np.float64]:
@@ -49,3 +51,72 @@ def finite_and_ascending(x: npt.NDArray[np.float64]) -> tuple[bool, bool]:
         return bool(finite), bool(ascending)
     finite = bool(np.isfinite(x).all())
     return finite, finite and bool(np.all(x[1:] >= x[:-1]))
+
+
+@dataclass(frozen=True)
+class EventGroups:
+    """Which group each event of a batch is in: group ``lookup[values[i] - lo]`` of ``count``.
+
+    ``values`` are signed integers (a contiguous 1-D array); ``lookup`` (int32) holds -1 for a value of no
+    group, and one -1 more at its end. Groups are numbered in ascending order of their values. An event whose
+    value has no group makes the compiled grouped count refuse its batch (the caller then counts it otherwise).
+    """
+
+    values: npt.NDArray[np.signedinteger]
+    lo: int
+    lookup: npt.NDArray[np.int32]
+    count: int
+
+    def __post_init__(self) -> None:
+        values, lookup = self.values, self.lookup
+        if not (isinstance(values, np.ndarray) and values.ndim == 1 and values.dtype.kind == "i"):
+            raise TypeError(f"values must be a 1-D array of signed integers, got {values!r}")
+        if not isinstance(self.count, int) or self.count < 1:
+            raise ValueError(f"count must be a positive integer, got {self.count!r}")
+        if not (
+            isinstance(lookup, np.ndarray)
+            and lookup.dtype == np.int32
+            and lookup.ndim == 1
+            and lookup.size >= 2
+            and lookup[-1] == -1
+            and lookup.min() >= -1
+            and lookup.max() < self.count
+        ):
+            raise ValueError(
+                f"lookup must be an int32 array of groups in [-1, {self.count}) ending in -1, got {lookup!r}"
+            )
+        object.__setattr__(self, "values", np.ascontiguousarray(values))
+
+    def kernel_args(self) -> tuple[np.ndarray, int, int, np.ndarray]:
+        """The compiled kernels' group arguments: the values, their width in bytes, ``lo`` and the lookup."""
+        return self.values, self.values.dtype.itemsize, self.lo, self.lookup
+
+
+GROUPS_FROM = 1 << 16  # event_groups reads this many events: the groups of a batch's start
+
+
+def event_groups(values: np.ndarray) -> tuple[list[int], EventGroups] | None:
+    """The groups of a batch of integers, from its first ``GROUPS_FROM`` events: their distinct values in
+    ascending order and each event's group among them, in one compiled pass over those events (an event of
+    another value is known by the count that reads the batch); ``None`` without the compiled module, without
+    events, or when the values are not signed integers spread over fewer than 2^20 values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streameval._numeric import event_groups
+    >>> found = event_groups(np.array([7, 5, 7, 9]))
+    >>> found is None or (found[0], found[1].count) == ([5, 7, 9], 3)
+    True
+    """
+    if SPEEDUPS is None or not isinstance(values, np.ndarray) or values.ndim != 1 or values.dtype.kind != "i":
+        return None
+    values = np.ascontiguousarray(values)
+    found = SPEEDUPS.group_lookup(values, values.dtype.itemsize, GROUPS_FROM)
+    if found is None:
+        return None
+    distinct, lo, lookup = found
+    keys = np.frombuffer(distinct, dtype=np.int64).tolist()
+    if not keys:  # no events
+        return None
+    return keys, EventGroups(values, int(lo), np.frombuffer(lookup, dtype=np.int32), len(keys))

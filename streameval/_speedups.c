@@ -28,6 +28,12 @@
  *   small_codes, group_by_code
  *                     the segments of a batch: codes of small integers in order
  *                     of first appearance, and columns grouped by those codes.
+ *   group_lookup, count_grouped_range_free
+ *                     a batch of segments that exist counted in place: a table
+ *                     from small integers to segments, then count_range_free
+ *                     and calibration_sums in one pass, each event's segment
+ *                     chosen through it (the twin groups the events, then
+ *                     counts each segment's apart).
  *   EventBuffer       the base of BinaryAccumulator: update(y, score) checks
  *                     and stores one event in C and hands a full buffer to the
  *                     accumulator's _flush(); anything unusual (weights, bad
@@ -1162,6 +1168,21 @@ PyDoc_STRVAR(calibration_sums_doc,
 "[0, 1] (their terms are not summed), and how many labels are 1. Without weights (None) the sums are whole numbers of units,\n"
 "2^-52 for Brier and 2^-46 for log loss; with weights, float sums of weight times term.");
 
+/* The Python integer hi * 2^64 + lo (a new reference, or NULL with an exception set). */
+static PyObject *
+uint128_long(uint64_t hi, uint64_t lo)
+{
+    PyObject *result = NULL, *top = NULL, *shift = PyLong_FromLong(64);
+    PyObject *high = PyLong_FromUnsignedLongLong(hi), *low = PyLong_FromUnsignedLongLong(lo);
+    if (shift && high && low && (top = PyNumber_Lshift(high, shift)))
+        result = PyNumber_Or(top, low);
+    Py_XDECREF(shift);
+    Py_XDECREF(high);
+    Py_XDECREF(low);
+    Py_XDECREF(top);
+    return result;
+}
+
 static PyObject *
 calibration_sums(PyObject *Py_UNUSED(module), PyObject *args)
 {
@@ -1231,19 +1252,9 @@ calibration_sums(PyObject *Py_UNUSED(module), PyObject *args)
     }
     Py_END_ALLOW_THREADS
     if (!weighted) {
-        PyObject *shift = PyLong_FromLong(64);
-        PyObject *parts[4] = {PyLong_FromUnsignedLongLong(b_hi), PyLong_FromUnsignedLongLong(b_lo),
-                              PyLong_FromUnsignedLongLong(l_hi), PyLong_FromUnsignedLongLong(l_lo)};
-        PyObject *b_top = NULL, *l_top = NULL, *b_all = NULL, *l_all = NULL;
-        if (shift && parts[0] && parts[1] && parts[2] && parts[3] && (b_top = PyNumber_Lshift(parts[0], shift)) &&
-            (l_top = PyNumber_Lshift(parts[2], shift)) && (b_all = PyNumber_Or(b_top, parts[1])) &&
-            (l_all = PyNumber_Or(l_top, parts[3])))
+        PyObject *b_all = uint128_long(b_hi, b_lo), *l_all = uint128_long(l_hi, l_lo);
+        if (b_all && l_all)
             result = Py_BuildValue("nnOO", positives, outside, b_all, l_all);
-        Py_XDECREF(shift);
-        for (int i = 0; i < 4; i++)
-            Py_XDECREF(parts[i]);
-        Py_XDECREF(b_top);
-        Py_XDECREF(l_top);
         Py_XDECREF(b_all);
         Py_XDECREF(l_all);
     }
@@ -2591,6 +2602,24 @@ int64_range(const int64_t *restrict v, Py_ssize_t n, int64_t *lo, int64_t *hi)
     *hi = b;
 }
 
+/* The smallest and largest of n > 0 signed integers of `width` bytes. */
+static void
+int_range(const char *vs, int width, Py_ssize_t n, int64_t *lo, int64_t *hi)
+{
+    if (width == 8) {
+        int64_range((const int64_t *)vs, n, lo, hi);
+        return;
+    }
+    int64_t a = read_int(vs, width), b = a;
+    for (Py_ssize_t i = 1; i < n; i++) {
+        int64_t v = read_int(vs + i * width, width);
+        a = v < a ? v : a;
+        b = v > b ? v : b;
+    }
+    *lo = a;
+    *hi = b;
+}
+
 static PyObject *
 small_codes(PyObject *Py_UNUSED(module), PyObject *args)
 {
@@ -2608,16 +2637,8 @@ small_codes(PyObject *Py_UNUSED(module), PyObject *args)
     }
     const char *vs = (const char *)values.buf;
     int64_t lo = 0, hi = -1;
-    if (n > 0 && width == 8)
-        int64_range((const int64_t *)vs, n, &lo, &hi);
-    else if (n > 0) {
-        lo = hi = read_int(vs, width);
-        for (Py_ssize_t i = 1; i < n; i++) {
-            int64_t v = read_int(vs + i * width, width);
-            lo = v < lo ? v : lo;
-            hi = v > hi ? v : hi;
-        }
-    }
+    if (n > 0)
+        int_range(vs, width, n, &lo, &hi);
     if (n > 0 && (uint64_t)hi - (uint64_t)lo >= SMALL_CODES_RANGE) {
         result = Py_None;
         Py_INCREF(result);
@@ -2655,6 +2676,505 @@ done:
     PyMem_Free(counts);
     PyBuffer_Release(&values);
     PyBuffer_Release(&codes);
+    return result;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Batches of several segments counted in place                               */
+/* ------------------------------------------------------------------------ */
+
+PyDoc_STRVAR(group_lookup_doc,
+"group_lookup(values, width, prefix) -> (distinct, lo, lookup) or None\n\n"
+"The groups of the first `prefix` integer values (signed, `width` bytes each) when they spread over fewer\n"
+"than 2^20 values (None otherwise; the values after them are not read): the distinct values in ascending order (int64 bytes), the smallest value, and a\n"
+"table (int32 bytes) holding the group of each value - lo, or -1 for values absent, then one -1 more (where\n"
+"values outside the range look). One pass, no codes.");
+
+static PyObject *
+group_lookup(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer values;
+    int width;
+    Py_ssize_t prefix;
+    if (!PyArg_ParseTuple(args, "y*in", &values, &width, &prefix))
+        return NULL;
+    PyObject *result = NULL;
+    int32_t *lut = NULL;
+    int64_t *distinct = NULL;
+    Py_ssize_t n = (width == 1 || width == 2 || width == 4 || width == 8) ? values.len / width : -1;
+    if (n >= 0 && prefix >= 0 && prefix < n)
+        n = prefix;
+    if (n < 0 || values.len % width || prefix < 0) {
+        PyErr_SetString(PyExc_ValueError, "group_lookup: inconsistent arguments");
+        goto done;
+    }
+    const char *vs = (const char *)values.buf;
+    int64_t lo = 0, hi = 0;
+    if (n > 0)
+        int_range(vs, width, n, &lo, &hi);
+    if ((uint64_t)hi - (uint64_t)lo >= SMALL_CODES_RANGE) {
+        result = Py_None;
+        Py_INCREF(result);
+        goto done;
+    }
+    Py_ssize_t span = n > 0 ? (Py_ssize_t)(hi - lo) + 1 : 0;
+    lut = PyMem_Malloc((size_t)(span + 1) * sizeof(int32_t)); /* and -1 past the end: where other values look */
+    distinct = PyMem_Malloc((size_t)(span + 1) * sizeof(int64_t));
+    if (lut == NULL || distinct == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t v = 0; v <= span; v++)
+        lut[v] = -1;
+    Py_ssize_t found = 0;
+    for (Py_ssize_t i = 0; i < n && found < span; i++) { /* every value of the range seen: the rest are too */
+        int64_t v = width == 8 ? ((const int64_t *)vs)[i] : read_int(vs + i * width, width);
+        if (lut[v - lo] < 0) { /* rare: the first event of a group */
+            lut[v - lo] = 0;
+            found++;
+        }
+    }
+    found = 0;
+    for (Py_ssize_t v = 0; v < span; v++) /* groups numbered in ascending order of their values */
+        if (lut[v] == 0) {
+            lut[v] = (int32_t)found;
+            distinct[found++] = lo + v;
+        }
+    result = Py_BuildValue("(y#Ly#)", (const char *)distinct, found * (Py_ssize_t)sizeof(int64_t), (long long)lo,
+                           (const char *)lut, (span + 1) * (Py_ssize_t)sizeof(int32_t));
+done:
+    PyMem_Free(lut);
+    PyMem_Free(distinct);
+    PyBuffer_Release(&values);
+    return result;
+}
+
+/* The groups of events [i, i + m): lookup[value - lo]; nonzero when a value is not in the table. A value
+ * outside the range reads the lookup's last entry, -1: the loop has no branch (and vectorises). */
+#define GROUPS_LOOP(READ)                                                                  \
+    for (Py_ssize_t j = 0; j < m; j++) {                                                   \
+        uint64_t at = (uint64_t)(READ) - (uint64_t)lo;                                     \
+        int32_t t = lut[at < span ? at : span];                                            \
+        bad |= (uint32_t)t >= (uint32_t)k;                                                 \
+        out[j] = t;                                                                        \
+    }
+
+VECTOR_CLONES static int
+groups_chunk(const char *groups, int width, Py_ssize_t i, Py_ssize_t m, int64_t lo, const int32_t *restrict lut,
+             uint64_t span, int32_t k, int32_t *restrict out)
+{
+    uint32_t bad = 0;
+    if (width == 8 && lut == NULL) { /* every value of the range is a group, in order: value - lo */
+        const int64_t *v = (const int64_t *)groups + i;
+        for (Py_ssize_t j = 0; j < m; j++) {
+            uint64_t at = (uint64_t)v[j] - (uint64_t)lo;
+            bad |= at >= span;
+            out[j] = (int32_t)at;
+        }
+    }
+    else if (width == 8) {
+        const int64_t *v = (const int64_t *)groups + i;
+        GROUPS_LOOP(v[j])
+    }
+    else if (width == 4) {
+        const int32_t *v = (const int32_t *)groups + i;
+        GROUPS_LOOP(v[j])
+    }
+    else if (width == 2) {
+        const int16_t *v = (const int16_t *)groups + i;
+        GROUPS_LOOP(v[j])
+    }
+    else {
+        const int8_t *v = (const int8_t *)groups + i;
+        GROUPS_LOOP((int64_t)v[j])
+    }
+    return bad != 0;
+}
+
+/* The lookup itself, or NULL when it maps every value of the range to its group in order (0, 1, ...): for
+ * groups_chunk, which then reads int64 values' groups without it. */
+static const int32_t *
+lookup_or_null(const int32_t *lut, uint64_t span)
+{
+    for (uint64_t v = 0; v < span; v++)
+        if (lut[v] != (int32_t)v)
+            return lut;
+    return NULL;
+}
+
+#define GROUPED_IN_PLACE_UP_TO 64 /* groups of one batch counted in place at most (a scratch page table each) */
+
+/* The arguments the grouped functions share: the events' groups through a lookup table. */
+typedef struct {
+    Py_buffer values, lut;
+    int width;
+    long long lo;
+    uint64_t span;
+    Py_ssize_t k;
+} Groups;
+
+static int
+groups_ok(Groups *g, Py_ssize_t n)
+{
+    int w = g->width;
+    if (!(w == 1 || w == 2 || w == 4 || w == 8) || g->values.len != n * w || g->lut.len % 4 || g->lut.len < 8 ||
+        g->k < 1 || g->k > (1 << 20))
+        return 0;
+    g->span = (uint64_t)(g->lut.len / 4) - 1; /* the last entry: -1, for values outside the range */
+    return ((const int32_t *)g->lut.buf)[g->span] == -1;
+}
+
+/* Add a group's part (brier, -, log loss, -, outside, positives, events) into its running sums: the
+ * two 128-bit sums with a carry, the counts plainly. */
+static inline void
+add_group_sums(uint64_t *restrict s, const uint64_t *restrict part)
+{
+    s[0] += part[0];
+    s[1] += s[0] < part[0];
+    s[2] += part[2];
+    s[3] += s[2] < part[2];
+    s[4] += part[4];
+    s[5] += part[5];
+    s[6] += part[6];
+}
+
+#define GROUPED_BY_MASK 16 /* up to this many groups, each group's sums are a masked pass over the chunk */
+
+/* The sums of a chunk of groups t0 .. t0 + 3 (those below k), in one pass that adds every term masked by
+ * whether its event is in each group; `flags` packs each event's outside, label and 1 in fields of 21 bits
+ * (a chunk's sums fit them). */
+VECTOR_CLONES static void
+grouped_sums_masked(const int32_t *restrict groups, int32_t t0, int32_t k, const FloatBits *restrict brier,
+                    const FloatBits *restrict logloss, const uint64_t *restrict flags, Py_ssize_t m,
+                    uint64_t *restrict sums)
+{
+    uint64_t b[4] = {0, 0, 0, 0}, l[4] = {0, 0, 0, 0}, f[4] = {0, 0, 0, 0};
+    for (Py_ssize_t j = 0; j < m; j++) {
+        int32_t d = groups[j] - t0;
+        uint64_t bj = brier[j].u, lj = logloss[j].u, fj = flags[j];
+        for (int u = 0; u < 4; u++) { /* unrolled: twelve sums in registers */
+            uint64_t in = 0 - (uint64_t)(d == u);
+            b[u] += bj & in;
+            l[u] += lj & in;
+            f[u] += fj & in;
+        }
+    }
+    for (int32_t u = 0; u < 4 && t0 + u < k; u++) {
+        uint64_t part[7] = {b[u], 0, l[u], 0, f[u] & 0x1FFFFF, (f[u] >> 21) & 0x1FFFFF, f[u] >> 42};
+        add_group_sums(sums + 7 * (t0 + u), part);
+    }
+}
+
+/* Each event's outside, label and 1 packed for grouped_sums_masked. */
+VECTOR_CLONES static void
+pack_flags(const uint8_t *restrict outside, const uint8_t *restrict labels, Py_ssize_t m, uint64_t *restrict flags)
+{
+    for (Py_ssize_t j = 0; j < m; j++)
+        flags[j] = (uint64_t)outside[j] | ((uint64_t)labels[j] << 21) | ((uint64_t)1 << 42);
+}
+
+/* The list of each group's (events, positives, outside, brier, log_loss) from its running sums. */
+static PyObject *
+grouped_sums_list(const uint64_t *sums, Py_ssize_t k)
+{
+    PyObject *result = PyList_New(k);
+    for (Py_ssize_t t = 0; result != NULL && t < k; t++) {
+        const uint64_t *s = sums + 7 * t;
+        PyObject *item = NULL, *b_all = uint128_long(s[1], s[0]), *l_all = uint128_long(s[3], s[2]);
+        if (b_all && l_all)
+            item = Py_BuildValue("nnnOO", (Py_ssize_t)s[6], (Py_ssize_t)s[5], (Py_ssize_t)s[4], b_all, l_all);
+        Py_XDECREF(b_all);
+        Py_XDECREF(l_all);
+        if (item == NULL)
+            Py_CLEAR(result);
+        else
+            PyList_SET_ITEM(result, t, item);
+    }
+    return result;
+}
+
+/* The scratch table of count_grouped_range_free: counts by row (uint32: a batch holds fewer than 2^32 events,
+ * and half the bytes of int64 keep more of the table in the caches), and the (group, page) of each row. */
+typedef struct {
+    uint32_t *counts;
+    int64_t *page;
+    Py_ssize_t rows, capacity;
+} Scratch;
+
+/* A new zeroed row of the scratch table for (group, page), grown as needed: its offset, or -1 without memory. */
+static __attribute__((noinline)) int32_t
+scratch_row(Scratch *sc, uint64_t page)
+{
+    if (sc->rows == sc->capacity) {
+        Py_ssize_t more = sc->capacity < 64 ? 64 : sc->capacity;
+        if (sc->capacity + more > (INT32_MAX >> PAGE_BITS))
+            return -1;
+        uint32_t *counts = PyMem_RawRealloc(sc->counts, (size_t)((sc->capacity + more) << PAGE_BITS) * 4);
+        if (counts == NULL)
+            return -1;
+        sc->counts = counts;
+        int64_t *pages = PyMem_RawRealloc(sc->page, (size_t)(sc->capacity + more) * 8);
+        if (pages == NULL)
+            return -1;
+        sc->page = pages;
+        sc->capacity += more;
+    }
+    memset(sc->counts + (sc->rows << PAGE_BITS), 0, (size_t)(PAGE_MASK + 1) * 4);
+    sc->page[sc->rows] = (int64_t)page;
+    return (int32_t)(sc->rows++ << PAGE_BITS);
+}
+
+PyDoc_STRVAR(count_grouped_range_free_doc,
+"count_grouped_range_free(x, labels, label_width, groups, group_width, lo, lookup, tables, t_neg, t_pos,\n"
+"    check_threshold, threshold, shift, tag_shift, with_sums)\n--\n\n"
+"count_range_free (sign 1, the whole batch) for a batch whose events go to several tables: event i to the table\n"
+"``tables[lookup[groups[i] - lo]]`` (``groups``: signed integers of ``group_width`` bytes), each table a tuple\n"
+"``(base, page_of_row, counts, n_stored)`` of int64 counts. The events are counted into a scratch table of all\n"
+"the groups' pages first, then added to the tables, so that nothing changes unless the whole batch is counted.\n"
+"Returns ``(refused, need, n_stored, above, sums)``: whether a NaN score, a label other than 0 and 1 or a\n"
+"group value the lookup does not hold refused the batch, None or how many more rows each table needs for its new pages (nothing was added: grow them and\n"
+"call again), each table's rows in use, each table's [negatives, positives] at the threshold codes with a score\n"
+">= ``threshold`` (when ``check_threshold``) and, when ``with_sums``, each group's calibration_sums without\n"
+"weights, ``(events, positives, outside, brier, log_loss)`` (else None): one pass over the batch for both.");
+
+/* A table's buffers and where its next free row is. */
+typedef struct {
+    int32_t *base;
+    int64_t *page_of_row;
+    int64_t *counts;
+    Py_ssize_t n_stored, capacity;
+    uint64_t n_slots;
+    long long above[2];
+} GroupTable;
+
+static PyObject *
+count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer x, labels;
+    Groups g = {0};
+    int label_width, check_threshold, shift, tag_shift, with_sums;
+    unsigned long long t_neg, t_pos;
+    double threshold;
+    PyObject *tables;
+    if (!PyArg_ParseTuple(args, "y*y*iy*iLy*O!KKpdiip", &x, &labels, &label_width, &g.values, &g.width, &g.lo,
+                          &g.lut, &PyTuple_Type, &tables, &t_neg, &t_pos, &check_threshold, &threshold, &shift,
+                          &tag_shift, &with_sums))
+        return NULL;
+    PyObject *result = NULL;
+    GroupTable *tbs = NULL;
+    Py_buffer *held = NULL;
+    Py_ssize_t n_held = 0;
+    int32_t *scratch_base = NULL; /* row of each (group, page) in the scratch counts, or -1 */
+    Scratch sc = {0};
+    Py_ssize_t *new_pages = NULL;
+    uint64_t *sums = NULL; /* per group: brier low, high, log loss low, high, outside, positives, events */
+    Py_ssize_t n = x.len / (Py_ssize_t)sizeof(double);
+    g.k = PyTuple_GET_SIZE(tables);
+    int width_ok = label_width == 1 || label_width == 2 || label_width == 4 || label_width == 8;
+    Py_ssize_t n_labels = width_ok ? labels.len / label_width : -1;
+    if (!groups_ok(&g, n) || g.k > GROUPED_IN_PLACE_UP_TO || (uint64_t)n > UINT32_MAX || !width_ok || labels.len % label_width ||
+        (n_labels != 1 && n_labels != n) || shift < 8 || shift > 63 || tag_shift != 64 - shift) {
+        PyErr_SetString(PyExc_ValueError, "count_grouped_range_free: inconsistent arguments");
+        goto done;
+    }
+    uint64_t code_limit = (uint64_t)1 << (66 - shift), n_pages = code_limit >> PAGE_BITS;
+    tbs = PyMem_Calloc((size_t)g.k, sizeof(GroupTable));
+    held = PyMem_Calloc((size_t)g.k * 3, sizeof(Py_buffer));
+    new_pages = PyMem_Calloc((size_t)g.k, sizeof(Py_ssize_t));
+    scratch_base = PyMem_Malloc((size_t)(g.k * n_pages) * sizeof(int32_t));
+    sums = PyMem_Calloc((size_t)g.k * 7, sizeof(uint64_t));
+    if (tbs == NULL || held == NULL || new_pages == NULL || scratch_base == NULL || sums == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t t = 0; t < g.k; t++) {
+        PyObject *item = PyTuple_GET_ITEM(tables, t);
+        GroupTable *tb = &tbs[t];
+        Py_buffer *b = held + 3 * t;
+        if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "w*w*w*n", &b[0], &b[1], &b[2], &tb->n_stored)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "count_grouped_range_free: inconsistent arguments");
+            goto done;
+        }
+        n_held = t + 1;
+        tb->base = (int32_t *)b[0].buf;
+        tb->page_of_row = (int64_t *)b[1].buf;
+        tb->capacity = b[1].len / (Py_ssize_t)sizeof(int64_t);
+        tb->counts = (int64_t *)b[2].buf;
+        tb->n_slots = (uint64_t)(b[2].len / 8);
+        if (b[0].len != (Py_ssize_t)(n_pages * sizeof(int32_t)) || b[1].len % 8 || b[2].len % 8 ||
+            tb->n_stored < 0 || tb->n_stored > tb->capacity ||
+            (uint64_t)tb->capacity * (PAGE_MASK + 1) > tb->n_slots || tb->capacity > (INT32_MAX >> PAGE_BITS)) {
+            PyErr_SetString(PyExc_ValueError, "count_grouped_range_free: inconsistent arguments");
+            goto done;
+        }
+    }
+    const double *xs = (const double *)x.buf;
+    const char *lab = (const char *)labels.buf, *groups = (const char *)g.values.buf;
+    const int32_t *lut = g.width == 8 ? lookup_or_null((const int32_t *)g.lut.buf, g.span) : g.lut.buf;
+    if (lut == NULL && g.span > (uint64_t)g.k) {
+        PyErr_SetString(PyExc_ValueError, "count_grouped_range_free: inconsistent arguments");
+        goto done;
+    }
+    uint64_t codes[CHUNK];
+    uint8_t chunk_labels[CHUNK], outside[CHUNK];
+    int32_t chunk_groups[CHUNK];
+    FloatBits brier[CHUNK], logloss[CHUNK];
+    uint64_t flags[CHUNK];
+    int broadcast = n_labels == 1 && n != 1, refused = 0, bad = 0, no_memory = 0, short_of_rows = 0;
+    Py_ssize_t i = 0;
+    if (broadcast) {
+        refused = labels_chunk(lab, label_width, 1, chunk_labels);
+        memset(chunk_labels, chunk_labels[0], CHUNK);
+    }
+    Py_ssize_t expected = 0; /* rows: as many as the tables hold (batches like the ones before), then grown */
+    for (Py_ssize_t t = 0; t < g.k; t++)
+        expected += tbs[t].n_stored;
+    Py_BEGIN_ALLOW_THREADS
+    memset(scratch_base, 0xFF, (size_t)(g.k * n_pages) * sizeof(int32_t)); /* every int32 -1 */
+    if (expected > 0 && expected < (INT32_MAX >> PAGE_BITS) - 64) {
+        sc.counts = PyMem_RawMalloc((size_t)(expected << PAGE_BITS) * 4);
+        sc.page = PyMem_RawMalloc((size_t)expected * 8);
+        sc.capacity = sc.counts != NULL && sc.page != NULL ? expected : 0;
+    }
+    for (; i < n && !refused && !bad && !no_memory; i += CHUNK) {
+        Py_ssize_t m = n - i < CHUNK ? n - i : CHUNK;
+        if (i + 8 * CHUNK < n) /* the streams read ahead of the counting: eight chunks on */
+            for (int line = 0; line < CHUNK * 8; line += 64) {
+                __builtin_prefetch((const char *)(xs + i + 8 * CHUNK) + line);
+                __builtin_prefetch(groups + (i + 8 * CHUNK) * g.width + line * g.width / 8);
+            }
+        /* an event of a group the lookup does not know refuses the batch too (the caller counts it otherwise) */
+        if (groups_chunk(groups, g.width, i, m, g.lo, lut, g.span, (int32_t)g.k, chunk_groups) ||
+            (!broadcast && labels_chunk(lab + i * label_width, label_width, m, chunk_labels)) ||
+            codes_chunk(xs + i, chunk_labels, m, shift, tag_shift, codes)) {
+            refused = 1;
+            break;
+        }
+        if (with_sums) { /* a chunk's terms fit a uint64 (256 below 2^52 each): summed per group, then added */
+            calibration_chunk(xs + i, chunk_labels, m, 1, brier, logloss, outside);
+            if (g.k <= GROUPED_BY_MASK) {
+                pack_flags(outside, chunk_labels, m, flags);
+                for (int32_t t = 0; t < (int32_t)g.k; t += 4)
+                    grouped_sums_masked(chunk_groups, t, (int32_t)g.k, brier, logloss, flags, m, sums);
+            }
+            else
+                for (Py_ssize_t j = 0; j < m; j++) {
+                    uint64_t part[7] = {brier[j].u, 0, logloss[j].u, 0, outside[j], chunk_labels[j], 1};
+                    add_group_sums(sums + 7 * chunk_groups[j], part);
+                }
+        }
+        for (Py_ssize_t j = 0; j < m; j++) {
+            uint64_t code = codes[j], page = (uint64_t)chunk_groups[j] * n_pages + (code >> PAGE_BITS);
+            if (code >= code_limit) {
+                bad = 1;
+                break;
+            }
+            int32_t b = scratch_base[page];
+            if (b < 0) { /* rare: the group's first event in this page */
+                b = scratch_row(&sc, page);
+                if (b < 0) {
+                    no_memory = 1;
+                    break;
+                }
+                scratch_base[page] = b;
+            }
+            sc.counts[b + (code & PAGE_MASK)] += 1;
+            if (check_threshold && (code == t_neg || code == t_pos) && xs[i + j] >= threshold)
+                tbs[chunk_groups[j]].above[code == t_pos] += 1;
+        }
+    }
+    /* the tables' new pages: all of them must have rows before anything is added */
+    if (!refused && !bad && !no_memory) {
+        for (Py_ssize_t r = 0; r < sc.rows; r++) {
+            uint64_t t = (uint64_t)sc.page[r] / n_pages, page = (uint64_t)sc.page[r] % n_pages;
+            new_pages[t] += tbs[t].base[page] < 0;
+        }
+        for (Py_ssize_t t = 0; t < g.k; t++)
+            short_of_rows |= new_pages[t] > tbs[t].capacity - tbs[t].n_stored;
+        for (Py_ssize_t r = 0; r < sc.rows && !short_of_rows && !bad; r++) {
+            uint64_t t = (uint64_t)sc.page[r] / n_pages, page = (uint64_t)sc.page[r] % n_pages;
+            GroupTable *tb = &tbs[t];
+            int32_t b = tb->base[page];
+            if (b < 0) {
+                b = tb->base[page] = (int32_t)(tb->n_stored << PAGE_BITS);
+                tb->page_of_row[tb->n_stored++] = (int64_t)page;
+            }
+            if ((uint64_t)b + PAGE_MASK >= tb->n_slots) {
+                bad = 1; /* a broken table (checked above for every row in use) */
+                break;
+            }
+            const uint32_t *from = sc.counts + (r << PAGE_BITS);
+            int64_t *to = tb->counts + b;
+            for (Py_ssize_t s = 0; s <= (Py_ssize_t)PAGE_MASK; s++)
+                to[s] += from[s];
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (no_memory) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "count_grouped_range_free: inconsistent arguments");
+        goto done;
+    }
+    PyObject *need = NULL, *stored = PyTuple_New(g.k), *above = PyTuple_New(g.k);
+    if (short_of_rows && !refused)
+        need = PyTuple_New(g.k);
+    else {
+        need = Py_None;
+        Py_INCREF(need);
+    }
+    if (stored == NULL || above == NULL || need == NULL) {
+        Py_XDECREF(stored);
+        Py_XDECREF(above);
+        Py_XDECREF(need);
+        goto done;
+    }
+    for (Py_ssize_t t = 0; t < g.k; t++) {
+        PyObject *s = PyLong_FromSsize_t(tbs[t].n_stored);
+        PyObject *a = Py_BuildValue("(LL)", tbs[t].above[0], tbs[t].above[1]);
+        PyObject *more = need != Py_None ? PyLong_FromSsize_t(new_pages[t]) : NULL;
+        if (s == NULL || a == NULL || (need != Py_None && more == NULL)) {
+            Py_XDECREF(s);
+            Py_XDECREF(a);
+            Py_XDECREF(more);
+            Py_DECREF(stored);
+            Py_DECREF(above);
+            Py_DECREF(need);
+            goto done;
+        }
+        PyTuple_SET_ITEM(stored, t, s);
+        PyTuple_SET_ITEM(above, t, a);
+        if (more != NULL)
+            PyTuple_SET_ITEM(need, t, more);
+    }
+    PyObject *found = with_sums && !refused && need == Py_None ? grouped_sums_list(sums, g.k) : Py_None;
+    if (found == Py_None)
+        Py_INCREF(found);
+    if (found == NULL) {
+        Py_DECREF(stored);
+        Py_DECREF(above);
+        Py_DECREF(need);
+        goto done;
+    }
+    result = Py_BuildValue("(ONNNN)", refused ? Py_True : Py_False, need, stored, above, found);
+done:
+    PyMem_Free(sums);
+    for (Py_ssize_t t = 0; t < n_held; t++)
+        for (int k = 0; k < 3; k++)
+            PyBuffer_Release(&held[3 * t + k]);
+    PyMem_Free(held);
+    PyMem_Free(tbs);
+    PyMem_Free(new_pages);
+    PyMem_Free(scratch_base);
+    PyMem_RawFree(sc.counts);
+    PyMem_RawFree(sc.page);
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&labels);
+    PyBuffer_Release(&g.values);
+    PyBuffer_Release(&g.lut);
     return result;
 }
 
@@ -3617,6 +4137,8 @@ static PyMethodDef module_methods[] = {
     {"score_columns", score_columns, METH_VARARGS, score_columns_doc},
     {"small_codes", small_codes, METH_VARARGS, small_codes_doc},
     {"group_by_code", group_by_code, METH_VARARGS, group_by_code_doc},
+    {"group_lookup", group_lookup, METH_VARARGS, group_lookup_doc},
+    {"count_grouped_range_free", count_grouped_range_free, METH_VARARGS, count_grouped_range_free_doc},
     {"lower_hull", lower_hull, METH_VARARGS, lower_hull_doc},
     {"gather_bins", gather_bins, METH_VARARGS, gather_bins_doc},
     {"auc_sums", auc_sums, METH_VARARGS, auc_sums_doc},

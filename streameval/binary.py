@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -20,6 +20,7 @@ from ._codec import (
     require_fields,
 )
 from ._events import _UNIT, FLUSH_EVERY, EventBuffer
+from ._numeric import EventGroups
 from ._validation import (
     as_labels,
     as_scores,
@@ -32,7 +33,7 @@ from ._validation import (
 from .binary_report import BinaryReport
 from .bins import Bins
 from .calibration import CalibrationSums, decode_sums, plus
-from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, check_exact_up_to
+from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, add_checking_grouped, check_exact_up_to
 from .protocol import AccumulatorBase
 from .regression_report import Moments
 from .scores import ScoreAccumulator
@@ -235,6 +236,56 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             is_pos = as_labels("y", raw, self.pos_label, self.neg_label)
         check_no_nan("scores", x)
         self._count(x, is_pos, weights)
+
+    def update_many_grouped(
+        self, accumulators: Sequence[Any], groups: EventGroups, y: Any, scores: Any, w: Any = None
+    ) -> bool:
+        """Count a batch into binary accumulators of this one's configuration at once, event i into
+        ``accumulators[group of i]`` (all of it or none); whether it was counted here.
+
+        One compiled pass counts every event into its accumulator's bins and sums its calibration terms: what
+        :class:`~streameval.Segmented` does with a batch of at most 64 segments that exist. ``False``, with
+        nothing changed, where that pass does not apply: without the compiled module, with weights, with labels
+        that are not a 0/1 array of integers or bools, with a scheme other than the range-free one, while an
+        accumulator is still exact, with more than 64 accumulators, and on any bad input. The caller then counts
+        each group's events apart with ``update_many``, which explains a refusal.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import streameval as se
+        >>> from streameval._numeric import EventGroups
+        >>> groups = EventGroups(np.array([7, 5, 7]), 5, np.array([0, -1, 1, -1], dtype=np.int32), 2)
+        >>> a, b = se.BinaryAccumulator(exact_up_to=0), se.BinaryAccumulator(exact_up_to=0)
+        >>> counted = a.update_many_grouped([a, b], groups, np.array([1, 0, 0]), np.array([0.9, 0.2, 0.4]))
+        >>> (a.get().n, b.get().n) if counted else (1, 2)
+        (1, 2)
+        """
+        if w is not None or len(accumulators) != groups.count or len({id(a) for a in accumulators}) != groups.count:
+            return False
+        for acc in accumulators:
+            if not isinstance(acc, BinaryAccumulator):
+                return False
+            try:
+                self._check_mergeable(acc)
+            except (TypeError, ValueError):
+                return False
+        raw = self._raw_labels(y)
+        try:
+            x = as_scores("scores", scores, check_nan=False)
+        except (TypeError, ValueError):
+            return False
+        if raw is None or raw.size != x.size or groups.values.size != x.size:
+            return False
+        for acc in accumulators:
+            acc._flush()  # a logical no-op: per-event updates counted first
+        # the bins and the calibration sums in one pass: the batch is read once
+        sums = add_checking_grouped([acc._hist for acc in accumulators], groups, x, raw, with_sums=True)
+        if sums is None:
+            return False
+        for acc, part in zip(accumulators, sums, strict=True):
+            acc._sums = plus(acc._sums, CalibrationSums(*part))
+        return True
 
     def _raw_labels(self, y: Any) -> np.ndarray | None:
         """``y`` itself when the compiled kernel can check it (a 1-D bool or integer array of 0/1 labels)."""

@@ -18,9 +18,10 @@ import numpy.typing as npt
 
 from ._codec import FormatError, decode_counts, decode_histogram, decode_neg_pos, decode_values, require_fields
 from ._compiled import SPEEDUPS
+from ._numeric import EventGroups
 from ._validation import check_total
 from .bins import BLOCK, Bins, Workspace
-from .state import LabelledCounts
+from .state import GROUPED_IN_PLACE_UP_TO, LabelledCounts, count_grouped
 
 __all__ = [
     "DEFAULT_EXACT_UP_TO", "ExactCounts", "HashedCounts", "HistogramView", "ScoreHistogram", "batch_kernel",
@@ -841,3 +842,37 @@ class ScoreHistogram:
         if weighted:
             self._counts.to_float()
             self._add_above(None)
+
+
+def add_checking_grouped(
+    hists: list[ScoreHistogram], groups: EventGroups, x: Array, labels: np.ndarray, with_sums: bool = False
+) -> list[tuple[int, int, int, int, int]] | None:
+    """:meth:`ScoreHistogram.add_checking` of a batch whose events go to several histograms (event i to
+    ``hists[group of i]``), in one compiled pass; ``None`` if they were not counted, else (``with_sums``) each
+    group's calibration sums from the same pass (:func:`state.count_grouped`) or an empty list.
+
+    Only for histograms in the binned regime of one range-free scheme and threshold with whole counts (else
+    ``None`` at once), at most ``GROUPED_IN_PLACE_UP_TO`` of them. A NaN score or a label other than 0 and 1
+    refuses the batch: ``None``, with every histogram as before.
+    """
+    first = hists[0]
+    kernel = batch_kernel(first.bins)
+    if (
+        kernel is None
+        or kernel[0] is not SPEEDUPS.count_range_free  # type: ignore[union-attr]
+        or len(hists) != groups.count
+        or groups.count > GROUPED_IN_PLACE_UP_TO
+        or any(
+            h._exact is not None or h._counts.is_weighted or h.bins != first.bins or h.threshold != first.threshold
+            for h in hists
+        )
+    ):
+        return None
+    xs, lab = _kernel_inputs(x, labels)
+    found = count_grouped([h._counts for h in hists], groups, xs, lab, first._at_threshold(), kernel[1], with_sums)
+    if found is None:
+        return None
+    above, sums = found
+    for h, part in zip(hists, above, strict=True):
+        h._add_above(part)
+    return [] if sums is None else sums

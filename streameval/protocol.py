@@ -20,10 +20,11 @@ from a few methods the kind defines itself:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from . import io
+from ._numeric import EventGroups
 from ._validation import check_real
 
 __all__ = ["Accumulator", "AccumulatorBase"]
@@ -139,6 +140,26 @@ class AccumulatorBase:
 
     def _scale_in(self, factor: float) -> None:  # pragma: no cover - every kind defines it
         raise NotImplementedError
+
+    def update_many_grouped(self, accumulators: Sequence[Any], groups: EventGroups, *args: Any, **kwargs: Any) -> bool:
+        """Count a batch into accumulators of this one's kind and configuration at once, event i into
+        ``accumulators[group of i]`` (all of it or none); whether it was counted here.
+
+        A kind counts such a batch in one pass where it can; ``False`` (nothing changed) means the caller
+        counts each group's events apart with ``update_many``, which also explains a refusal. This default
+        always says ``False``. :class:`~streameval.Segmented` asks it for batches of segments that exist.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import streameval as se
+        >>> from streameval._numeric import EventGroups
+        >>> groups = EventGroups(np.array([0, 1]), 0, np.array([0, 1, -1], dtype=np.int32), 2)
+        >>> parts = [se.RegressionAccumulator(), se.RegressionAccumulator()]
+        >>> se.RegressionAccumulator().update_many_grouped(parts, groups, [1.0, 2.0], [1.5, 2.0])
+        False
+        """
+        return False
 
     # -- combining ----------------------------------------------------------------
     def merge(self: A, other: A) -> A:

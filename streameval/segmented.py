@@ -20,6 +20,7 @@ from . import io
 from ._codec import FormatError, decode_label, encode_label, require_fields
 from ._compiled import SPEEDUPS
 from ._events import SegmentRouter
+from ._numeric import event_groups
 from ._validation import column_as_numpy
 from .averaging import metric_value
 from .protocol import AccumulatorBase
@@ -370,6 +371,8 @@ class Segmented(AccumulatorBase):
         0
         """
         self._routes.clear()  # the segments change: routes are found again by the checked path
+        if self._counted_in_place(segments, columns, kwargs):
+            return
         keys, codes, counts = _segment_codes(segments)
         n = codes.size
         cols = [_rows(f"argument {i + 2}", c, n) for i, c in enumerate(columns)]
@@ -427,6 +430,22 @@ class Segmented(AccumulatorBase):
         except BaseException:
             self._undo(applied)
             raise
+
+    def _counted_in_place(self, segments: Any, columns: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether a batch of small integer segments that all exist was counted by the kind in one pass
+        (``update_many_grouped``): without grouping its events first (1e6 events in 4 segments: 3.4 instead
+        of 5.5 ms). ``False`` with nothing changed otherwise."""
+        if SPEEDUPS is None or not columns:
+            return False
+        as_numpy = column_as_numpy(segments)  # pandas and pyarrow integers without missing values: as numpy's
+        found = event_groups(as_numpy) if isinstance(as_numpy, np.ndarray) else None
+        if found is None:
+            return False
+        keys, groups = found
+        targets = [self._segments.get(key) for key in keys]
+        if any(target is None for target in targets):
+            return False
+        return bool(self._template.update_many_grouped(targets, groups, *columns, **kwargs))
 
     def _undo(self, applied: list[tuple[Hashable, Any]]) -> None:
         """Take a failed batch's events back out of the segments it reached (new ones go)."""

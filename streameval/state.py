@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._compiled import SPEEDUPS
+from ._numeric import EventGroups
 from ._validation import check_total
 from .bins import BLOCK, Bins, Workspace
 
@@ -445,3 +446,37 @@ class LabelledCounts:
         """Whether both states hold exactly the same counts at the same codes."""
         a, b = self.nonzero(), other.nonzero()
         return self.is_weighted == other.is_weighted and np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+
+
+GROUPED_IN_PLACE_UP_TO = 64  # groups of one batch counted by count_grouped at most (a scratch page table each)
+
+
+def count_grouped(
+    tables: list[LabelledCounts], groups: EventGroups, x: npt.NDArray[np.float64], labels: np.ndarray,
+    threshold_args: tuple[Any, ...], scheme_args: tuple[Any, ...], with_sums: bool,
+) -> tuple[list[list[int]], list[tuple[int, int, int, int, int]] | None] | None:  # fmt: skip
+    """Count scores ``x`` into whole-count tables of a range-free scheme, event i into ``tables[group of i]``,
+    in one compiled pass (:meth:`LabelledCounts.count_compiled` for several tables, at most
+    ``GROUPED_IN_PLACE_UP_TO``).
+
+    All of the batch or none of it: the kernel counts it into a scratch table, then adds that to the tables
+    once each has the rows its new pages need. Returns each table's [negatives, positives] at the threshold
+    codes and, ``with_sums``, each group's calibration sums in the same pass (``(events, positives, outside,
+    brier, log_loss)``, whole units); ``None`` (nothing changed) when a NaN score or a label other than 0 and 1
+    refused the batch.
+    """
+    assert SPEEDUPS is not None and all(not t.is_weighted for t in tables)
+    while True:
+        refused, need, stored, above, sums = SPEEDUPS.count_grouped_range_free(
+            x, labels, labels.dtype.itemsize, *groups.kernel_args(),
+            tuple((t._base, t._page_of_row, t._counts, t._n_stored) for t in tables), *threshold_args, *scheme_args,
+            with_sums,
+        )  # fmt: skip
+        if refused:
+            return None
+        if need is None:
+            for table, rows in zip(tables, stored, strict=True):
+                table._n_stored = rows
+            return [list(part) for part in above], sums
+        for table, more in zip(tables, need, strict=True):  # rows for the new pages, then the batch again
+            table._make_room(table._n_stored + more)

@@ -248,7 +248,21 @@ PROTOCOL_CASES = [
     (lambda a: a.scaled(float("nan")), ValueError, ["factor", "nan"]),
     (lambda a: a.scaled("2"), TypeError, ["factor", "'2'"]),
     (lambda a: se.BinaryAccumulator.from_state({"bins": 1}), se.FormatError, ["state", "fields"]),
-]
+    (lambda a: a.update_many_grouped([a], _groups(lookup=np.array([0, 1], dtype=np.int32))), ValueError,
+     ["lookup", "ending in -1", "[0, 1]"]),
+    (lambda a: a.update_many_grouped([a], _groups(lookup=np.array([0, 3, -1], dtype=np.int32))), ValueError,
+     ["lookup", "[-1, 1)", "[ 0,  3, -1]"]),
+    (lambda a: a.update_many_grouped([a], _groups(values=np.array([0.5, 1.0]))), TypeError,
+     ["values", "signed integers", "0.5"]),
+    (lambda a: a.update_many_grouped([a], _groups(count=0)), ValueError, ["count", "0"]),
+]  # fmt: skip
+
+
+def _groups(**fields):
+    from streameval._numeric import EventGroups
+
+    given = {"values": np.array([0, 0]), "lo": 0, "lookup": np.array([0, -1], dtype=np.int32), "count": 1}
+    return EventGroups(**{**given, **fields})
 
 
 @pytest.mark.parametrize(("call", "exc", "words"), PROTOCOL_CASES)

@@ -445,3 +445,200 @@ def test_forest_plot_draws_each_segment_with_its_interval():
             ci = r[r.segments[0]].wilson_ci("recall")
             segments = points[0].lines[2][0].get_segments()[0]
             assert segments[0][0] == pytest.approx(ci.lower) and segments[1][0] == pytest.approx(ci.upper)
+
+
+def _binned_segments(codes, y, s, threshold=0.5):
+    seg = se.Segmented(lambda: se.BinaryAccumulator(exact_up_to=0, threshold=threshold))
+    seg.update_many(codes, y, s)
+    return seg
+
+
+def _counted_apart(monkeypatch, seg, *batch):
+    """``seg.update_many(*batch)`` with each segment's events counted apart (the path the one-pass count
+    twins)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(se.BinaryAccumulator, "update_many_grouped", lambda self, *args, **kwargs: False)
+        seg.update_many(*batch)
+
+
+def _spy_on_grouped_count(monkeypatch):
+    from streameval import state
+
+    calls = []
+    count = state.count_grouped
+    monkeypatch.setattr(state, "count_grouped", lambda *args, **kwargs: (calls.append(1), count(*args, **kwargs))[1])
+    from streameval import histogram
+
+    monkeypatch.setattr(histogram, "count_grouped", state.count_grouped)
+    return calls
+
+
+SCORE_VALUES = st.one_of(
+    st.floats(0.0, 1.0),
+    st.sampled_from([0.377, 0.37699999999999995, 0.5, -0.0, -1.0, 2.0, 1e300, -np.inf, np.inf, 5e-324]),
+    st.floats(-1e6, 1e6, allow_nan=False),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    events=st.lists(st.tuples(st.integers(-3, 4), st.booleans(), SCORE_VALUES), min_size=1, max_size=400),
+    dtype=st.sampled_from([np.int8, np.int16, np.int32, np.int64]),
+    threshold=st.sampled_from([0.5, 0.377, 0.0, 1e5]),
+    int_labels=st.booleans(),
+)
+def test_segments_counted_before_in_one_pass_equal_each_counted_apart(events, dtype, threshold, int_labels):
+    codes = np.array([e[0] for e in events], dtype=dtype)
+    y = np.array([e[1] for e in events])
+    if int_labels:
+        y = y.astype(np.uint8)
+    s = np.array([e[2] for e in events])
+    everyone = np.arange(-3, 5, dtype=dtype)  # every segment exists, binned, with pages of its own
+    rng = np.random.default_rng(len(events))
+    first = (everyone, rng.random(everyone.size) < 0.5, rng.random(everyone.size))
+    one_pass, apart = _binned_segments(*first, threshold=threshold), _binned_segments(*first, threshold=threshold)
+    with pytest.MonkeyPatch.context() as patch:
+        calls = _spy_on_grouped_count(patch)
+        one_pass.update_many(codes, y, s)
+        _counted_apart(patch, apart, codes, y, s)
+    assert one_pass == apart
+    assert one_pass.to_bytes() == apart.to_bytes()
+    for key in one_pass.segments:
+        a, b = one_pass[key].get(), apart[key].get()
+        assert (a.tp, a.fp, a.tn, a.fn, a.brier, a.log_loss) == (b.tp, b.fp, b.tn, b.fn, b.brier, b.log_loss)
+    assert len(calls) == (1 if se.COMPILED else 0)
+
+
+@pytest.mark.parametrize("bad_at", [0, 255, 256, 70_000, 99_999])
+@pytest.mark.parametrize("bad", ["nan", "label"])
+def test_a_bad_event_refuses_the_one_pass_count_whole_and_is_named(monkeypatch, bad_at, bad):
+    rng = np.random.default_rng(5)
+    n = 100_000
+    codes, y, s = rng.integers(0, 4, n), (rng.random(n) < 0.3).astype(np.int64), rng.random(n)
+    seg = _binned_segments(codes, y, s)
+    before = seg.to_bytes()
+    if bad == "nan":
+        s = s.copy()
+        s[bad_at] = np.nan
+    else:
+        y = y.copy()
+        y[bad_at] = 2
+    calls = _spy_on_grouped_count(monkeypatch)
+    with pytest.raises(ValueError, match=f"at index {bad_at}"):
+        seg.update_many(codes, y, s)
+    assert seg.to_bytes() == before
+    assert len(calls) == (1 if se.COMPILED else 0)
+
+
+def test_the_one_pass_count_leaves_to_the_other_path_what_it_cannot_count(monkeypatch):
+    """A new segment past the events the groups are read from, more than 64 segments, segments still exact,
+    weights and a pandas column: each gives what counting each segment apart gives."""
+    rng = np.random.default_rng(8)
+    n = 80_000
+    codes, y, s = rng.integers(0, 4, n), rng.random(n) < 0.3, rng.normal(0.0, 3.0, n)
+    late = codes.copy()
+    late[-1] = 7  # a new segment, after the first 2^16 events
+    many = rng.integers(0, 65, n)
+    pd = pytest.importorskip("pandas")
+    cases = [
+        (codes, (late, y, s), {}),
+        (codes, (codes, y, s), {"w": rng.random(n)}),
+        (many, (many, y, s), {}),
+        (codes, (pd.Series(codes), y, s), {}),
+        (codes, (codes, y, s), {}),
+    ]
+    for first, batch, kwargs in cases:
+        one_pass, apart = _binned_segments(first, y, s), _binned_segments(first, y, s)
+        one_pass.update_many(*batch, **kwargs)
+        with monkeypatch.context() as patch:
+            patch.setattr(se.BinaryAccumulator, "update_many_grouped", lambda self, *args, **kwargs: False)
+            apart.update_many(*batch, **kwargs)
+        assert one_pass == apart and one_pass.segments == apart.segments
+    exact = se.Segmented(se.BinaryAccumulator)
+    exact.update_many(codes[:100], y[:100], s[:100])
+    calls = _spy_on_grouped_count(monkeypatch)
+    exact.update_many(codes[:100], y[:100], s[:100])  # still exact: counted apart
+    exact.update_many(codes, y, s)  # now past 8,192 distinct scores in each: binned
+    exact.update_many(codes, y, s)
+    assert len(calls) == (1 if se.COMPILED else 0)
+
+
+def test_the_one_pass_count_grows_the_segments_tables_for_new_pages(monkeypatch):
+    rng = np.random.default_rng(12)
+    n = 50_000
+    codes, y = rng.integers(0, 3, n), rng.random(n) < 0.5
+    first = rng.random(n)  # scores in [0, 1]
+    one_pass, apart = _binned_segments(codes, y, first), _binned_segments(codes, y, first)
+    wide = 10.0 ** rng.uniform(-30, 30, n) * rng.choice([-1, 1], n)  # hundreds of pages new to every segment
+    calls = _spy_on_grouped_count(monkeypatch)
+    one_pass.update_many(codes, y, wide)
+    _counted_apart(monkeypatch, apart, codes, y, wide)
+    assert one_pass == apart
+    assert len(calls) == (1 if se.COMPILED else 0)
+    for key in one_pass.segments:
+        alone = se.BinaryAccumulator(exact_up_to=0)
+        alone.update_many(y[codes == key], first[codes == key])
+        alone.update_many(y[codes == key], wide[codes == key])
+        assert one_pass[key] == alone
+
+
+@pytest.mark.skipif(not se.COMPILED, reason="the compiled kernels are not in use")
+def test_grouped_kernels_refuse_inconsistent_arguments():
+    from streameval import _speedups
+
+    acc = se.BinaryAccumulator(exact_up_to=0)
+    acc.update_many([1, 0], [0.2, 0.7])
+    c = acc._hist._counts
+    table = (c._base, c._page_of_row, c._counts, c._n_stored)
+    bins = acc.bins
+    x, lab = np.array([0.1, 0.7]), np.array([1, 0], dtype=np.uint8)
+    groups = np.array([0, 1], dtype=np.int64)
+    lookup = np.array([0, 1, -1], dtype=np.int32)
+    args = [x, lab, 1, groups, 8, 0, lookup, (table, table), 0, 0, False, 0.5, bins._shift, bins._tag_shift, True]
+    refused, need, stored, above, sums = _speedups.count_grouped_range_free(*args)
+    assert refused is False and need is None and [s[0] for s in sums] == [1, 1]
+    assert min(stored) >= 1 and above == ((0, 0), (0, 0))  # (one table twice here) no threshold check
+    wrong_values = [
+        (6, np.array([0, 1], dtype=np.int32)),  # no -1 at the end of the lookup
+        (4, 3),  # a width
+        (3, groups[:1]),  # as many groups as scores
+        (7, (table,)),  # fewer tables than the lookup's groups
+        (7, ((c._base[:10], c._page_of_row, c._counts, c._n_stored),) * 2),
+        (13, 3),  # shifts of another scheme
+    ]
+    for index, bad in wrong_values:
+        wrong = list(args)
+        wrong[index] = bad
+        with pytest.raises(ValueError, match="inconsistent arguments"):
+            _speedups.count_grouped_range_free(*wrong)
+    unknown = list(args)
+    unknown[3] = np.array([0, 5], dtype=np.int64)  # a value the lookup does not hold: refused, nothing counted
+    assert _speedups.count_grouped_range_free(*unknown)[0] is True
+    assert _speedups.group_lookup(np.array([3, 1, 3], dtype=np.int64), 8, 2) is not None
+    distinct, lo, found = _speedups.group_lookup(np.array([3, 1, 3], dtype=np.int64), 8, 2)
+    assert np.frombuffer(distinct, dtype=np.int64).tolist() == [1, 3] and lo == 1
+    assert np.frombuffer(found, dtype=np.int32).tolist() == [0, -1, 1, -1]
+    assert _speedups.group_lookup(np.array([0, 2**30], dtype=np.int64), 8, 2) is None
+
+
+@pytest.mark.parametrize("groups", [4, 40])  # each group's sums by masks (up to 16), by adding each event's
+@pytest.mark.parametrize("threshold", [0.377, 0.5])  # inside a bin (events at or above it counted apart), an edge
+def test_the_one_pass_count_keeps_the_threshold_bin_and_sums_of_many_segments(monkeypatch, groups, threshold):
+    rng = np.random.default_rng(groups)
+    n = 30_000
+    codes, y = rng.integers(0, groups, n), rng.random(n) < 0.4
+    near = threshold + rng.uniform(-1e-3, 1e-3, n)  # many events in the threshold's bin, on both sides of it
+    near[::7] = threshold
+    s = np.where(rng.random(n) < 0.5, near, rng.random(n))
+    one_pass, apart = _binned_segments(codes, y, s, threshold), _binned_segments(codes, y, s, threshold)
+    calls = _spy_on_grouped_count(monkeypatch)
+    one_pass.update_many(codes, y, s)
+    _counted_apart(monkeypatch, apart, codes, y, s)
+    assert one_pass == apart
+    assert len(calls) == (1 if se.COMPILED else 0)
+    for key in (0, groups - 1):
+        alone = se.BinaryAccumulator(exact_up_to=0, threshold=threshold)
+        alone.update_many(y[codes == key], s[codes == key])
+        alone.update_many(y[codes == key], s[codes == key])
+        a, b = one_pass[key].get(), alone.get()
+        assert (a.tp, a.fp, a.tn, a.fn, a.brier, a.log_loss) == (b.tp, b.fp, b.tn, b.fn, b.brier, b.log_loss)
