@@ -41,6 +41,9 @@ def _grown(a: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
+_FIT_ROOM = 4  # rows past the stored ones that _fit leaves
+
+
 def _growth(pages: int) -> int:
     """Rows a table of ``pages`` pages grows by: a few hundred pages is typical, so a small step keeps memory
     close to what is used, but geometric for scores spread over thousands of pages, so that growing stays
@@ -103,18 +106,22 @@ class LabelledCounts:
         self._base[pages] = np.arange(self._n_stored, need, dtype=np.int32) * PAGE
         self._n_stored = need
 
-    def _make_room(self, need: int, pending: int = 0) -> None:
+    def _make_room(self, need: int, pending: int = 0) -> bool:
         """Rows for at least ``need`` pages (new rows hold zeros); ``pending``: events of the batch being
-        counted that are still to come (then :meth:`_fit` gives back what the batch left unused)."""
-        if need > self._page_of_row.size:
-            # a batch still to count may take a page per 128 of its events at
-            # once (64 at most): a new table that a large batch fills stops to
-            # grow twice rather than a dozen times
-            self._resize(need + max(_growth(need), min(pending // PAGE, PAGE // 2)))
+        counted that are still to come. Whether it took more rows than the usual step for them (then
+        :meth:`_fit` gives back what the batch leaves unused)."""
+        if need <= self._page_of_row.size:
+            return False
+        # a batch still to count may take a page per 128 of its events at
+        # once (64 at most): a new table that a large batch fills stops to
+        # grow twice rather than a dozen times
+        step, for_batch = _growth(need), min(pending // PAGE, PAGE // 2)
+        self._resize(need + max(step, for_batch))
+        return for_batch > step
 
     def _fit(self) -> None:
-        """Give back the rows past the usual room for growth (after a batch that may have taken more)."""
-        capacity = self._n_stored + _growth(self._n_stored)
+        """Give back the rows a batch left unused, but a few (after :meth:`_make_room` took more for it)."""
+        capacity = self._n_stored + _FIT_ROOM
         if self._page_of_row.size > capacity:
             self._resize(capacity)
 
@@ -150,16 +157,17 @@ class LabelledCounts:
             )  # fmt: skip
 
         above = [0, 0]
-        done = start
+        done, took_more = start, False
         try:
             while True:
                 done, refused, a_neg, a_pos = run(done, end, sign)
                 above[0] += a_neg
                 above[1] += a_pos
                 if refused or done == end:
-                    self._fit()
+                    if took_more:
+                        self._fit()
                     return done, refused, above
-                self._make_room(self._n_stored + 1, end - done)
+                took_more |= self._make_room(self._n_stored + 1, end - done)
         except BaseException:  # growing failed: take back what was counted (its pages have rows)
             run(start, done, -sign)
             raise
@@ -179,16 +187,17 @@ class LabelledCounts:
         check = bool(threshold_args[2])
         hits = np.zeros(n if check else 1, dtype=np.uint8)
         part, tally = np.zeros(self._counts.size), np.zeros(self._counts.size)
-        done = 0
+        done, took_more = 0, False
         while True:
             done, refused, _, _ = self._run_kernel(
                 kernel, x, labels, part, True, 1, threshold_args, done, n, (weights, tally, hits, BLOCK), scheme_args
             )
             assert not refused, "checked events were refused"
             if done == n:
-                self._fit()
+                if took_more:
+                    self._fit()
                 return tally[: self._n_stored * PAGE], np.flatnonzero(hits) if check else np.zeros(0, dtype=np.intp)
-            self._make_room(self._n_stored + 1, n - done)
+            took_more |= self._make_room(self._n_stored + 1, n - done)
             part, tally = _grown(part, self._counts.size), _grown(tally, self._counts.size)
 
     def _run_kernel(

@@ -1225,8 +1225,8 @@ def test_a_large_batch_into_a_new_table_grows_it_in_few_steps_and_gives_back_the
     table = acc._hist._counts
     assert 64 < table._n_stored <= 128
     # a step of a page per 128 of the batch's events still to count (64 pages at most): two stops, then the fit
-    assert resizes == [1 + 64, 66 + 64, table._n_stored + state._growth(table._n_stored)]
-    assert table._page_of_row.size == table._n_stored + state._growth(table._n_stored)
+    assert resizes == [1 + 64, 66 + 64, table._n_stored + 4]
+    assert table._page_of_row.size == table._n_stored + 4
     resizes.clear()
     one = se.BinaryAccumulator(exact_up_to=0)
     for yi, si in zip(y[:2_000], s[:2_000], strict=True):  # events one at a time: the usual small steps
