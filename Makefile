@@ -43,8 +43,10 @@ java:
 		apt-get install -y -q openjdk-17-jre-headless >/dev/null 2>&1; }; }; } || \
 		echo "Java is not installed and cannot be here: the Spark tests will be skipped"
 
+# one BLAS thread: OpenBLAS's idle threads spin after a call (scikit-learn's, the plot's) and take a core
+# from the timings that follow on a 2-core machine
 bench: $(STAMP_DEV)
-	$(PY) benchmarks/run.py
+	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/run.py
 
 # one Parquet dataset evaluated by one process, Dask and Spark (table written into docs/distributed.md)
 bench-clusters: $(STAMP_DEV) java
