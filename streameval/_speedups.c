@@ -2802,7 +2802,8 @@ lookup_or_null(const int32_t *lut, uint64_t span)
     return NULL;
 }
 
-#define GROUPED_IN_PLACE_UP_TO 64 /* groups of one batch counted in place at most (a scratch page table each) */
+#define GROUPED_IN_PLACE_UP_TO 4096 /* groups of one batch counted in place at most */
+#define GROUPED_DENSE_UP_TO 64      /* up to this many, a page table by (group, page); past it, a hash map */
 
 /* The arguments the grouped functions share: the events' groups through a lookup table. */
 typedef struct {
@@ -2924,6 +2925,65 @@ scratch_row(Scratch *sc, uint64_t page)
     return (int32_t)(sc->rows++ << PAGE_BITS);
 }
 
+/* The row of each (group, page) of the scratch table: an open-addressed table of entries (key << 32) | row,
+ * the key group * pages + page, kept at most half full, so that a lookup reads one entry, or a few. */
+#define PAGEMAP_EMPTY UINT64_MAX
+typedef struct {
+    uint64_t *slots, mask;
+    int bits;
+    Py_ssize_t used;
+} PageMap;
+
+static inline uint64_t
+pagemap_slot(const PageMap *pm, uint32_t key)
+{
+    uint64_t at = ((uint64_t)key * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - pm->bits);
+    while (pm->slots[at] != PAGEMAP_EMPTY && (uint32_t)(pm->slots[at] >> 32) != key)
+        at = (at + 1) & pm->mask;
+    return at;
+}
+
+/* An empty map for `expected` keys (and room to grow); nonzero without memory. */
+static int
+pagemap_make(PageMap *pm, Py_ssize_t expected)
+{
+    int bits = 10;
+    while (bits < 40 && ((Py_ssize_t)1 << bits) < 4 * (expected + 64))
+        bits++;
+    pm->slots = PyMem_RawMalloc(sizeof(uint64_t) << bits);
+    if (pm->slots == NULL)
+        return 1;
+    memset(pm->slots, 0xFF, sizeof(uint64_t) << bits);
+    pm->bits = bits;
+    pm->mask = ((uint64_t)1 << bits) - 1;
+    pm->used = 0;
+    return 0;
+}
+
+/* Put key -> row at the empty slot `at` (from pagemap_slot), doubling the map past half full; nonzero without
+ * memory (the map is then as before, the key not in it). */
+static __attribute__((noinline)) int
+pagemap_put(PageMap *pm, uint64_t at, uint32_t key, int32_t row)
+{
+    pm->slots[at] = ((uint64_t)key << 32) | (uint32_t)row;
+    if (++pm->used * 2 <= (Py_ssize_t)pm->mask + 1)
+        return 0;
+    PageMap grown;
+    if (pagemap_make(&grown, (Py_ssize_t)(pm->mask + 1))) {
+        pm->slots[at] = PAGEMAP_EMPTY;
+        pm->used--;
+        return 1;
+    }
+    for (uint64_t i = 0; i <= pm->mask; i++)
+        if (pm->slots[i] != PAGEMAP_EMPTY) {
+            grown.slots[pagemap_slot(&grown, (uint32_t)(pm->slots[i] >> 32))] = pm->slots[i];
+            grown.used++;
+        }
+    PyMem_RawFree(pm->slots);
+    *pm = grown;
+    return 0;
+}
+
 PyDoc_STRVAR(count_grouped_range_free_doc,
 "count_grouped_range_free(x, labels, label_width, groups, group_width, lo, lookup, tables, t_neg, t_pos,\n"
 "    check_threshold, threshold, shift, tag_shift, with_sums)\n--\n\n"
@@ -2964,7 +3024,8 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
     GroupTable *tbs = NULL;
     Py_buffer *held = NULL;
     Py_ssize_t n_held = 0;
-    int32_t *scratch_base = NULL; /* row of each (group, page) in the scratch counts, or -1 */
+    PageMap map = {0}; /* the row of each (group, page) in the scratch counts: many groups */
+    int32_t *dense = NULL; /* the same, by (group, page): up to GROUPED_DENSE_UP_TO groups, one lookup less */
     Scratch sc = {0};
     Py_ssize_t *new_pages = NULL;
     uint64_t *sums = NULL; /* per group: brier low, high, log loss low, high, outside, positives, events */
@@ -2972,8 +3033,9 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
     g.k = PyTuple_GET_SIZE(tables);
     int width_ok = label_width == 1 || label_width == 2 || label_width == 4 || label_width == 8;
     Py_ssize_t n_labels = width_ok ? labels.len / label_width : -1;
-    if (!groups_ok(&g, n) || g.k > GROUPED_IN_PLACE_UP_TO || (uint64_t)n > UINT32_MAX || !width_ok || labels.len % label_width ||
-        (n_labels != 1 && n_labels != n) || shift < 8 || shift > 63 || tag_shift != 64 - shift) {
+    if (!groups_ok(&g, n) || g.k > GROUPED_IN_PLACE_UP_TO || (uint64_t)n > UINT32_MAX || !width_ok ||
+        labels.len % label_width || (n_labels != 1 && n_labels != n) || shift < 8 || shift > 63 ||
+        tag_shift != 64 - shift || (uint64_t)g.k << (66 - shift - PAGE_BITS) > UINT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "count_grouped_range_free: inconsistent arguments");
         goto done;
     }
@@ -2981,9 +3043,10 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
     tbs = PyMem_Calloc((size_t)g.k, sizeof(GroupTable));
     held = PyMem_Calloc((size_t)g.k * 3, sizeof(Py_buffer));
     new_pages = PyMem_Calloc((size_t)g.k, sizeof(Py_ssize_t));
-    scratch_base = PyMem_Malloc((size_t)(g.k * n_pages) * sizeof(int32_t));
     sums = PyMem_Calloc((size_t)g.k * 7, sizeof(uint64_t));
-    if (tbs == NULL || held == NULL || new_pages == NULL || scratch_base == NULL || sums == NULL) {
+    if (g.k <= GROUPED_DENSE_UP_TO)
+        dense = PyMem_Malloc((size_t)(g.k * n_pages) * sizeof(int32_t));
+    if (tbs == NULL || held == NULL || new_pages == NULL || sums == NULL || (g.k <= GROUPED_DENSE_UP_TO && !dense)) {
         PyErr_NoMemory();
         goto done;
     }
@@ -3031,7 +3094,10 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
     for (Py_ssize_t t = 0; t < g.k; t++)
         expected += tbs[t].n_stored;
     Py_BEGIN_ALLOW_THREADS
-    memset(scratch_base, 0xFF, (size_t)(g.k * n_pages) * sizeof(int32_t)); /* every int32 -1 */
+    if (dense != NULL)
+        memset(dense, 0xFF, (size_t)(g.k * n_pages) * sizeof(int32_t)); /* every int32 -1 */
+    else if (pagemap_make(&map, expected))
+        no_memory = 1;
     if (expected > 0 && expected < (INT32_MAX >> PAGE_BITS) - 64) {
         sc.counts = PyMem_RawMalloc((size_t)(expected << PAGE_BITS) * 4);
         sc.page = PyMem_RawMalloc((size_t)expected * 8);
@@ -3070,14 +3136,23 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
                 bad = 1;
                 break;
             }
-            int32_t b = scratch_base[page];
+            uint64_t at = 0, entry = 0;
+            int32_t b;
+            if (dense != NULL)
+                b = dense[page];
+            else {
+                at = pagemap_slot(&map, (uint32_t)page);
+                entry = map.slots[at];
+                b = entry == PAGEMAP_EMPTY ? -1 : (int32_t)(uint32_t)entry;
+            }
             if (b < 0) { /* rare: the group's first event in this page */
                 b = scratch_row(&sc, page);
-                if (b < 0) {
+                if (b < 0 || (dense == NULL && pagemap_put(&map, at, (uint32_t)page, b))) {
                     no_memory = 1;
                     break;
                 }
-                scratch_base[page] = b;
+                if (dense != NULL)
+                    dense[page] = b;
             }
             sc.counts[b + (code & PAGE_MASK)] += 1;
             if (check_threshold && (code == t_neg || code == t_pos) && xs[i + j] >= threshold)
@@ -3168,7 +3243,8 @@ done:
     PyMem_Free(held);
     PyMem_Free(tbs);
     PyMem_Free(new_pages);
-    PyMem_Free(scratch_base);
+    PyMem_RawFree(map.slots);
+    PyMem_Free(dense);
     PyMem_RawFree(sc.counts);
     PyMem_RawFree(sc.page);
     PyBuffer_Release(&x);

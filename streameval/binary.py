@@ -244,10 +244,10 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         ``accumulators[group of i]`` (all of it or none); whether it was counted here.
 
         One compiled pass counts every event into its accumulator's bins and sums its calibration terms: what
-        :class:`~streameval.Segmented` does with a batch of at most 64 segments that exist. ``False``, with
+        :class:`~streameval.Segmented` does with a batch of at most 4,096 segments that exist. ``False``, with
         nothing changed, where that pass does not apply: without the compiled module, with weights, with labels
         that are not a 0/1 array of integers or bools, with a scheme other than the range-free one, while an
-        accumulator is still exact, with more than 64 accumulators, and on any bad input. The caller then counts
+        accumulator is still exact, with more than 4,096 accumulators, and on any bad input. The caller then counts
         each group's events apart with ``update_many``, which explains a refusal.
 
         Examples

@@ -457,7 +457,7 @@ class LabelledCounts:
         return self.is_weighted == other.is_weighted and np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
 
 
-GROUPED_IN_PLACE_UP_TO = 64  # groups of one batch counted by count_grouped at most (a scratch page table each)
+GROUPED_IN_PLACE_UP_TO = 4096  # groups of one batch counted by count_grouped at most
 
 
 def count_grouped(

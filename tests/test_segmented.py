@@ -531,14 +531,14 @@ def test_a_bad_event_refuses_the_one_pass_count_whole_and_is_named(monkeypatch, 
 
 
 def test_the_one_pass_count_leaves_to_the_other_path_what_it_cannot_count(monkeypatch):
-    """A new segment past the events the groups are read from, more than 64 segments, segments still exact,
+    """A new segment past the events the groups are read from, more than 4,096 segments, segments still exact,
     weights and a pandas column: each gives what counting each segment apart gives."""
     rng = np.random.default_rng(8)
     n = 80_000
     codes, y, s = rng.integers(0, 4, n), rng.random(n) < 0.3, rng.normal(0.0, 3.0, n)
     late = codes.copy()
     late[-1] = 7  # a new segment, after the first 2^16 events
-    many = rng.integers(0, 65, n)
+    many = rng.integers(0, 4097, n)
     pd = pytest.importorskip("pandas")
     cases = [
         (codes, (late, y, s), {}),
@@ -563,10 +563,11 @@ def test_the_one_pass_count_leaves_to_the_other_path_what_it_cannot_count(monkey
     assert len(calls) == (1 if se.COMPILED else 0)
 
 
-def test_the_one_pass_count_grows_the_segments_tables_for_new_pages(monkeypatch):
+@pytest.mark.parametrize("groups", [3, 80])  # (group, page) rows found in a table, in a map that grows
+def test_the_one_pass_count_grows_the_segments_tables_for_new_pages(monkeypatch, groups):
     rng = np.random.default_rng(12)
     n = 50_000
-    codes, y = rng.integers(0, 3, n), rng.random(n) < 0.5
+    codes, y = rng.integers(0, groups, n), rng.random(n) < 0.5
     first = rng.random(n)  # scores in [0, 1]
     one_pass, apart = _binned_segments(codes, y, first), _binned_segments(codes, y, first)
     wide = 10.0 ** rng.uniform(-30, 30, n) * rng.choice([-1, 1], n)  # hundreds of pages new to every segment
@@ -621,7 +622,7 @@ def test_grouped_kernels_refuse_inconsistent_arguments():
     assert _speedups.group_lookup(np.array([0, 2**30], dtype=np.int64), 8, 2) is None
 
 
-@pytest.mark.parametrize("groups", [4, 40])  # each group's sums by masks (up to 16), by adding each event's
+@pytest.mark.parametrize("groups", [4, 40, 100])  # sums by masks (up to 16), adding each event's; pages in a map
 @pytest.mark.parametrize("threshold", [0.377, 0.5])  # inside a bin (events at or above it counted apart), an edge
 def test_the_one_pass_count_keeps_the_threshold_bin_and_sums_of_many_segments(monkeypatch, groups, threshold):
     rng = np.random.default_rng(groups)
