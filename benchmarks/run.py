@@ -1034,12 +1034,12 @@ def main() -> None:
         "By hand: `pandas.factorize`, a stable sort, one `BinaryAccumulator` per group. The ratio over it is its time "
         "over ours, new segments (higher is better); the last columns are `numpy.bincount` of (segment, bin) codes "
         "computed beforehand over ours (goal with 4 integer segments: 0.3). Each ratio is the median of pairs run "
-        "alternately. 'New segments' makes every segment's accumulator (each starts exact and turns to bins on these "
-        "continuous scores); 'counted before' adds to segments that exist: integer codes of binned segments in "
-        "one compiled pass over the batch (each event into its segment's bins and calibration sums, added once all "
-        "of it is counted); otherwise (strings, or segments still exact, as the 1,000 segments' here), with at most "
-        "64 segments each segment's events are counted apart and added, with more the batch is checked whole first "
-        "and counted in place.",
+        "alternately. 'New segments' makes every segment's accumulator; 'counted before' adds to segments that "
+        "exist. Integer codes of segments in bins, or new ones whose events prove they leave the exact regime (each "
+        "segment's 250,000 continuous scores here), are counted in one compiled pass over the batch (each event into "
+        "its segment's bins and calibration sums, added once all of it is counted); otherwise (strings, or segments "
+        "that stay exact, as the 1,000 segments' here), with at most 64 segments each segment's events are counted "
+        "apart and added, with more the batch is checked whole first and counted in place.",
         "",
         "| segments | segment values | new segments | counted before | by hand | ours vs by hand "
         "| vs bincount, new | vs bincount, counted before |",

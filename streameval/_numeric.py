@@ -95,18 +95,19 @@ class EventGroups:
 GROUPS_FROM = 1 << 16  # event_groups reads this many events: the groups of a batch's start
 
 
-def event_groups(values: np.ndarray) -> tuple[list[int], EventGroups] | None:
+def event_groups(values: np.ndarray) -> tuple[list[int], list[int], EventGroups] | None:
     """The groups of a batch of integers, from its first ``GROUPS_FROM`` events: their distinct values in
-    ascending order and each event's group among them, in one compiled pass over those events (an event of
-    another value is known by the count that reads the batch); ``None`` without the compiled module, without
-    events, or when the values are not signed integers spread over fewer than 2^20 values.
+    ascending order, the same in order of first appearance, and each event's group among them, in one compiled
+    pass over those events (an event of another value is known by the count that reads the batch); ``None``
+    without the compiled module, without events, or when the values are not signed integers spread over fewer
+    than 2^20 values.
 
     Examples
     --------
     >>> import numpy as np
     >>> from streameval._numeric import event_groups
     >>> found = event_groups(np.array([7, 5, 7, 9]))
-    >>> found is None or (found[0], found[1].count) == ([5, 7, 9], 3)
+    >>> found is None or (found[0], found[1], found[2].count) == ([5, 7, 9], [7, 5, 9], 3)
     True
     """
     if SPEEDUPS is None or not isinstance(values, np.ndarray) or values.ndim != 1 or values.dtype.kind != "i":
@@ -115,8 +116,9 @@ def event_groups(values: np.ndarray) -> tuple[list[int], EventGroups] | None:
     found = SPEEDUPS.group_lookup(values, values.dtype.itemsize, GROUPS_FROM)
     if found is None:
         return None
-    distinct, lo, lookup = found
+    distinct, lo, lookup, appearing = found
     keys = np.frombuffer(distinct, dtype=np.int64).tolist()
     if not keys:  # no events
         return None
-    return keys, EventGroups(values, int(lo), np.frombuffer(lookup, dtype=np.int32), len(keys))
+    groups = EventGroups(values, int(lo), np.frombuffer(lookup, dtype=np.int32), len(keys))
+    return keys, np.frombuffer(appearing, dtype=np.int64).tolist(), groups

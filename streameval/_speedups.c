@@ -2684,11 +2684,12 @@ done:
 /* ------------------------------------------------------------------------ */
 
 PyDoc_STRVAR(group_lookup_doc,
-"group_lookup(values, width, prefix) -> (distinct, lo, lookup) or None\n\n"
+"group_lookup(values, width, prefix) -> (distinct, lo, lookup, appearing) or None\n\n"
 "The groups of the first `prefix` integer values (signed, `width` bytes each) when they spread over fewer\n"
 "than 2^20 values (None otherwise; the values after them are not read): the distinct values in ascending order (int64 bytes), the smallest value, and a\n"
 "table (int32 bytes) holding the group of each value - lo, or -1 for values absent, then one -1 more (where\n"
-"values outside the range look). One pass, no codes.");
+"values outside the range look), then the distinct values again in order of first appearance. One pass, no\n"
+"codes.");
 
 static PyObject *
 group_lookup(PyObject *Py_UNUSED(module), PyObject *args)
@@ -2700,7 +2701,7 @@ group_lookup(PyObject *Py_UNUSED(module), PyObject *args)
         return NULL;
     PyObject *result = NULL;
     int32_t *lut = NULL;
-    int64_t *distinct = NULL;
+    int64_t *distinct = NULL, *appearing = NULL;
     Py_ssize_t n = (width == 1 || width == 2 || width == 4 || width == 8) ? values.len / width : -1;
     if (n >= 0 && prefix >= 0 && prefix < n)
         n = prefix;
@@ -2720,7 +2721,8 @@ group_lookup(PyObject *Py_UNUSED(module), PyObject *args)
     Py_ssize_t span = n > 0 ? (Py_ssize_t)(hi - lo) + 1 : 0;
     lut = PyMem_Malloc((size_t)(span + 1) * sizeof(int32_t)); /* and -1 past the end: where other values look */
     distinct = PyMem_Malloc((size_t)(span + 1) * sizeof(int64_t));
-    if (lut == NULL || distinct == NULL) {
+    appearing = PyMem_Malloc((size_t)(span + 1) * sizeof(int64_t));
+    if (lut == NULL || distinct == NULL || appearing == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -2731,7 +2733,7 @@ group_lookup(PyObject *Py_UNUSED(module), PyObject *args)
         int64_t v = width == 8 ? ((const int64_t *)vs)[i] : read_int(vs + i * width, width);
         if (lut[v - lo] < 0) { /* rare: the first event of a group */
             lut[v - lo] = 0;
-            found++;
+            appearing[found++] = v;
         }
     }
     found = 0;
@@ -2740,11 +2742,13 @@ group_lookup(PyObject *Py_UNUSED(module), PyObject *args)
             lut[v] = (int32_t)found;
             distinct[found++] = lo + v;
         }
-    result = Py_BuildValue("(y#Ly#)", (const char *)distinct, found * (Py_ssize_t)sizeof(int64_t), (long long)lo,
-                           (const char *)lut, (span + 1) * (Py_ssize_t)sizeof(int32_t));
+    result = Py_BuildValue("(y#Ly#y#)", (const char *)distinct, found * (Py_ssize_t)sizeof(int64_t), (long long)lo,
+                           (const char *)lut, (span + 1) * (Py_ssize_t)sizeof(int32_t), (const char *)appearing,
+                           found * (Py_ssize_t)sizeof(int64_t));
 done:
     PyMem_Free(lut);
     PyMem_Free(distinct);
+    PyMem_Free(appearing);
     PyBuffer_Release(&values);
     return result;
 }
@@ -2991,11 +2995,13 @@ PyDoc_STRVAR(count_grouped_range_free_doc,
 "``tables[lookup[groups[i] - lo]]`` (``groups``: signed integers of ``group_width`` bytes), each table a tuple\n"
 "``(base, page_of_row, counts, n_stored)`` of int64 counts. The events are counted into a scratch table of all\n"
 "the groups' pages first, then added to the tables, so that nothing changes unless the whole batch is counted.\n"
-"Returns ``(refused, need, n_stored, above, sums)``: whether a NaN score, a label other than 0 and 1 or a\n"
-"group value the lookup does not hold refused the batch, None or how many more rows each table needs for its new pages (nothing was added: grow them and\n"
-"call again), each table's rows in use, each table's [negatives, positives] at the threshold codes with a score\n"
-">= ``threshold`` (when ``check_threshold``) and, when ``with_sums``, each group's calibration_sums without\n"
-"weights, ``(events, positives, outside, brier, log_loss)`` (else None): one pass over the batch for both.");
+"Returns ``(refused, need, n_stored, above, sums, scratch)``: whether a NaN score, a label other than 0 and 1\n"
+"or a group value the lookup does not hold refused the batch; None, or how many more rows each table needs for\n"
+"its new pages (nothing was added then: grow the tables and give ``scratch`` to merge_grouped); each table's\n"
+"rows in use; each table's [negatives, positives] at the threshold codes with a score >= ``threshold`` (when\n"
+"``check_threshold``); when ``with_sums``, each group's calibration_sums without weights, ``(events, positives,\n"
+"outside, brier, log_loss)`` (else None): one pass over the batch for both; and the scratch table, ``(counts,\n"
+"pages)``, when the tables need rows (else None).");
 
 /* A table's buffers and where its next free row is. */
 typedef struct {
@@ -3006,6 +3012,65 @@ typedef struct {
     uint64_t n_slots;
     long long above[2];
 } GroupTable;
+
+/* The tables of the grouped kernels: a tuple of (base, page_of_row, counts, n_stored) each, checked against a
+ * scheme of n_pages pages; the buffers are held in `held` (3 a table, *n_held tables). Nonzero with an
+ * exception set. */
+static int
+group_tables(PyObject *tables, uint64_t n_pages, GroupTable *tbs, Py_buffer *held, Py_ssize_t *n_held)
+{
+    for (Py_ssize_t t = 0; t < PyTuple_GET_SIZE(tables); t++) {
+        PyObject *item = PyTuple_GET_ITEM(tables, t);
+        GroupTable *tb = &tbs[t];
+        Py_buffer *b = held + 3 * t;
+        if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "w*w*w*n", &b[0], &b[1], &b[2], &tb->n_stored)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "grouped kernel: inconsistent arguments");
+            return 1;
+        }
+        *n_held = t + 1;
+        tb->base = (int32_t *)b[0].buf;
+        tb->page_of_row = (int64_t *)b[1].buf;
+        tb->capacity = b[1].len / (Py_ssize_t)sizeof(int64_t);
+        tb->counts = (int64_t *)b[2].buf;
+        tb->n_slots = (uint64_t)(b[2].len / 8);
+        if (b[0].len != (Py_ssize_t)(n_pages * sizeof(int32_t)) || b[1].len % 8 || b[2].len % 8 ||
+            tb->n_stored < 0 || tb->n_stored > tb->capacity ||
+            (uint64_t)tb->capacity * (PAGE_MASK + 1) > tb->n_slots || tb->capacity > (INT32_MAX >> PAGE_BITS)) {
+            PyErr_SetString(PyExc_ValueError, "grouped kernel: inconsistent arguments");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Add the scratch table's rows (counts, and the group * n_pages + page of each) to the tables, giving rows to
+ * new pages; nonzero (nothing more added) at a row of no table, or past a table's rows or slots. */
+static int
+merge_scratch(GroupTable *tbs, Py_ssize_t k, uint64_t n_pages, const uint32_t *counts, const int64_t *pages,
+              Py_ssize_t rows)
+{
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        uint64_t t = (uint64_t)pages[r] / n_pages, page = (uint64_t)pages[r] % n_pages;
+        if (pages[r] < 0 || t >= (uint64_t)k)
+            return 1;
+        GroupTable *tb = &tbs[t];
+        int32_t b = tb->base[page];
+        if (b < 0) {
+            if (tb->n_stored >= tb->capacity)
+                return 1;
+            b = tb->base[page] = (int32_t)(tb->n_stored << PAGE_BITS);
+            tb->page_of_row[tb->n_stored++] = (int64_t)page;
+        }
+        if ((uint64_t)b + PAGE_MASK >= tb->n_slots)
+            return 1;
+        const uint32_t *from = counts + (r << PAGE_BITS);
+        int64_t *to = tb->counts + b;
+        for (Py_ssize_t s = 0; s <= (Py_ssize_t)PAGE_MASK; s++)
+            to[s] += from[s];
+    }
+    return 0;
+}
 
 static PyObject *
 count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
@@ -3050,28 +3115,8 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t t = 0; t < g.k; t++) {
-        PyObject *item = PyTuple_GET_ITEM(tables, t);
-        GroupTable *tb = &tbs[t];
-        Py_buffer *b = held + 3 * t;
-        if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "w*w*w*n", &b[0], &b[1], &b[2], &tb->n_stored)) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "count_grouped_range_free: inconsistent arguments");
-            goto done;
-        }
-        n_held = t + 1;
-        tb->base = (int32_t *)b[0].buf;
-        tb->page_of_row = (int64_t *)b[1].buf;
-        tb->capacity = b[1].len / (Py_ssize_t)sizeof(int64_t);
-        tb->counts = (int64_t *)b[2].buf;
-        tb->n_slots = (uint64_t)(b[2].len / 8);
-        if (b[0].len != (Py_ssize_t)(n_pages * sizeof(int32_t)) || b[1].len % 8 || b[2].len % 8 ||
-            tb->n_stored < 0 || tb->n_stored > tb->capacity ||
-            (uint64_t)tb->capacity * (PAGE_MASK + 1) > tb->n_slots || tb->capacity > (INT32_MAX >> PAGE_BITS)) {
-            PyErr_SetString(PyExc_ValueError, "count_grouped_range_free: inconsistent arguments");
-            goto done;
-        }
-    }
+    if (group_tables(tables, n_pages, tbs, held, &n_held))
+        goto done;
     const double *xs = (const double *)x.buf;
     const char *lab = (const char *)labels.buf, *groups = (const char *)g.values.buf;
     const int32_t *lut = g.width == 8 ? lookup_or_null((const int32_t *)g.lut.buf, g.span) : g.lut.buf;
@@ -3167,23 +3212,8 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
         }
         for (Py_ssize_t t = 0; t < g.k; t++)
             short_of_rows |= new_pages[t] > tbs[t].capacity - tbs[t].n_stored;
-        for (Py_ssize_t r = 0; r < sc.rows && !short_of_rows && !bad; r++) {
-            uint64_t t = (uint64_t)sc.page[r] / n_pages, page = (uint64_t)sc.page[r] % n_pages;
-            GroupTable *tb = &tbs[t];
-            int32_t b = tb->base[page];
-            if (b < 0) {
-                b = tb->base[page] = (int32_t)(tb->n_stored << PAGE_BITS);
-                tb->page_of_row[tb->n_stored++] = (int64_t)page;
-            }
-            if ((uint64_t)b + PAGE_MASK >= tb->n_slots) {
-                bad = 1; /* a broken table (checked above for every row in use) */
-                break;
-            }
-            const uint32_t *from = sc.counts + (r << PAGE_BITS);
-            int64_t *to = tb->counts + b;
-            for (Py_ssize_t s = 0; s <= (Py_ssize_t)PAGE_MASK; s++)
-                to[s] += from[s];
-        }
+        if (!short_of_rows)
+            bad = merge_scratch(tbs, g.k, n_pages, sc.counts, sc.page, sc.rows);
     }
     Py_END_ALLOW_THREADS
     if (no_memory) {
@@ -3225,16 +3255,24 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
         if (more != NULL)
             PyTuple_SET_ITEM(need, t, more);
     }
-    PyObject *found = with_sums && !refused && need == Py_None ? grouped_sums_list(sums, g.k) : Py_None;
+    PyObject *found = with_sums && !refused ? grouped_sums_list(sums, g.k) : Py_None;
     if (found == Py_None)
         Py_INCREF(found);
-    if (found == NULL) {
+    PyObject *rest = Py_None; /* short of rows: the scratch table, for merge_grouped once the tables grew */
+    if (need != Py_None)
+        rest = Py_BuildValue("(y#y#)", (const char *)sc.counts, (sc.rows << PAGE_BITS) * (Py_ssize_t)sizeof(uint32_t),
+                             (const char *)sc.page, sc.rows * (Py_ssize_t)sizeof(int64_t));
+    else
+        Py_INCREF(rest);
+    if (found == NULL || rest == NULL) {
+        Py_XDECREF(found);
+        Py_XDECREF(rest);
         Py_DECREF(stored);
         Py_DECREF(above);
         Py_DECREF(need);
         goto done;
     }
-    result = Py_BuildValue("(ONNNN)", refused ? Py_True : Py_False, need, stored, above, found);
+    result = Py_BuildValue("(ONNNNN)", refused ? Py_True : Py_False, need, stored, above, found, rest);
 done:
     PyMem_Free(sums);
     for (Py_ssize_t t = 0; t < n_held; t++)
@@ -3251,6 +3289,63 @@ done:
     PyBuffer_Release(&labels);
     PyBuffer_Release(&g.values);
     PyBuffer_Release(&g.lut);
+    return result;
+}
+
+PyDoc_STRVAR(merge_grouped_doc,
+"merge_grouped(counts, pages, tables, shift) -> n_stored\n\n"
+"The scratch table that count_grouped_range_free gave back, ``(counts, pages)``, added to the tables (each a\n"
+"tuple ``(base, page_of_row, counts, n_stored)``, now with rows for their new pages) of a range-free scheme of\n"
+"this shift: each table's rows in use after. A row of no table, or a table short of rows, is refused: the\n"
+"tables may then hold part of the rows.");
+
+static PyObject *
+merge_grouped(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer cb, pb;
+    PyObject *tables;
+    int shift;
+    if (!PyArg_ParseTuple(args, "y*y*O!i", &cb, &pb, &PyTuple_Type, &tables, &shift))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t k = PyTuple_GET_SIZE(tables), n_held = 0, rows = pb.len / 8;
+    GroupTable *tbs = PyMem_Calloc((size_t)(k ? k : 1), sizeof(GroupTable));
+    Py_buffer *held = PyMem_Calloc((size_t)(k ? k : 1) * 3, sizeof(Py_buffer));
+    if (tbs == NULL || held == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (shift < 8 || shift > 63 || pb.len % 8 || cb.len != (rows << PAGE_BITS) * (Py_ssize_t)sizeof(uint32_t)) {
+        PyErr_SetString(PyExc_ValueError, "merge_grouped: inconsistent arguments");
+        goto done;
+    }
+    uint64_t n_pages = ((uint64_t)1 << (66 - shift)) >> PAGE_BITS;
+    if (group_tables(tables, n_pages, tbs, held, &n_held))
+        goto done;
+    int bad;
+    Py_BEGIN_ALLOW_THREADS
+    bad = merge_scratch(tbs, k, n_pages, (const uint32_t *)cb.buf, (const int64_t *)pb.buf, rows);
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "merge_grouped: inconsistent arguments");
+        goto done;
+    }
+    result = PyTuple_New(k);
+    for (Py_ssize_t t = 0; result != NULL && t < k; t++) {
+        PyObject *s = PyLong_FromSsize_t(tbs[t].n_stored);
+        if (s == NULL)
+            Py_CLEAR(result);
+        else
+            PyTuple_SET_ITEM(result, t, s);
+    }
+done:
+    for (Py_ssize_t t = 0; t < n_held; t++)
+        for (int j = 0; j < 3; j++)
+            PyBuffer_Release(&held[3 * t + j]);
+    PyMem_Free(held);
+    PyMem_Free(tbs);
+    PyBuffer_Release(&cb);
+    PyBuffer_Release(&pb);
     return result;
 }
 
@@ -3655,6 +3750,105 @@ more_distinct_than(PyObject *Py_UNUSED(module), PyObject *args)
     result = PyBool_FromLong(set > limit);
 done:
     PyBuffer_Release(&xb);
+    return result;
+}
+
+PyDoc_STRVAR(more_distinct_than_grouped_doc,
+"more_distinct_than_grouped(x, groups, group_width, lo, lookup, which, limit) -> bytes\n\n"
+"more_distinct_than for each group of a batch (event i in group ``lookup[groups[i] - lo]``) that ``which`` (one\n"
+"byte a group) marks: one byte a group, 1 where more than `limit` distinct scores of that group are proven (at most\n"
+"64 groups marked). Each marked group reads its first 2 * limit + 64 events; the pass ends when every marked\n"
+"group has its answer.");
+
+static PyObject *
+more_distinct_than_grouped(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer xb, which;
+    Groups g = {0};
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "y*y*iLy*y*n", &xb, &g.values, &g.width, &g.lo, &g.lut, &which, &limit))
+        return NULL;
+    PyObject *result = NULL;
+    uint64_t *tables = NULL;
+    Py_ssize_t *set = NULL, *seen = NULL;
+    int32_t *slot = NULL; /* each group's table, or -1 */
+    Py_ssize_t n = xb.len / 8;
+    g.k = which.len;
+    if (xb.len % 8 || !groups_ok(&g, n) || limit < 0 || limit > ((Py_ssize_t)1 << 24)) {
+        PyErr_SetString(PyExc_ValueError, "more_distinct_than_grouped: inconsistent arguments");
+        goto done;
+    }
+    Py_ssize_t marked = 0, look = 2 * limit + 64;
+    const uint8_t *w = (const uint8_t *)which.buf;
+    slot = PyMem_Malloc((size_t)g.k * sizeof(int32_t));
+    if (slot == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t t = 0; t < g.k; t++)
+        slot[t] = w[t] ? (int32_t)marked++ : -1;
+    if (marked > 64) {
+        PyErr_SetString(PyExc_ValueError, "more_distinct_than_grouped: inconsistent arguments");
+        goto done;
+    }
+    int bits_log2 = 12;
+    while (((Py_ssize_t)1 << bits_log2) < 16 * limit)
+        bits_log2++;
+    size_t words = ((size_t)1 << bits_log2) / 64;
+    tables = PyMem_Calloc(words * (size_t)(marked ? marked : 1), sizeof(uint64_t));
+    set = PyMem_Calloc((size_t)(marked ? marked : 1), sizeof(Py_ssize_t));
+    seen = PyMem_Calloc((size_t)(marked ? marked : 1), sizeof(Py_ssize_t));
+    if (tables == NULL || set == NULL || seen == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const double *x = (const double *)xb.buf;
+    const char *groups = (const char *)g.values.buf;
+    const int32_t *lut = (const int32_t *)g.lut.buf;
+    int shift = 64 - bits_log2, bad = 0;
+    Py_ssize_t open = marked; /* marked groups without their answer yet */
+    int32_t chunk_groups[CHUNK];
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && open > 0 && !bad; i += CHUNK) {
+        Py_ssize_t m = n - i < CHUNK ? n - i : CHUNK;
+        if (groups_chunk(groups, g.width, i, m, g.lo, lut, g.span, (int32_t)g.k, chunk_groups)) {
+            bad = 1;
+            break;
+        }
+        for (Py_ssize_t j = 0; j < m; j++) {
+            int32_t s = slot[chunk_groups[j]];
+            if (s < 0 || seen[s] >= look || set[s] > limit)
+                continue;
+            double v = x[i + j] + 0.0; /* -0.0 and 0.0 are one score */
+            uint64_t u;
+            memcpy(&u, &v, 8);
+            uint64_t h = (u * 0x9E3779B97F4A7C15ULL) >> shift;
+            uint64_t bit = (uint64_t)1 << (h & 63), *word = &tables[(size_t)s * words + (h >> 6)];
+            set[s] += (*word & bit) == 0;
+            *word |= bit;
+            open -= ++seen[s] == look || set[s] == limit + 1;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "more_distinct_than_grouped: inconsistent arguments");
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize(NULL, g.k);
+    if (result != NULL) {
+        char *out = PyBytes_AS_STRING(result);
+        for (Py_ssize_t t = 0; t < g.k; t++)
+            out[t] = (char)(slot[t] >= 0 && set[slot[t]] > limit);
+    }
+done:
+    PyMem_Free(tables);
+    PyMem_Free(set);
+    PyMem_Free(seen);
+    PyMem_Free(slot);
+    PyBuffer_Release(&xb);
+    PyBuffer_Release(&g.values);
+    PyBuffer_Release(&g.lut);
+    PyBuffer_Release(&which);
     return result;
 }
 
@@ -4215,10 +4409,12 @@ static PyMethodDef module_methods[] = {
     {"group_by_code", group_by_code, METH_VARARGS, group_by_code_doc},
     {"group_lookup", group_lookup, METH_VARARGS, group_lookup_doc},
     {"count_grouped_range_free", count_grouped_range_free, METH_VARARGS, count_grouped_range_free_doc},
+    {"merge_grouped", merge_grouped, METH_VARARGS, merge_grouped_doc},
     {"lower_hull", lower_hull, METH_VARARGS, lower_hull_doc},
     {"gather_bins", gather_bins, METH_VARARGS, gather_bins_doc},
     {"auc_sums", auc_sums, METH_VARARGS, auc_sums_doc},
     {"more_distinct_than", more_distinct_than, METH_VARARGS, more_distinct_than_doc},
+    {"more_distinct_than_grouped", more_distinct_than_grouped, METH_VARARGS, more_distinct_than_grouped_doc},
     {"ap_terms", ap_terms, METH_VARARGS, ap_terms_doc},
     {"range_free_edges", range_free_edges, METH_VARARGS, range_free_edges_doc},
     {"operating_points", operating_points_of, METH_VARARGS, operating_points_doc},

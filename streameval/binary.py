@@ -247,8 +247,9 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         :class:`~streameval.Segmented` does with a batch of at most 4,096 segments that exist. ``False``, with
         nothing changed, where that pass does not apply: without the compiled module, with weights, with labels
         that are not a 0/1 array of integers or bools, with a scheme other than the range-free one, while an
-        accumulator is still exact, with more than 4,096 accumulators, and on any bad input. The caller then counts
-        each group's events apart with ``update_many``, which explains a refusal.
+        accumulator is still exact (but for new, empty ones whose events here are proven to take them past their
+        budget: they leave for bins first, as they would), with more than 4,096 accumulators, and on any bad
+        input. The caller then counts each group's events apart with ``update_many``, which explains a refusal.
 
         Examples
         --------

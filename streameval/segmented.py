@@ -432,20 +432,25 @@ class Segmented(AccumulatorBase):
             raise
 
     def _counted_in_place(self, segments: Any, columns: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-        """Whether a batch of small integer segments that all exist was counted by the kind in one pass
-        (``update_many_grouped``): without grouping its events first (1e6 events in 4 segments: 3.4 instead
-        of 5.5 ms). ``False`` with nothing changed otherwise."""
+        """Whether a batch of small integer segments was counted by the kind in one pass
+        (``update_many_grouped``): without coding and grouping its events first (1e6 events in 4 segments:
+        3.4-3.7 instead of 6 ms, new or counted before). New segments start as the template's copies, and join in order
+        of their first event once the batch is counted. ``False`` with nothing changed otherwise."""
         if SPEEDUPS is None or not columns:
             return False
         as_numpy = column_as_numpy(segments)  # pandas and pyarrow integers without missing values: as numpy's
         found = event_groups(as_numpy) if isinstance(as_numpy, np.ndarray) else None
         if found is None:
             return False
-        keys, groups = found
-        targets = [self._segments.get(key) for key in keys]
-        if any(target is None for target in targets):
+        keys, appearing, groups = found
+        new: dict[Hashable, Any] = {key: self._template.copy() for key in appearing if key not in self._segments}
+        if len(self._segments) + len(new) > self.max_segments:
+            return False  # the other path refuses the batch, after its other checks
+        targets = [self._segments[key] if key in self._segments else new[key] for key in keys]
+        if not self._template.update_many_grouped(targets, groups, *columns, **kwargs):
             return False
-        return bool(self._template.update_many_grouped(targets, groups, *columns, **kwargs))
+        self._segments.update(new)  # in order of their first event, after the segments there were
+        return True
 
     def _undo(self, applied: list[tuple[Hashable, Any]]) -> None:
         """Take a failed batch's events back out of the segments it reached (new ones go)."""

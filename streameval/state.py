@@ -469,23 +469,27 @@ def count_grouped(
     ``GROUPED_IN_PLACE_UP_TO``).
 
     All of the batch or none of it: the kernel counts it into a scratch table, then adds that to the tables
-    once each has the rows its new pages need. Returns each table's [negatives, positives] at the threshold
-    codes and, ``with_sums``, each group's calibration sums in the same pass (``(events, positives, outside,
-    brier, log_loss)``, whole units); ``None`` (nothing changed) when a NaN score or a label other than 0 and 1
-    refused the batch.
+    once each has the rows its new pages need (given here when they lack them, without counting again).
+    Returns each table's [negatives, positives] at the threshold codes and, ``with_sums``, each group's
+    calibration sums in the same pass (``(events, positives, outside, brier, log_loss)``, whole units);
+    ``None`` (nothing changed) when a NaN score or a label other than 0 and 1 refused the batch.
     """
     assert SPEEDUPS is not None and all(not t.is_weighted for t in tables)
-    while True:
-        refused, need, stored, above, sums = SPEEDUPS.count_grouped_range_free(
-            x, labels, labels.dtype.itemsize, *groups.kernel_args(),
-            tuple((t._base, t._page_of_row, t._counts, t._n_stored) for t in tables), *threshold_args, *scheme_args,
-            with_sums,
-        )  # fmt: skip
-        if refused:
-            return None
-        if need is None:
-            for table, rows in zip(tables, stored, strict=True):
-                table._n_stored = rows
-            return [list(part) for part in above], sums
-        for table, more in zip(tables, need, strict=True):  # rows for the new pages, then the batch again
+    refused, need, stored, above, sums, scratch = SPEEDUPS.count_grouped_range_free(
+        x, labels, labels.dtype.itemsize, *groups.kernel_args(), _kernel_tables(tables), *threshold_args,
+        *scheme_args, with_sums,
+    )  # fmt: skip
+    if refused:
+        return None
+    if need is not None:  # rows for the new pages, then the counted batch added
+        for table, more in zip(tables, need, strict=True):
             table._make_room(table._n_stored + more)
+        stored = SPEEDUPS.merge_grouped(*scratch, _kernel_tables(tables), scheme_args[0])
+    for table, rows in zip(tables, stored, strict=True):
+        table._n_stored = rows
+    return [list(part) for part in above], sums
+
+
+def _kernel_tables(tables: list[LabelledCounts]) -> tuple[tuple[Any, ...], ...]:
+    """The grouped kernels' tables: each one's page offsets, rows' pages, counts and rows in use."""
+    return tuple((t._base, t._page_of_row, t._counts, t._n_stored) for t in tables)

@@ -596,8 +596,8 @@ def test_grouped_kernels_refuse_inconsistent_arguments():
     groups = np.array([0, 1], dtype=np.int64)
     lookup = np.array([0, 1, -1], dtype=np.int32)
     args = [x, lab, 1, groups, 8, 0, lookup, (table, table), 0, 0, False, 0.5, bins._shift, bins._tag_shift, True]
-    refused, need, stored, above, sums = _speedups.count_grouped_range_free(*args)
-    assert refused is False and need is None and [s[0] for s in sums] == [1, 1]
+    refused, need, stored, above, sums, scratch = _speedups.count_grouped_range_free(*args)
+    assert refused is False and need is None and scratch is None and [s[0] for s in sums] == [1, 1]
     assert min(stored) >= 1 and above == ((0, 0), (0, 0))  # (one table twice here) no threshold check
     wrong_values = [
         (6, np.array([0, 1], dtype=np.int32)),  # no -1 at the end of the lookup
@@ -612,13 +612,22 @@ def test_grouped_kernels_refuse_inconsistent_arguments():
         wrong[index] = bad
         with pytest.raises(ValueError, match="inconsistent arguments"):
             _speedups.count_grouped_range_free(*wrong)
+    fresh = se.BinaryAccumulator(exact_up_to=0)._hist._counts  # no rows: the scratch table comes back
+    empty = (fresh._base, fresh._page_of_row, fresh._counts, fresh._n_stored)
+    short = _speedups.count_grouped_range_free(*args[:7], (empty, empty), *args[8:])
+    assert short[1] == (1, 1) and short[2] == (0, 0) and len(short[5][1]) == 2 * 8
+    with pytest.raises(ValueError, match="inconsistent arguments"):  # the tables still lack rows
+        _speedups.merge_grouped(*short[5], (empty, empty), bins._shift)
+    for bad in [(short[5][0][:-4], short[5][1]), (short[5][0], short[5][1][:-8] + b"\xff" * 8)]:
+        with pytest.raises(ValueError, match="inconsistent arguments"):  # torn, or a row of no table
+            _speedups.merge_grouped(*bad, (table, table), bins._shift)
     unknown = list(args)
     unknown[3] = np.array([0, 5], dtype=np.int64)  # a value the lookup does not hold: refused, nothing counted
     assert _speedups.count_grouped_range_free(*unknown)[0] is True
-    assert _speedups.group_lookup(np.array([3, 1, 3], dtype=np.int64), 8, 2) is not None
-    distinct, lo, found = _speedups.group_lookup(np.array([3, 1, 3], dtype=np.int64), 8, 2)
-    assert np.frombuffer(distinct, dtype=np.int64).tolist() == [1, 3] and lo == 1
+    distinct, lo, found, appearing = _speedups.group_lookup(np.array([3, 1, 3, 2], dtype=np.int64), 8, 3)
+    assert np.frombuffer(distinct, dtype=np.int64).tolist() == [1, 3] and lo == 1  # the first 3 events
     assert np.frombuffer(found, dtype=np.int32).tolist() == [0, -1, 1, -1]
+    assert np.frombuffer(appearing, dtype=np.int64).tolist() == [3, 1]
     assert _speedups.group_lookup(np.array([0, 2**30], dtype=np.int64), 8, 2) is None
 
 
@@ -643,3 +652,49 @@ def test_the_one_pass_count_keeps_the_threshold_bin_and_sums_of_many_segments(mo
         alone.update_many(y[codes == key], s[codes == key])
         a, b = one_pass[key].get(), alone.get()
         assert (a.tp, a.fp, a.tn, a.fn, a.brier, a.log_loss) == (b.tp, b.fp, b.tn, b.fn, b.brier, b.log_loss)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int64])
+def test_new_segments_proven_past_their_budget_are_counted_in_one_pass_as_apart(monkeypatch, dtype):
+    """A fresh `Segmented` (and one with a segment more): each new segment's events prove it leaves the exact
+    regime, so it starts in bins and the batch is counted in one pass; the segments, their order and their
+    states are those of counting each segment apart, and a segment with few distinct scores stays exact."""
+    rng = np.random.default_rng(21)
+    n = 60_000
+    codes = np.array([7, -2, 3, 0], dtype=dtype)[rng.integers(0, 4, n)]
+    y, s = rng.random(n) < 0.4, rng.random(n)
+    calls = _spy_on_grouped_count(monkeypatch)
+    one_pass, apart = se.Segmented(se.BinaryAccumulator), se.Segmented(se.BinaryAccumulator)
+    one_pass.update_many(codes, y, s)
+    _counted_apart(monkeypatch, apart, codes, y, s)
+    assert one_pass.segments == apart.segments == [int(v) for v in dict.fromkeys(codes.tolist())]
+    assert one_pass.to_bytes() == apart.to_bytes()
+    assert len(calls) == (1 if se.COMPILED else 0)
+    more = np.where(codes == 3, 5, codes)  # a new segment beside three counted before
+    one_pass.update_many(more, y, s)
+    _counted_apart(monkeypatch, apart, more, y, s)
+    assert one_pass.segments == apart.segments and one_pass.segments[-1] == 5
+    assert one_pass.to_bytes() == apart.to_bytes()
+    assert len(calls) == (2 if se.COMPILED else 0)
+    few = np.where(codes == 0, np.round(s, 2), s)  # segment 0: 101 distinct scores, it stays exact
+    one_pass, apart = se.Segmented(se.BinaryAccumulator), se.Segmented(se.BinaryAccumulator)
+    one_pass.update_many(codes, y, few)
+    _counted_apart(monkeypatch, apart, codes, y, few)
+    assert one_pass.to_bytes() == apart.to_bytes() and one_pass[0].get().n == int((codes == 0).sum())
+    assert len(calls) == (2 if se.COMPILED else 0)  # not proven: counted apart
+
+
+def test_new_segments_refused_in_the_one_pass_count_are_not_kept():
+    rng = np.random.default_rng(22)
+    n = 60_000
+    codes, y, s = rng.integers(0, 4, n), (rng.random(n) < 0.4).astype(np.int64), rng.random(n)
+    seg = se.Segmented(se.BinaryAccumulator)
+    bad = y.copy()
+    bad[50_000] = 2
+    with pytest.raises(ValueError, match="got 2 at index 50000"):
+        seg.update_many(codes, bad, s)
+    assert len(seg) == 0
+    few = se.Segmented(se.BinaryAccumulator, max_segments=3)
+    with pytest.raises(ValueError, match="max_segments=3"):
+        few.update_many(codes, y, s)
+    assert len(few) == 0
