@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -33,7 +33,13 @@ from ._validation import (
 from .binary_report import BinaryReport
 from .bins import Bins
 from .calibration import CalibrationSums, decode_sums, plus
-from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, add_checking_grouped, check_exact_up_to
+from .histogram import (
+    DEFAULT_EXACT_UP_TO,
+    NEW_GROUPS_UP_TO,
+    ScoreHistogram,
+    add_checking_grouped,
+    check_exact_up_to,
+)
 from .protocol import AccumulatorBase
 from .regression_report import Moments
 from .scores import ScoreAccumulator
@@ -238,18 +244,21 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         self._count(x, is_pos, weights)
 
     def update_many_grouped(
-        self, accumulators: Sequence[Any], groups: EventGroups, y: Any, scores: Any, w: Any = None
+        self, accumulators: list[Any], groups: EventGroups, y: Any, scores: Any, w: Any = None
     ) -> bool:
         """Count a batch into binary accumulators of this one's configuration at once, event i into
         ``accumulators[group of i]`` (all of it or none); whether it was counted here.
 
         One compiled pass counts every event into its accumulator's bins and sums its calibration terms: what
-        :class:`~streameval.Segmented` does with a batch of at most 4,096 segments that exist. ``False``, with
-        nothing changed, where that pass does not apply: without the compiled module, with weights, with labels
-        that are not a 0/1 array of integers or bools, with a scheme other than the range-free one, while an
-        accumulator is still exact (but for new, empty ones whose events here are proven to take them past their
-        budget: they leave for bins first, as they would), with more than 4,096 accumulators, and on any bad
-        input. The caller then counts each group's events apart with ``update_many``, which explains a refusal.
+        :class:`~streameval.Segmented` does with a batch of integer segments. ``None`` in ``accumulators``
+        stands for a group with none yet: an empty one of this configuration is made for it, in bins when its
+        events here prove that they take it past ``exact_up_to`` distinct scores (as they would), and put in its
+        place in the list once the batch is counted. ``False``, with nothing changed, where that pass does not
+        apply: without the compiled module, with weights, with labels that are not a 0/1 array of integers or
+        bools, with a scheme other than the range-free one, while a given accumulator is still exact, for a new
+        group whose events prove nothing (or more than 64 new groups), with more than 4,096 groups, and on any
+        bad input. The caller then counts each group's events apart with ``update_many``, which explains a
+        refusal.
 
         Examples
         --------
@@ -262,10 +271,13 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         >>> (a.get().n, b.get().n) if counted else (1, 2)
         (1, 2)
         """
-        if w is not None or len(accumulators) != groups.count or len({id(a) for a in accumulators}) != groups.count:
+        if w is not None or len(accumulators) != groups.count:
             return False
-        for acc in accumulators:
-            if not isinstance(acc, BinaryAccumulator):
+        given = [acc for acc in accumulators if acc is not None]
+        if len({id(acc) for acc in given}) != len(given) or groups.count - len(given) > NEW_GROUPS_UP_TO:
+            return False
+        for acc in given:
+            if not isinstance(acc, BinaryAccumulator) or acc._hist.is_exact:
                 return False
             try:
                 self._check_mergeable(acc)
@@ -278,15 +290,21 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             return False
         if raw is None or raw.size != x.size or groups.values.size != x.size:
             return False
-        for acc in accumulators:
+        for acc in given:
             acc._flush()  # a logical no-op: per-event updates counted first
+        targets = [self._empty_like() if acc is None else acc for acc in accumulators]
         # the bins and the calibration sums in one pass: the batch is read once
-        sums = add_checking_grouped([acc._hist for acc in accumulators], groups, x, raw, with_sums=True)
+        sums = add_checking_grouped([acc._hist for acc in targets], groups, x, raw, with_sums=True)
         if sums is None:
             return False
-        for acc, part in zip(accumulators, sums, strict=True):
+        for acc, part in zip(targets, sums, strict=True):
             acc._sums = plus(acc._sums, CalibrationSums(*part))
+        accumulators[:] = targets
         return True
+
+    def _empty_like(self) -> BinaryAccumulator:
+        """A new, empty accumulator of this one's configuration."""
+        return BinaryAccumulator(self.bins, self.threshold, self.pos_label, self.neg_label, self.exact_up_to)
 
     def _raw_labels(self, y: Any) -> np.ndarray | None:
         """``y`` itself when the compiled kernel can check it (a 1-D bool or integer array of 0/1 labels)."""

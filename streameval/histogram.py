@@ -858,7 +858,7 @@ def add_checking_grouped(
 
     Only for histograms of one range-free scheme and threshold with whole counts, at most
     ``GROUPED_IN_PLACE_UP_TO`` of them (else ``None`` at once), in the binned regime or empty exact tables that
-    their events are proven to take past their budget (at most 64 of those): these leave for bins first, the
+    their events are proven to take past their budget (at most ``NEW_GROUPS_UP_TO``): these leave for bins first, the
     state they would reach when they overflowed. A NaN score or a label other than 0 and 1 refuses the batch:
     ``None``, with every histogram as before.
     """
@@ -896,12 +896,17 @@ def add_checking_grouped(
     return [] if sums is None else sums
 
 
+NEW_GROUPS_UP_TO = 64  # empty exact tables that add_checking_grouped may take into bins in one batch
+
+
 def _proven_past_budgets(hists: list[ScoreHistogram], empty: list[bool], groups: EventGroups, x: Array) -> bool:
     """Whether every histogram marked ``empty`` is an empty exact table whose events in this batch (its group's)
-    are proven to take it past its budget, all with one budget, at most 64 of them."""
+    are proven to take it past its budget, all with one budget, at most ``NEW_GROUPS_UP_TO`` of them."""
     marked = [h for h, e in zip(hists, empty, strict=True) if e]
     limit = marked[0].exact_up_to
-    if len(marked) > 64 or any(h.exact_up_to != limit or not h._provable_when_empty(x.size) for h in marked):
+    if len(marked) > NEW_GROUPS_UP_TO or any(
+        h.exact_up_to != limit or not h._provable_when_empty(x.size) for h in marked
+    ):
         return False
     assert SPEEDUPS is not None
     values, width, lo, lookup = groups.kernel_args()

@@ -20,7 +20,7 @@ from a few methods the kind defines itself:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from . import io
@@ -141,13 +141,15 @@ class AccumulatorBase:
     def _scale_in(self, factor: float) -> None:  # pragma: no cover - every kind defines it
         raise NotImplementedError
 
-    def update_many_grouped(self, accumulators: Sequence[Any], groups: EventGroups, *args: Any, **kwargs: Any) -> bool:
+    def update_many_grouped(self, accumulators: list[Any], groups: EventGroups, *args: Any, **kwargs: Any) -> bool:
         """Count a batch into accumulators of this one's kind and configuration at once, event i into
         ``accumulators[group of i]`` (all of it or none); whether it was counted here.
 
         A kind counts such a batch in one pass where it can; ``False`` (nothing changed) means the caller
-        counts each group's events apart with ``update_many``, which also explains a refusal. This default
-        always says ``False``. :class:`~streameval.Segmented` asks it for batches of segments that exist.
+        counts each group's events apart with ``update_many``, which also explains a refusal. ``None`` in
+        ``accumulators`` stands for a group with none yet: a kind that counts the batch makes one and puts it in
+        its place in the list. This default always says ``False``. :class:`~streameval.Segmented` asks it for
+        batches of integer segments.
 
         Examples
         --------

@@ -682,6 +682,12 @@ def test_new_segments_proven_past_their_budget_are_counted_in_one_pass_as_apart(
     _counted_apart(monkeypatch, apart, codes, y, few)
     assert one_pass.to_bytes() == apart.to_bytes() and one_pass[0].get().n == int((codes == 0).sum())
     assert len(calls) == (2 if se.COMPILED else 0)  # not proven: counted apart
+    many = rng.integers(0, 65, n).astype(dtype)  # more new segments than one pass proves: counted apart
+    one_pass, apart = se.Segmented(se.BinaryAccumulator), se.Segmented(se.BinaryAccumulator)
+    one_pass.update_many(many, y, s)
+    _counted_apart(monkeypatch, apart, many, y, s)
+    assert one_pass.segments == apart.segments and one_pass.to_bytes() == apart.to_bytes()
+    assert len(calls) == (2 if se.COMPILED else 0)
 
 
 def test_new_segments_refused_in_the_one_pass_count_are_not_kept():
