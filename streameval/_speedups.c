@@ -2807,7 +2807,7 @@ lookup_or_null(const int32_t *lut, uint64_t span)
 }
 
 #define GROUPED_IN_PLACE_UP_TO 4096 /* groups of one batch counted in place at most */
-#define GROUPED_DENSE_UP_TO 64      /* up to this many, a page table by (group, page); past it, a hash map */
+#define GROUPED_DENSE_UP_TO (1 << 18) /* (group, page) pairs up to this many: a table of them; past it, a hash map */
 
 /* The arguments the grouped functions share: the events' groups through a lookup table. */
 typedef struct {
@@ -3090,7 +3090,7 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
     Py_buffer *held = NULL;
     Py_ssize_t n_held = 0;
     PageMap map = {0}; /* the row of each (group, page) in the scratch counts: many groups */
-    int32_t *dense = NULL; /* the same, by (group, page): up to GROUPED_DENSE_UP_TO groups, one lookup less */
+    int32_t *dense = NULL; /* the same, by (group, page): up to GROUPED_DENSE_UP_TO pairs, one lookup less */
     Scratch sc = {0};
     Py_ssize_t *new_pages = NULL;
     uint64_t *sums = NULL; /* per group: brier low, high, log loss low, high, outside, positives, events */
@@ -3109,9 +3109,10 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
     held = PyMem_Calloc((size_t)g.k * 3, sizeof(Py_buffer));
     new_pages = PyMem_Calloc((size_t)g.k, sizeof(Py_ssize_t));
     sums = PyMem_Calloc((size_t)g.k * 7, sizeof(uint64_t));
-    if (g.k <= GROUPED_DENSE_UP_TO)
+    int use_dense = (uint64_t)g.k * n_pages <= GROUPED_DENSE_UP_TO;
+    if (use_dense)
         dense = PyMem_Malloc((size_t)(g.k * n_pages) * sizeof(int32_t));
-    if (tbs == NULL || held == NULL || new_pages == NULL || sums == NULL || (g.k <= GROUPED_DENSE_UP_TO && !dense)) {
+    if (tbs == NULL || held == NULL || new_pages == NULL || sums == NULL || (use_dense && !dense)) {
         PyErr_NoMemory();
         goto done;
     }

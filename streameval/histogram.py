@@ -897,6 +897,7 @@ def add_checking_grouped(
 
 
 NEW_GROUPS_UP_TO = 64  # empty exact tables that add_checking_grouped may take into bins in one batch
+_PROOF_BYTES_UP_TO = 1 << 24  # and the memory their proof may take (64 default budgets: 1 MiB)
 
 
 def _proven_past_budgets(hists: list[ScoreHistogram], empty: list[bool], groups: EventGroups, x: Array) -> bool:
@@ -907,6 +908,9 @@ def _proven_past_budgets(hists: list[ScoreHistogram], empty: list[bool], groups:
     if len(marked) > NEW_GROUPS_UP_TO or any(
         h.exact_up_to != limit or not h._provable_when_empty(x.size) for h in marked
     ):
+        return False
+    assert limit is not None
+    if len(marked) * 2 * limit > _PROOF_BYTES_UP_TO:  # the proof's tables: 16 bits a score of each budget
         return False
     assert SPEEDUPS is not None
     values, width, lo, lookup = groups.kernel_args()

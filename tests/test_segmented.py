@@ -704,3 +704,24 @@ def test_new_segments_refused_in_the_one_pass_count_are_not_kept():
     with pytest.raises(ValueError, match="max_segments=3"):
         few.update_many(codes, y, s)
     assert len(few) == 0
+
+
+@pytest.mark.parametrize(("mantissa_bits", "exact_up_to"), [(12, 8192), (7, 1 << 20)])
+def test_fine_bins_and_large_budgets_in_the_one_pass_count(monkeypatch, mantissa_bits, exact_up_to):
+    """Bins of 2^-12 (a page table too large for a table by segment: the hash map) and budgets whose proofs
+    would take too much memory for 8 new segments (counted apart): as counting each segment apart."""
+    rng = np.random.default_rng(mantissa_bits)
+    n = 200_000
+    codes, y, s = rng.integers(0, 8, n), rng.random(n) < 0.4, rng.random(n)
+
+    def make() -> se.BinaryAccumulator:
+        return se.BinaryAccumulator(bins=se.Bins.range_free(mantissa_bits), exact_up_to=exact_up_to)
+
+    calls = _spy_on_grouped_count(monkeypatch)
+    one_pass, apart = se.Segmented(make), se.Segmented(make)
+    for batch in (slice(0, n // 2), slice(n // 2, n)):
+        one_pass.update_many(codes[batch], y[batch], s[batch])
+        _counted_apart(monkeypatch, apart, codes[batch], y[batch], s[batch])
+    assert one_pass.to_bytes() == apart.to_bytes()
+    proven = mantissa_bits == 12  # 12,500 continuous scores a segment prove 8,192 distinct, not 2^20
+    assert len(calls) == ((2 if proven else 0) if se.COMPILED else 0)
