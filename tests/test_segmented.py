@@ -725,3 +725,43 @@ def test_fine_bins_and_large_budgets_in_the_one_pass_count(monkeypatch, mantissa
     assert one_pass.to_bytes() == apart.to_bytes()
     proven = mantissa_bits == 12  # 12,500 continuous scores a segment prove 8,192 distinct, not 2^20
     assert len(calls) == ((2 if proven else 0) if se.COMPILED else 0)
+
+
+class _Tally:
+    """A kind written against the protocol alone (no ``AccumulatorBase``): events counted per label."""
+
+    def __init__(self) -> None:
+        self.counts: dict[int, int] = {}
+
+    def update_many(self, labels) -> None:
+        for label in np.asarray(labels).tolist():
+            self.counts[label] = self.counts.get(label, 0) + 1
+
+    def merge(self, other: _Tally) -> _Tally:
+        out = self.copy()
+        for label, count in other.counts.items():
+            out.counts[label] = out.counts.get(label, 0) + count
+        return out
+
+    __add__ = merge
+
+    def get(self) -> dict[int, int]:
+        return dict(self.counts)
+
+    def copy(self) -> _Tally:
+        out = _Tally()
+        out.counts = dict(self.counts)
+        return out
+
+    @property
+    def n(self) -> int:
+        return sum(self.counts.values())
+
+
+def test_integer_segments_of_a_kind_without_the_one_pass_count():
+    """A kind with no ``update_many_grouped`` takes integer segments the other way."""
+    seg = se.Segmented(_Tally)
+    seg.update_many(np.array([3, 1, 3, 3]), np.array([1, 0, 1, 0]))
+    seg.update_many(np.array([1, 1]), np.array([1, 1]))
+    assert seg.segments == [3, 1]
+    assert seg[3].get() == {1: 2, 0: 1} and seg[1].get() == {0: 1, 1: 2}
