@@ -2620,6 +2620,26 @@ int_range(const char *vs, int width, Py_ssize_t n, int64_t *lo, int64_t *hi)
     *hi = b;
 }
 
+/* How many integers of `width` bytes (1, 2, 4 or 8) `len` bytes hold; -1 for another width or a torn one. */
+static Py_ssize_t
+int_count(Py_ssize_t len, int width)
+{
+    return (width == 1 || width == 2 || width == 4 || width == 8) && len % width == 0 ? len / width : -1;
+}
+
+/* How many values n signed integers of `width` bytes spread over (largest - smallest + 1; 0 when n is 0), the
+ * smallest in *lo; -1 when SMALL_CODES_RANGE or more. */
+static Py_ssize_t
+small_span(const char *vs, int width, Py_ssize_t n, int64_t *lo)
+{
+    int64_t hi = 0;
+    *lo = 0;
+    if (n == 0)
+        return 0;
+    int_range(vs, width, n, lo, &hi);
+    return (uint64_t)hi - (uint64_t)*lo >= SMALL_CODES_RANGE ? -1 : (Py_ssize_t)(hi - *lo) + 1;
+}
+
 static PyObject *
 small_codes(PyObject *Py_UNUSED(module), PyObject *args)
 {
@@ -2630,21 +2650,19 @@ small_codes(PyObject *Py_UNUSED(module), PyObject *args)
     PyObject *result = NULL;
     int32_t *lut = NULL;
     int64_t *distinct = NULL, *counts = NULL;
-    Py_ssize_t n = (width == 1 || width == 2 || width == 4 || width == 8) ? values.len / width : -1;
-    if (n < 0 || values.len % width || codes.len != n * (Py_ssize_t)sizeof(int32_t)) {
+    Py_ssize_t n = int_count(values.len, width);
+    if (n < 0 || codes.len != n * (Py_ssize_t)sizeof(int32_t)) {
         PyErr_SetString(PyExc_ValueError, "small_codes: inconsistent arguments");
         goto done;
     }
     const char *vs = (const char *)values.buf;
-    int64_t lo = 0, hi = -1;
-    if (n > 0)
-        int_range(vs, width, n, &lo, &hi);
-    if (n > 0 && (uint64_t)hi - (uint64_t)lo >= SMALL_CODES_RANGE) {
-        result = Py_None;
-        Py_INCREF(result);
+    int64_t lo = 0;
+    Py_ssize_t span = small_span(vs, width, n, &lo);
+    if (span < 0) {
+        result = Py_NewRef(Py_None);
         goto done;
     }
-    Py_ssize_t span = n > 0 ? (Py_ssize_t)(hi - lo) + 1 : 1;
+    span = span > 0 ? span : 1;
     lut = PyMem_Malloc((size_t)span * sizeof(int32_t));
     distinct = PyMem_Malloc((size_t)span * sizeof(int64_t));
     counts = PyMem_Calloc((size_t)span * 4, sizeof(int64_t)); /* four interleaved tallies: no chain through memory */
@@ -2702,23 +2720,20 @@ group_lookup(PyObject *Py_UNUSED(module), PyObject *args)
     PyObject *result = NULL;
     int32_t *lut = NULL;
     int64_t *distinct = NULL, *appearing = NULL;
-    Py_ssize_t n = (width == 1 || width == 2 || width == 4 || width == 8) ? values.len / width : -1;
+    Py_ssize_t n = int_count(values.len, width);
     if (n >= 0 && prefix >= 0 && prefix < n)
         n = prefix;
-    if (n < 0 || values.len % width || prefix < 0) {
+    if (n < 0 || prefix < 0) {
         PyErr_SetString(PyExc_ValueError, "group_lookup: inconsistent arguments");
         goto done;
     }
     const char *vs = (const char *)values.buf;
-    int64_t lo = 0, hi = 0;
-    if (n > 0)
-        int_range(vs, width, n, &lo, &hi);
-    if ((uint64_t)hi - (uint64_t)lo >= SMALL_CODES_RANGE) {
-        result = Py_None;
-        Py_INCREF(result);
+    int64_t lo = 0;
+    Py_ssize_t span = small_span(vs, width, n, &lo);
+    if (span < 0) {
+        result = Py_NewRef(Py_None);
         goto done;
     }
-    Py_ssize_t span = n > 0 ? (Py_ssize_t)(hi - lo) + 1 : 0;
     lut = PyMem_Malloc((size_t)(span + 1) * sizeof(int32_t)); /* and -1 past the end: where other values look */
     distinct = PyMem_Malloc((size_t)(span + 1) * sizeof(int64_t));
     appearing = PyMem_Malloc((size_t)(span + 1) * sizeof(int64_t));
@@ -3003,25 +3018,15 @@ PyDoc_STRVAR(count_grouped_range_free_doc,
 "outside, brier, log_loss)`` (else None): one pass over the batch for both; and the scratch table, ``(counts,\n"
 "pages)``, when the tables need rows (else None).");
 
-/* A table's buffers and where its next free row is. */
-typedef struct {
-    int32_t *base;
-    int64_t *page_of_row;
-    int64_t *counts;
-    Py_ssize_t n_stored, capacity;
-    uint64_t n_slots;
-    long long above[2];
-} GroupTable;
-
 /* The tables of the grouped kernels: a tuple of (base, page_of_row, counts, n_stored) each, checked against a
  * scheme of n_pages pages; the buffers are held in `held` (3 a table, *n_held tables). Nonzero with an
  * exception set. */
 static int
-group_tables(PyObject *tables, uint64_t n_pages, GroupTable *tbs, Py_buffer *held, Py_ssize_t *n_held)
+group_tables(PyObject *tables, uint64_t n_pages, Table *tbs, Py_buffer *held, Py_ssize_t *n_held)
 {
     for (Py_ssize_t t = 0; t < PyTuple_GET_SIZE(tables); t++) {
         PyObject *item = PyTuple_GET_ITEM(tables, t);
-        GroupTable *tb = &tbs[t];
+        Table *tb = &tbs[t];
         Py_buffer *b = held + 3 * t;
         if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "w*w*w*n", &b[0], &b[1], &b[2], &tb->n_stored)) {
             if (!PyErr_Occurred())
@@ -3032,7 +3037,7 @@ group_tables(PyObject *tables, uint64_t n_pages, GroupTable *tbs, Py_buffer *hel
         tb->base = (int32_t *)b[0].buf;
         tb->page_of_row = (int64_t *)b[1].buf;
         tb->capacity = b[1].len / (Py_ssize_t)sizeof(int64_t);
-        tb->counts = (int64_t *)b[2].buf;
+        tb->counts = b[2].buf; /* int64: the grouped kernels count whole events */
         tb->n_slots = (uint64_t)(b[2].len / 8);
         if (b[0].len != (Py_ssize_t)(n_pages * sizeof(int32_t)) || b[1].len % 8 || b[2].len % 8 ||
             tb->n_stored < 0 || tb->n_stored > tb->capacity ||
@@ -3047,14 +3052,14 @@ group_tables(PyObject *tables, uint64_t n_pages, GroupTable *tbs, Py_buffer *hel
 /* Add the scratch table's rows (counts, and the group * n_pages + page of each) to the tables, giving rows to
  * new pages; nonzero (nothing more added) at a row of no table, or past a table's rows or slots. */
 static int
-merge_scratch(GroupTable *tbs, Py_ssize_t k, uint64_t n_pages, const uint32_t *counts, const int64_t *pages,
+merge_scratch(Table *tbs, Py_ssize_t k, uint64_t n_pages, const uint32_t *counts, const int64_t *pages,
               Py_ssize_t rows)
 {
     for (Py_ssize_t r = 0; r < rows; r++) {
         uint64_t t = (uint64_t)pages[r] / n_pages, page = (uint64_t)pages[r] % n_pages;
         if (pages[r] < 0 || t >= (uint64_t)k)
             return 1;
-        GroupTable *tb = &tbs[t];
+        Table *tb = &tbs[t];
         int32_t b = tb->base[page];
         if (b < 0) {
             if (tb->n_stored >= tb->capacity)
@@ -3065,7 +3070,7 @@ merge_scratch(GroupTable *tbs, Py_ssize_t k, uint64_t n_pages, const uint32_t *c
         if ((uint64_t)b + PAGE_MASK >= tb->n_slots)
             return 1;
         const uint32_t *from = counts + (r << PAGE_BITS);
-        int64_t *to = tb->counts + b;
+        int64_t *to = (int64_t *)tb->counts + b;
         for (Py_ssize_t s = 0; s <= (Py_ssize_t)PAGE_MASK; s++)
             to[s] += from[s];
     }
@@ -3086,7 +3091,7 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
                           &tag_shift, &with_sums))
         return NULL;
     PyObject *result = NULL;
-    GroupTable *tbs = NULL;
+    Table *tbs = NULL;
     Py_buffer *held = NULL;
     Py_ssize_t n_held = 0;
     PageMap map = {0}; /* the row of each (group, page) in the scratch counts: many groups */
@@ -3105,7 +3110,7 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
         goto done;
     }
     uint64_t code_limit = (uint64_t)1 << (66 - shift), n_pages = code_limit >> PAGE_BITS;
-    tbs = PyMem_Calloc((size_t)g.k, sizeof(GroupTable));
+    tbs = PyMem_Calloc((size_t)g.k, sizeof(Table));
     held = PyMem_Calloc((size_t)g.k * 3, sizeof(Py_buffer));
     new_pages = PyMem_Calloc((size_t)g.k, sizeof(Py_ssize_t));
     sums = PyMem_Calloc((size_t)g.k * 7, sizeof(uint64_t));
@@ -3310,7 +3315,7 @@ merge_grouped(PyObject *Py_UNUSED(module), PyObject *args)
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t k = PyTuple_GET_SIZE(tables), n_held = 0, rows = pb.len / 8;
-    GroupTable *tbs = PyMem_Calloc((size_t)(k ? k : 1), sizeof(GroupTable));
+    Table *tbs = PyMem_Calloc((size_t)(k ? k : 1), sizeof(Table));
     Py_buffer *held = PyMem_Calloc((size_t)(k ? k : 1) * 3, sizeof(Py_buffer));
     if (tbs == NULL || held == NULL) {
         PyErr_NoMemory();
@@ -3701,6 +3706,22 @@ done:
     return result;
 }
 
+/* Set the bit of score v's hash (the top bits of its bits times a golden-ratio constant, `shift` = 64 less the
+ * table's bits) in `table`; whether it was clear: equal scores set one bit, so more bits set than a budget
+ * prove more distinct scores. */
+static inline int
+hash_bit_set(uint64_t *table, double v, int shift)
+{
+    v += 0.0; /* -0.0 and 0.0 are one score */
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    uint64_t h = (u * 0x9E3779B97F4A7C15ULL) >> shift;
+    uint64_t bit = (uint64_t)1 << (h & 63), *word = &table[h >> 6];
+    int clear = (*word & bit) == 0;
+    *word |= bit;
+    return clear;
+}
+
 PyDoc_STRVAR(more_distinct_than_doc,
 "more_distinct_than(x, limit) -> bool\n\n"
 "Whether the float64 scores `x` surely hold more than `limit` distinct values: each score (-0.0 as 0.0) sets\n"
@@ -3738,13 +3759,7 @@ more_distinct_than(PyObject *Py_UNUSED(module), PyObject *args)
     int shift = 64 - bits_log2;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < end && set <= limit; i++) {
-        double v = x[i] + 0.0; /* -0.0 and 0.0 are one score */
-        uint64_t u;
-        memcpy(&u, &v, 8);
-        uint64_t h = (u * 0x9E3779B97F4A7C15ULL) >> shift;
-        uint64_t bit = (uint64_t)1 << (h & 63), *word = &table[h >> 6];
-        set += (*word & bit) == 0;
-        *word |= bit;
+        set += hash_bit_set(table, x[i], shift);
     }
     Py_END_ALLOW_THREADS
     PyMem_Free(table);
@@ -3820,13 +3835,7 @@ more_distinct_than_grouped(PyObject *Py_UNUSED(module), PyObject *args)
             int32_t s = slot[chunk_groups[j]];
             if (s < 0 || seen[s] >= look || set[s] > limit)
                 continue;
-            double v = x[i + j] + 0.0; /* -0.0 and 0.0 are one score */
-            uint64_t u;
-            memcpy(&u, &v, 8);
-            uint64_t h = (u * 0x9E3779B97F4A7C15ULL) >> shift;
-            uint64_t bit = (uint64_t)1 << (h & 63), *word = &tables[(size_t)s * words + (h >> 6)];
-            set[s] += (*word & bit) == 0;
-            *word |= bit;
+            set[s] += hash_bit_set(tables + (size_t)s * words, x[i + j], shift);
             open -= ++seen[s] == look || set[s] == limit + 1;
         }
     }

@@ -872,12 +872,12 @@ def add_checking_grouped(
         or any(h.bins != first.bins or h.threshold != first.threshold for h in hists)
     ):
         return None
-    empty = [h._exact is not None for h in hists]
-    if any(empty) and not _proven_past_budgets(hists, empty, groups, x):
+    exact = [h._exact is not None for h in hists]
+    if any(h._counts.is_weighted for h, e in zip(hists, exact, strict=True) if not e):
         return None
-    if any(h._exact is not None or h._counts.is_weighted for h, e in zip(hists, empty, strict=True) if not e):
+    if any(exact) and not _proven_past_budgets(hists, exact, groups, x):  # a pass over the batch: checked last
         return None
-    saved = [(h, h._exact, h._counts) for h, e in zip(hists, empty, strict=True) if e]
+    saved = [(h, h._exact, h._counts) for h, e in zip(hists, exact, strict=True) if e]
     for h, _, _ in saved:
         h._leave_for_bins(True, 0)
     xs, lab = _kernel_inputs(x, labels)
@@ -886,8 +886,8 @@ def add_checking_grouped(
         found = count_grouped([h._counts for h in hists], groups, xs, lab, first._at_threshold(), kernel[1], with_sums)
     finally:
         if found is None:  # refused (or failed): the new tables back as they were
-            for h, exact, counts in saved:
-                h._exact, h._counts = exact, counts
+            for h, table, counts in saved:
+                h._exact, h._counts = table, counts
     if found is None:
         return None
     above, sums = found
@@ -900,10 +900,10 @@ NEW_GROUPS_UP_TO = 64  # empty exact tables that add_checking_grouped may take i
 _PROOF_BYTES_UP_TO = 1 << 24  # and the memory their proof may take (64 default budgets: 1 MiB)
 
 
-def _proven_past_budgets(hists: list[ScoreHistogram], empty: list[bool], groups: EventGroups, x: Array) -> bool:
-    """Whether every histogram marked ``empty`` is an empty exact table whose events in this batch (its group's)
+def _proven_past_budgets(hists: list[ScoreHistogram], exact: list[bool], groups: EventGroups, x: Array) -> bool:
+    """Whether every histogram marked ``exact`` is an empty exact table whose events in this batch (its group's)
     are proven to take it past its budget, all with one budget, at most ``NEW_GROUPS_UP_TO`` of them."""
-    marked = [h for h, e in zip(hists, empty, strict=True) if e]
+    marked = [h for h, e in zip(hists, exact, strict=True) if e]
     limit = marked[0].exact_up_to
     if len(marked) > NEW_GROUPS_UP_TO or any(
         h.exact_up_to != limit or not h._provable_when_empty(x.size) for h in marked
@@ -914,7 +914,7 @@ def _proven_past_budgets(hists: list[ScoreHistogram], empty: list[bool], groups:
         return False
     assert SPEEDUPS is not None
     values, width, lo, lookup = groups.kernel_args()
-    which = np.array(empty, dtype=np.uint8)
+    which = np.array(exact, dtype=np.uint8)
     xs = np.ascontiguousarray(x, dtype=np.float64)
     proven = SPEEDUPS.more_distinct_than_grouped(xs, values, width, lo, lookup, which, limit)
-    return all(p for p, e in zip(proven, empty, strict=True) if e)
+    return all(p for p, e in zip(proven, exact, strict=True) if e)

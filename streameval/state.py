@@ -114,7 +114,7 @@ class LabelledCounts:
             return False
         # a batch still to count may take a page per 128 of its events at
         # once (64 at most): a new table that a large batch fills stops to
-        # grow twice rather than a dozen times
+        # grow twice rather than six times (25,000 continuous scores)
         step, for_batch = _growth(need), min(pending // PAGE, PAGE // 2)
         self._resize(need + max(step, for_batch))
         return for_batch > step
