@@ -644,7 +644,7 @@ class ScoreHistogram:
         """Add signed [negatives, positives] of the threshold's bin at or above it (float once counts are)."""
         if self._counts.is_weighted and self._above.dtype != np.float64:
             self._above = self._above.astype(np.float64)
-        if above is not None:
+        if above is not None and (above[0] or above[1]):  # adding zeros changes nothing
             self._above += np.array(above, dtype=self._above.dtype)
 
     def _tally(
@@ -773,7 +773,8 @@ class ScoreHistogram:
             t_neg, t_pos = self._above[0], self._above[1]
         # below the threshold: lower bins, and the threshold's bin less what is at or above it (never below 0)
         tn, fn = neg_below - t_neg, pos_below - t_pos
-        tn, fn = (max(v, 0.0) if self.is_weighted else v for v in (tn, fn))
+        if cast is float:
+            tn, fn = max(tn, 0.0), max(fn, 0.0)
         return HistogramView(
             None, _readonly(keys), _readonly(neg), _readonly(pos),
             cast(tp + t_pos), cast(fp + t_neg), cast(tn), cast(fn),

@@ -386,9 +386,11 @@ class LabelledCounts:
             keys = np.empty(uniq.size, dtype=np.int64)
             neg, pos = np.empty(uniq.size, dtype=counts.dtype), np.empty(uniq.size, dtype=counts.dtype)
             split = np.empty(5, dtype=np.int64)
-            m = SPEEDUPS.gather_bins(counts, self.is_weighted, cells, uniq, key, keys, neg, pos, split)
-            exact = None if self.is_weighted else (int(split[1]), int(split[2]), int(split[3]), int(split[4]))
-            return keys[:m], neg[:m], pos[:m], int(split[0]), exact  # whole counts: the kernel's sums are exact
+            weighted = counts.dtype == np.float64
+            m = SPEEDUPS.gather_bins(counts, weighted, cells, uniq, key, keys, neg, pos, split)
+            start, neg_low, pos_low, neg_high, pos_high = split.tolist()
+            exact = None if weighted else (neg_low, pos_low, neg_high, pos_high)
+            return keys[:m], neg[:m], pos[:m], start, exact  # whole counts: the kernel's sums are exact
         neg_one, pos_one, neg_many, pos_many = self._layout[3:]
         neg = np.zeros(uniq.size, dtype=counts.dtype)
         pos = np.zeros(uniq.size, dtype=counts.dtype)
