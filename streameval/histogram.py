@@ -754,7 +754,8 @@ class ScoreHistogram:
 
     def read(self) -> HistogramView:
         """The thresholds and counts a report is built from (read-only arrays), and the exact 2x2 at the threshold."""
-        cast = float if self.is_weighted else int
+        weighted = self.is_weighted
+        cast = float if weighted else int
         if self._exact is not None:
             exact = self._sorted()
             start = int(np.searchsorted(exact.values, self.threshold, side="left"))
@@ -773,7 +774,7 @@ class ScoreHistogram:
             t_neg, t_pos = self._above[0], self._above[1]
         # below the threshold: lower bins, and the threshold's bin less what is at or above it (never below 0)
         tn, fn = neg_below - t_neg, pos_below - t_pos
-        if cast is float:
+        if weighted:
             tn, fn = max(tn, 0.0), max(fn, 0.0)
         return HistogramView(
             None, _readonly(keys), _readonly(neg), _readonly(pos),

@@ -386,7 +386,7 @@ class LabelledCounts:
             keys = np.empty(uniq.size, dtype=np.int64)
             neg, pos = np.empty(uniq.size, dtype=counts.dtype), np.empty(uniq.size, dtype=counts.dtype)
             split = np.empty(5, dtype=np.int64)
-            weighted = counts.dtype == np.float64
+            weighted = self.is_weighted
             m = SPEEDUPS.gather_bins(counts, weighted, cells, uniq, key, keys, neg, pos, split)
             start, neg_low, pos_low, neg_high, pos_high = split.tolist()
             exact = None if weighted else (neg_low, pos_low, neg_high, pos_high)
