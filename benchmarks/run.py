@@ -726,15 +726,15 @@ def bench_segments(n: int, rows: list[str]) -> None:
             )
 
 
-def bench_prometheus(rows: list[str]) -> None:
-    """One scrape (every metric of every accumulator, rendered as text) with 100 accumulators."""
+def bench_prometheus(rows: list[str], count: int = 100) -> None:
+    """One scrape (every metric of every accumulator, rendered as text) with ``count`` accumulators."""
     from prometheus_client import CollectorRegistry, generate_latest
 
     from streameval.prometheus import MetricsCollector
 
     for kind, make in (("binary, 10^4 events each", None), ("segmented, 10 segments each", "segmented")):
         models = {}
-        for i in range(100):
+        for i in range(count):
             y, s = make_family("calibrated", 10_000, seed=i)
             if make is None:
                 acc = se.BinaryAccumulator()
@@ -746,7 +746,7 @@ def bench_prometheus(rows: list[str]) -> None:
         registry = CollectorRegistry()
         registry.register(MetricsCollector(models))
         t = median_time(lambda registry=registry: generate_latest(registry), repeat=5)
-        rows.append(f"| 100 accumulators: {kind} | {t * 1e3:.0f} ms | {len(generate_latest(registry)):,} bytes |")
+        rows.append(f"| {count} accumulators: {kind} | {t * 1e3:.0f} ms | {len(generate_latest(registry)):,} bytes |")
 
 
 def bench_cli_files(n: int, rows: list[str]) -> None:
@@ -835,7 +835,7 @@ def main() -> None:
     per_event_n = 20_000 if quick else 200_000
     batch_sizes = [10**5] if quick else [10**6, 10**7]
     accuracy_n = 10**5 if quick else 10**6
-    river_accuracy_n = 2_000 if quick else 20_000
+    river_accuracy_n = 500 if quick else 20_000
     window_n = 20_000 if quick else 100_000
 
     lines = [
@@ -1072,7 +1072,7 @@ def main() -> None:
     ]
     bench_threads(batch_sizes[-1], lines)
     lines += ["", "## A Prometheus scrape", "", "| what | one scrape | exposition |", "|---|---|---|"]
-    bench_prometheus(lines)
+    bench_prometheus(lines, 10 if quick else 100)
     twins = pure_python_ratios(per_event_n, batch_sizes)
     if twins is not None:
         mine = {**per_event, **batch}
