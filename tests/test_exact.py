@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from conftest import exact_eer
@@ -10,7 +12,7 @@ from hypothesis import strategies as st
 from sklearn import metrics as skm
 
 import streameval as se
-from streameval import _events
+from streameval import _events, histogram
 
 needs_compiled = pytest.mark.skipif(not _events.COMPILED, reason="the compiled paths are not in use")
 
@@ -349,3 +351,113 @@ def test_more_distinct_than_proves_only_what_is_true(seed, limit, n, zeros):
         assert distinct > limit
     if n >= 2 * limit + 64:
         assert SPEEDUPS.more_distinct_than(rng.random(n), limit)
+
+
+# -- reports read between batches -----------------------------------------------
+def _counts_of(items, weighted):
+    from streameval.histogram import ExactCounts
+
+    out = ExactCounts()
+    values = sorted(items)
+    out.values = np.array(values, dtype=np.float64)
+    dtype = np.float64 if weighted else np.int64
+    out.neg = np.array([items[v][0] for v in values], dtype=dtype)
+    out.pos = np.array([items[v][1] for v in values], dtype=dtype)
+    return out
+
+
+counts = st.dictionaries(st.integers(-30, 30).map(lambda k: k / 8), st.tuples(st.integers(0, 5), st.integers(0, 5)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(counts, counts, st.sampled_from([1, -1]), st.booleans())
+def test_combined_counts_add_and_take_out_score_by_score(mine, theirs, sign, weighted):
+    mine = {v: c for v, c in mine.items() if c != (0, 0)}
+    theirs = {v: c for v, c in theirs.items() if c != (0, 0)}
+    if weighted:  # weights with rounding: an emptied score is gone within 1e-9 of what it held
+        mine = {v: (a * 0.1, b * 0.3) for v, (a, b) in mine.items()}
+        theirs = {v: (a * 0.1, b * 0.3) for v, (a, b) in theirs.items()}
+    expected, negative = {}, False
+    for v in sorted(set(mine) | set(theirs)):
+        before = mine.get(v, (0, 0))
+        added = theirs.get(v, (0, 0))
+        pair = []
+        for held, more in zip(before, added, strict=True):
+            count = held + sign * more
+            if weighted and sign < 0 and abs(count) <= 1e-9 * abs(held):
+                count = 0.0
+            negative |= count < 0
+            pair.append(count)
+        if pair != [0, 0]:
+            expected[v] = tuple(pair)
+    if negative:
+        with pytest.raises(ValueError, match="cannot take out"):
+            _counts_of(mine, weighted).combined(_counts_of(theirs, weighted), sign)
+        return
+    got = _counts_of(mine, weighted).combined(_counts_of(theirs, weighted), sign)
+    assert got.values.tolist() == sorted(expected)
+    assert got.neg.tolist() == [expected[v][0] for v in sorted(expected)]
+    assert got.pos.tolist() == [expected[v][1] for v in sorted(expected)]
+    assert got.neg.dtype == (np.float64 if weighted else np.int64)
+
+
+@settings(max_examples=150, deadline=None)
+@given(events, st.integers(1, 300), st.data())
+def test_reports_read_between_batches_change_no_report(evs, budget, data):
+    """Reading a report between batches (which may count the next small batches into sorted scores instead of
+    a table) gives every report of one batch of the same events, bit for bit without weights."""
+    weighted = data.draw(st.booleans())
+    merge_from = data.draw(st.sampled_from([1, 4, histogram._MERGE_FROM]))  # from how many scores batches merge
+    y = np.array([e[0] for e in evs])
+    s = np.array([e[1] for e in evs])
+    w = np.array([e[2] for e in evs]) if weighted else None
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(evs)), max_size=8)))
+    acc = se.BinaryAccumulator(threshold=0.41, exact_up_to=budget)
+    for lo, hi in zip([0, *cuts], [*cuts, len(evs)], strict=True):
+        with mock.patch.object(histogram, "_MERGE_FROM", merge_from):
+            if data.draw(st.booleans()):
+                acc.update_many(y[lo:hi], s[lo:hi], None if w is None else w[lo:hi])
+            else:
+                for i in range(lo, hi):
+                    acc.update(bool(y[i]), float(s[i]), 1.0 if w is None else float(w[i]))
+            if not data.draw(st.booleans()):
+                continue
+            a = acc.get()
+        one = se.BinaryAccumulator(threshold=0.41, exact_up_to=budget)
+        one.update_many(y[:hi], s[:hi], None if w is None else w[:hi])
+        b = one.get()
+        assert (a.is_exact, a.edges.tolist()) == (b.is_exact, b.edges.tolist())
+        if weighted:
+            np.testing.assert_allclose(a.neg, b.neg, rtol=1e-12)
+            np.testing.assert_allclose(a.pos, b.pos, rtol=1e-12)
+        else:
+            assert (a.neg.tolist(), a.pos.tolist(), a.tp, a.fp, a.tn, a.fn) == (
+                b.neg.tolist(), b.pos.tolist(), b.tp, b.fp, b.tn, b.fn
+            )  # fmt: skip
+            assert acc == one
+
+
+@needs_compiled
+def test_a_report_every_thousand_events_does_not_sort_every_score_again(monkeypatch):
+    """The first batch after a report, at most half as large as the scores, goes into the sorted scores: the
+    next report sorts nothing. A second batch before a report goes into a table, which the report sorts."""
+    from streameval.histogram import HashedCounts
+
+    rng = np.random.default_rng(8)
+    acc = se.BinaryAccumulator()
+    acc.update_many(rng.random(4000) < 0.3, rng.random(4000))  # 4,000 distinct scores, in the table
+    sorts = []
+    sorted_of_table = HashedCounts.sorted
+    monkeypatch.setattr(HashedCounts, "sorted", lambda table: sorts.append(table.used) or sorted_of_table(table))
+    acc.get()
+    assert sorts == [4000]  # the first report sorts the table
+    for _ in range(4):
+        for yi, si in zip((rng.random(1000) < 0.3).tolist(), rng.random(1000).tolist(), strict=True):
+            acc.update(yi, si)
+        r = acc.get()
+    assert sorts == [4000]
+    assert r.is_exact and r.edges.size == 8000
+    acc.update_many([1], [0.5])  # the first batch after a report: merged
+    acc.update_many([0], [0.25])  # the second: into a table, sorted at the next report
+    assert acc.get().n == 8002
+    assert sorts == [4000, 8000 + (0.5 not in r.edges) + (0.25 not in r.edges)]
