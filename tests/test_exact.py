@@ -366,11 +366,13 @@ def _counts_of(items, weighted):
     return out
 
 
-counts = st.dictionaries(st.integers(-30, 30).map(lambda k: k / 8), st.tuples(st.integers(0, 5), st.integers(0, 5)))
+score_counts = st.dictionaries(
+    st.integers(-30, 30).map(lambda k: k / 8), st.tuples(st.integers(0, 5), st.integers(0, 5))
+)  # score: (negatives, positives)
 
 
 @settings(max_examples=300, deadline=None)
-@given(counts, counts, st.sampled_from([1, -1]), st.booleans())
+@given(score_counts, score_counts, st.sampled_from([1, -1]), st.booleans())
 def test_combined_counts_add_and_take_out_score_by_score(mine, theirs, sign, weighted):
     mine = {v: c for v, c in mine.items() if c != (0, 0)}
     theirs = {v: c for v, c in theirs.items() if c != (0, 0)}
