@@ -56,7 +56,8 @@
  *                     of a segment named by a str or an int goes straight to
  *                     that segment's update.
  *   EventCounter      the per-event path of a monitor by events: the
- *                     accumulator's update, then a record when one is due.
+ *                     accumulator's update (a compiled one called through
+ *                     its C function), then a record when one is due.
  *
  * The module uses only the CPython API and the buffer protocol (no numpy
  * headers), so it builds with any C compiler; when it does not build, the
@@ -2263,6 +2264,8 @@ typedef struct {
     PyObject *count_one; /* the monitored accumulator's update */
     PyObject *on_due;    /* called when `events` reaches `due` */
     PyObject *slow;      /* every call with keywords, and every call while `fast` is 0 */
+    _PyCFunctionFastWithKeywords direct; /* count_one's C function when it is a compiled method, else NULL */
+    PyObject *direct_self;               /* its object (count_one holds the reference) */
     Py_ssize_t events;
     Py_ssize_t due;
     int fast;
@@ -2309,6 +2312,15 @@ EventCounter_init(EventCounter *self, PyObject *args, PyObject *kwds)
     Py_XSETREF(self->count_one, count_one);
     Py_XSETREF(self->on_due, on_due);
     Py_XSETREF(self->slow, slow);
+    /* a compiled update (a bound method of METH_FASTCALL | METH_KEYWORDS) is called straight, without the
+     * method object's dispatch */
+    self->direct = NULL;
+    self->direct_self = NULL;
+    if (PyCFunction_Check(count_one) && PyCFunction_GET_FLAGS(count_one) == (METH_FASTCALL | METH_KEYWORDS) &&
+        PyCFunction_GET_SELF(count_one) != NULL) {
+        self->direct = (_PyCFunctionFastWithKeywords)(void (*)(void))PyCFunction_GET_FUNCTION(count_one);
+        self->direct_self = PyCFunction_GET_SELF(count_one);
+    }
     self->events = 0;
     self->due = due;
     self->fast = fast;
@@ -2320,7 +2332,8 @@ EventCounter_update(EventCounter *self, PyObject *const *args, size_t nargsf, Py
 {
     if (!self->fast || kwnames != NULL)
         return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
-    PyObject *r = PyObject_Vectorcall(self->count_one, args, nargsf, NULL);
+    PyObject *r = self->direct != NULL ? self->direct(self->direct_self, args, PyVectorcall_NARGS(nargsf), NULL)
+                                       : PyObject_Vectorcall(self->count_one, args, nargsf, NULL);
     if (r == NULL)
         return NULL;
     Py_DECREF(r);

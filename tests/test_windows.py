@@ -390,6 +390,34 @@ def test_monitor_records_the_metrics_asked_for():
         se.Monitor(se.BinaryAccumulator(), every=10, metrics=["auc", "aucc"])
 
 
+@pytest.mark.parametrize(
+    ("make", "bad", "words"),
+    [
+        (se.BinaryAccumulator, (2, 0.5), "y must be 1 (positive) or 0 (negative), got 2"),
+        (se.BinaryAccumulator, (1, float("nan")), "score must not be NaN"),
+        (se.ScoreAccumulator, ("x",), "score must be a real number, got 'x'"),
+        (lambda: se.Sliding(se.BinaryAccumulator, size=50), (1, "x"), "score must be a real number, got 'x'"),
+        (lambda: se.Decayed(se.BinaryAccumulator, half_life=50), (7, 0.5), "got 7"),
+    ],
+)
+def test_a_monitor_refuses_a_bad_event_and_changes_nothing(make, bad, words):
+    """A bad event is refused by the monitored accumulator's own check, and is neither counted nor recorded."""
+    rng = np.random.default_rng(2)
+    monitor = se.Monitor(make(), every=1)
+    events = [(bool(rng.random() < 0.5), float(rng.random()))[2 - len(bad) :] for _ in range(5)]  # score only: 1
+    for event in events:
+        monitor.update(*event)
+    before = (repr(monitor.accumulator.get().to_dict()), monitor.to_records())
+    for call in (lambda: monitor.update(*bad), lambda: monitor.update(*bad, w=1.0)):
+        with pytest.raises((TypeError, ValueError)) as refused:
+            call()
+        assert words in str(refused.value)
+        assert (repr(monitor.accumulator.get().to_dict()), monitor.to_records()) == before
+    monitor.update(*events[0])  # the sixth event
+    records = monitor.to_records()
+    assert [r["time"] for r in records] == [1, 2, 3, 4, 5, 6] and records[-1]["n"] == monitor.accumulator.get().n
+
+
 def test_a_short_window_counts_the_events_that_stay_afresh():
     """More events leave than stay at each filing: the window counts the staying ones anew, exactly."""
     rng = np.random.default_rng(11)
