@@ -17,6 +17,10 @@
  *   calibration_spread
  *                     the calibration curve's bins of binned scores (each
  *                     bin's scores spread evenly over it).
+ *   layout_cells, gather_bins
+ *                     a report's read of a table: each stored slot's (bin,
+ *                     label) once per set of pages, then every count summed
+ *                     into its bin (the twin gathers with numpy).
  *   rate_crossing     where FRR - FAR crosses 0 along a curve's points, and
  *                     where it is nearest 0 (the equal error rates).
  *   time_order        whether a batch's event times are finite and ascending.
@@ -3568,6 +3572,58 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(layout_cells_doc,
+"layout_cells(target, order, cells, keys) -> int\n\n"
+"The layout a report's gather reads: `target` (int64) holds each slot's key * 2 + label and `order` (int64)\n"
+"the slots in ascending order of target, each once. Writes into `cells` (int32) each slot's cell, the rank\n"
+"of its key among the distinct keys times 2 plus its label, and into `keys` (int64, as long as `target`)\n"
+"the distinct keys ascending; returns how many. The numbers of LabelledCounts._histogram_layout.");
+
+static PyObject *
+layout_cells(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer tb, ob, cb, kb;
+    if (!PyArg_ParseTuple(args, "y*y*w*w*", &tb, &ob, &cb, &kb))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = tb.len / 8, m = 0;
+    if (tb.len % 8 || ob.len != tb.len || kb.len != tb.len || cb.len != n * (Py_ssize_t)sizeof(int32_t) ||
+        n > INT32_MAX / 2) {
+        PyErr_SetString(PyExc_ValueError, "layout_cells: inconsistent arguments");
+        goto done;
+    }
+    const int64_t *target = (const int64_t *)tb.buf, *order = (const int64_t *)ob.buf;
+    int32_t *cells = (int32_t *)cb.buf;
+    int64_t *keys = (int64_t *)kb.buf;
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    memset(cells, 0xFF, (size_t)n * sizeof(int32_t)); /* -1: a slot not placed yet */
+    int64_t last = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t slot = order[i];
+        if (slot < 0 || slot >= n || cells[slot] != -1 || (i > 0 && target[slot] < last)) {
+            bad = 1; /* not each slot once, in ascending order of target */
+            break;
+        }
+        last = target[slot];
+        int64_t label = last & 1, key = (last - label) / 2; /* numpy's >> 1, also for negative keys */
+        if (m == 0 || key != keys[m - 1])
+            keys[m++] = key;
+        cells[slot] = (int32_t)(2 * (m - 1) + label);
+    }
+    Py_END_ALLOW_THREADS
+    if (bad)
+        PyErr_SetString(PyExc_ValueError, "layout_cells: order is not each slot once, by ascending target");
+    else
+        result = PyLong_FromSsize_t(m);
+done:
+    PyBuffer_Release(&tb);
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&cb);
+    PyBuffer_Release(&kb);
+    return result;
+}
+
 PyDoc_STRVAR(gather_bins_doc,
 "gather_bins(counts, weighted, cells, keys, split_key, out_keys, out_neg, out_pos, out_split) -> int\n\n"
 "Adds every stored count (int64 or, weighted, float64) to the cell its slot holds in `cells` (int32,\n"
@@ -4434,6 +4490,7 @@ static PyMethodDef module_methods[] = {
     {"count_grouped_range_free", count_grouped_range_free, METH_VARARGS, count_grouped_range_free_doc},
     {"merge_grouped", merge_grouped, METH_VARARGS, merge_grouped_doc},
     {"lower_hull", lower_hull, METH_VARARGS, lower_hull_doc},
+    {"layout_cells", layout_cells, METH_VARARGS, layout_cells_doc},
     {"gather_bins", gather_bins, METH_VARARGS, gather_bins_doc},
     {"auc_sums", auc_sums, METH_VARARGS, auc_sums_doc},
     {"more_distinct_than", more_distinct_than, METH_VARARGS, more_distinct_than_doc},

@@ -412,16 +412,16 @@ class LabelledCounts:
         keys, is_pos = bins.decode(codes)
         target = keys * 2 + is_pos  # one value per (bin, label)
         order = np.argsort(target, kind="stable")
+        if compiled:  # each slot's (bin, label) cell, bin * 2 + label, in one pass
+            assert SPEEDUPS is not None
+            cells, bin_keys = np.empty(order.size, dtype=np.int32), np.empty(order.size, dtype=np.int64)
+            return bin_keys[: SPEEDUPS.layout_cells(target, order.astype(np.int64, copy=False), cells, bin_keys)], cells
         sorted_target = target[order]
         sorted_keys = sorted_target >> 1
         new_key = np.ones(order.size, dtype=np.bool_)
         np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new_key[1:])
         to_bin = np.cumsum(new_key) - 1
         lab = (sorted_target & 1).astype(np.bool_)
-        if compiled:
-            cells = np.empty(order.size, dtype=np.int32)  # each slot's (bin, label): bin * 2 + label
-            cells[order] = to_bin * 2 + lab
-            return sorted_keys[new_key], cells
         new_target = np.ones(order.size, dtype=np.bool_)
         np.not_equal(sorted_target[1:], sorted_target[:-1], out=new_target[1:])
         # a (bin, label) held by one slot: the slot starts its run of targets and the next one starts another

@@ -1057,6 +1057,39 @@ def test_gather_bins_equals_the_numpy_gathers(seed, scheme, weighted, where):
 
 
 @needs_compiled
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 3000), st.integers(1, 2**40))
+def test_layout_cells_equal_the_ranks_of_the_keys(seed, n, spread):
+    """Each slot's cell is its key's rank among the distinct keys, times 2, plus its label: for negative keys
+    too, and for (key, label) pairs held by many slots."""
+    from streameval._compiled import SPEEDUPS
+
+    rng = np.random.default_rng(seed)
+    target = rng.integers(-spread, spread, n) * rng.integers(1, 3, n)  # repeats and gaps
+    order = np.argsort(target, kind="stable")
+    cells, keys = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int64)
+    m = SPEEDUPS.layout_cells(target, order, cells, keys)
+    distinct = np.unique(target >> 1)
+    np.testing.assert_array_equal(keys[:m], distinct)
+    np.testing.assert_array_equal(cells, np.searchsorted(distinct, target >> 1) * 2 + (target & 1))
+
+
+@needs_compiled
+def test_layout_cells_refuses_an_order_that_is_not_each_slot_once_ascending():
+    from streameval._compiled import SPEEDUPS
+
+    target = np.array([5, 2, 9, 2], dtype=np.int64)
+    cells, keys = np.empty(4, dtype=np.int32), np.empty(4, dtype=np.int64)
+    assert SPEEDUPS.layout_cells(target, np.array([1, 3, 0, 2]), cells, keys) == 3
+    assert cells.tolist() == [3, 0, 5, 0] and keys[:3].tolist() == [1, 2, 4]
+    for order in ([1, 1, 0, 2], [1, 3, 2, 0], [1, 3, 0, 4], [-1, 3, 0, 2]):
+        with pytest.raises(ValueError, match="layout_cells"):
+            SPEEDUPS.layout_cells(target, np.array(order), cells, keys)
+    with pytest.raises(ValueError, match="layout_cells"):
+        SPEEDUPS.layout_cells(target, np.array([1, 3, 0]), cells, keys)
+
+
+@needs_compiled
 def test_gather_bins_refuses_cells_outside_its_bins():
     from streameval._compiled import SPEEDUPS
 
