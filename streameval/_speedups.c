@@ -9,9 +9,10 @@
  *                     code of every score, its page (given a row when new),
  *                     its slot. They refuse a NaN score or a label other than
  *                     0 and 1, and the caller takes back what was counted.
- *   count_exact, fill_exact
+ *   count_exact, fill_exact, merge_exact
  *                     the exact regime: every distinct score with its counts
- *                     in a hash table (the twin keeps sorted arrays).
+ *                     in a hash table (the twin keeps sorted arrays), or a
+ *                     batch merged into the sorted scores of a report.
  *   calibration_sums  the Brier and log-loss sums of a batch (exact whole units
  *                     without weights).
  *   calibration_spread
@@ -1082,6 +1083,100 @@ done:
     PyBuffer_Release(&values);
     PyBuffer_Release(&add_neg);
     PyBuffer_Release(&add_pos);
+    return result;
+}
+
+PyDoc_STRVAR(merge_exact_doc,
+"merge_exact(values, neg, pos, x, labels, width, order, out_values, out_neg, out_pos) -> int\n\n"
+"Sorted distinct scores `values` with whole counts `neg` and `pos` (int64), plus the events of scores x\n"
+"(no NaN) with one 0/1 label each of `width` bytes (or one for all), taken in the ascending order `order`\n"
+"(int64): writes the distinct scores of both, ascending (-0.0 as 0.0), and their counts into the `out_`\n"
+"arrays (as long as values and x together) and returns how many. ExactCounts.combined of ExactCounts.of.");
+
+static PyObject *
+merge_exact(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer vb, nb, pb, xb, lb, ob, ovb, onb, opb;
+    int width;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*iy*w*w*w*", &vb, &nb, &pb, &xb, &lb, &width, &ob, &ovb, &onb, &opb))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t ns = vb.len / 8, nx = xb.len / 8, m = 0;
+    int width_ok = width == 1 || width == 2 || width == 4 || width == 8;
+    Py_ssize_t n_labels = width_ok ? lb.len / width : -1;
+    if (vb.len % 8 || nb.len != vb.len || pb.len != vb.len || xb.len % 8 || ob.len != xb.len || !width_ok ||
+        lb.len % width || (n_labels != 1 && n_labels != nx) || ovb.len != vb.len + xb.len || onb.len != ovb.len ||
+        opb.len != ovb.len) {
+        PyErr_SetString(PyExc_ValueError, "merge_exact: inconsistent arguments");
+        goto done;
+    }
+    const double *values = (const double *)vb.buf, *xs = (const double *)xb.buf;
+    const int64_t *neg = (const int64_t *)nb.buf, *pos = (const int64_t *)pb.buf, *order = (const int64_t *)ob.buf;
+    const char *lab = (const char *)lb.buf;
+    double *out_values = (double *)ovb.buf;
+    int64_t *out_neg = (int64_t *)onb.buf, *out_pos = (int64_t *)opb.buf;
+    int bad = 0;
+    Py_ssize_t i = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t j = 0; j < nx && !bad; j++) {
+        int64_t at = order[j];
+        uint64_t label;
+        if (at < 0 || at >= nx || read_label(lab, width, n_labels == 1 ? 0 : at, &label)) {
+            bad = 1;
+            break;
+        }
+        double v = xs[at] + 0.0; /* -0.0 becomes 0.0 */
+        if (v != v || (m > 0 && v < out_values[m - 1])) {
+            bad = 1; /* NaN, or not ascending */
+            break;
+        }
+        for (; i < ns && values[i] < v; i++, m++) {
+            if (m > 0 && !(values[i] > out_values[m - 1])) {
+                bad = 1; /* stored scores not ascending and distinct */
+                break;
+            }
+            out_values[m] = values[i];
+            out_neg[m] = neg[i];
+            out_pos[m] = pos[i];
+        }
+        if (bad)
+            break;
+        if (m == 0 || out_values[m - 1] != v) { /* the first event of this score */
+            if (i < ns && values[i] == v) {
+                out_neg[m] = neg[i];
+                out_pos[m] = pos[i];
+                i++;
+            }
+            else
+                out_neg[m] = out_pos[m] = 0;
+            out_values[m++] = v;
+        }
+        (label ? out_pos : out_neg)[m - 1] += 1;
+    }
+    for (; i < ns && !bad; i++, m++) {
+        if (m > 0 && !(values[i] > out_values[m - 1])) {
+            bad = 1;
+            break;
+        }
+        out_values[m] = values[i];
+        out_neg[m] = neg[i];
+        out_pos[m] = pos[i];
+    }
+    Py_END_ALLOW_THREADS
+    if (bad)
+        PyErr_SetString(PyExc_ValueError, "merge_exact: scores not ascending, NaN, or a label other than 0 and 1");
+    else
+        result = PyLong_FromSsize_t(m);
+done:
+    PyBuffer_Release(&vb);
+    PyBuffer_Release(&nb);
+    PyBuffer_Release(&pb);
+    PyBuffer_Release(&xb);
+    PyBuffer_Release(&lb);
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&ovb);
+    PyBuffer_Release(&onb);
+    PyBuffer_Release(&opb);
     return result;
 }
 
@@ -4490,6 +4585,7 @@ static PyMethodDef module_methods[] = {
     {"count_grouped_range_free", count_grouped_range_free, METH_VARARGS, count_grouped_range_free_doc},
     {"merge_grouped", merge_grouped, METH_VARARGS, merge_grouped_doc},
     {"lower_hull", lower_hull, METH_VARARGS, lower_hull_doc},
+    {"merge_exact", merge_exact, METH_VARARGS, merge_exact_doc},
     {"layout_cells", layout_cells, METH_VARARGS, layout_cells_doc},
     {"gather_bins", gather_bins, METH_VARARGS, gather_bins_doc},
     {"auc_sums", auc_sums, METH_VARARGS, auc_sums_doc},

@@ -403,28 +403,79 @@ def test_combined_counts_add_and_take_out_score_by_score(mine, theirs, sign, wei
     assert got.neg.dtype == (np.float64 if weighted else np.int64)
 
 
+@settings(max_examples=300, deadline=None)
+@given(score_counts, st.lists(st.tuples(st.integers(-30, 30), st.booleans()), max_size=60), st.data())
+def test_a_batch_merged_into_sorted_scores_adds_its_counts(mine, batch, data):
+    """Events merged into sorted counts (the compiled pass, or of + combined) add to their scores' counts:
+    -0.0 counts as 0.0, a score may come many times, labels may be one for all or of any integer width."""
+    mine = {v: c for v, c in mine.items() if c != (0, 0)}
+    x = np.array([k / 8 if k else data.draw(st.sampled_from([0.0, -0.0])) for k, _ in batch], dtype=np.float64)
+    labels = np.array([b for _, b in batch], dtype=np.bool_)
+    one_label = data.draw(st.booleans())
+    if one_label:
+        labels = bool(data.draw(st.booleans()))
+    else:
+        labels = labels.astype(data.draw(st.sampled_from([np.bool_, np.uint8, np.int16, np.int32, np.int64])))
+    expected = {v: list(c) for v, c in mine.items()}
+    for v, label in zip(x.tolist(), np.broadcast_to(labels, x.shape).tolist(), strict=True):
+        expected.setdefault(v + 0.0, [0, 0])[bool(label)] += 1
+    for compiled in (True, False):
+        with mock.patch.object(histogram, "SPEEDUPS", histogram.SPEEDUPS if compiled else None):
+            got = _counts_of(mine, False).with_events(x, labels)
+        assert got.values.tolist() == sorted(expected)
+        assert not np.signbit(got.values[got.values == 0]).any()  # 0.0, never -0.0
+        assert got.neg.tolist() == [expected[v][0] for v in sorted(expected)]
+        assert got.pos.tolist() == [expected[v][1] for v in sorted(expected)]
+        assert got.neg.dtype == got.pos.dtype == np.int64
+
+
+@pytest.mark.skipif(histogram.SPEEDUPS is None, reason="the compiled paths are not in use")
+def test_merge_exact_refuses_what_is_not_sorted_checked_events():
+    kernel = histogram.SPEEDUPS.merge_exact
+    values, counts = np.array([0.1, 0.5]), np.array([1, 2], dtype=np.int64)
+    x, labels, ascending = np.array([0.5, 0.2]), np.array([True, False]), np.array([1, 0])
+
+    def merge(values=values, x=x, labels=labels, order=ascending, width=1, size=4):
+        outs = np.empty(size), np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
+        m = kernel(values, counts[: values.size], counts[: values.size], x, labels, width, order, *outs)
+        return [a[:m].tolist() for a in outs]
+
+    assert merge() == [[0.1, 0.2, 0.5], [1, 1, 2], [1, 0, 3]]
+    bad = [
+        {"order": np.array([0, 1])},  # not ascending
+        {"order": np.array([1, 2])},  # past the batch
+        {"values": np.array([0.5, 0.1])},  # stored scores not ascending
+        {"values": np.array([0.5, 0.5])},  # nor distinct
+        {"x": np.array([np.nan, 0.2])},
+        {"labels": np.array([1, 2], dtype=np.int64), "width": 8},
+        {"size": 3},
+        {"width": 3},
+    ]
+    for args in bad:
+        with pytest.raises(ValueError, match="merge_exact"):
+            merge(**args)
+
+
 @settings(max_examples=150, deadline=None)
 @given(events, st.integers(1, 300), st.data())
 def test_reports_read_between_batches_change_no_report(evs, budget, data):
     """Reading a report between batches (which may count the next small batches into sorted scores instead of
     a table) gives every report of one batch of the same events, bit for bit without weights."""
     weighted = data.draw(st.booleans())
-    merge_from = data.draw(st.sampled_from([1, 4, histogram._MERGE_FROM]))  # from how many scores batches merge
     y = np.array([e[0] for e in evs])
     s = np.array([e[1] for e in evs])
     w = np.array([e[2] for e in evs]) if weighted else None
     cuts = sorted(data.draw(st.lists(st.integers(0, len(evs)), max_size=8)))
     acc = se.BinaryAccumulator(threshold=0.41, exact_up_to=budget)
     for lo, hi in zip([0, *cuts], [*cuts, len(evs)], strict=True):
-        with mock.patch.object(histogram, "_MERGE_FROM", merge_from):
-            if data.draw(st.booleans()):
-                acc.update_many(y[lo:hi], s[lo:hi], None if w is None else w[lo:hi])
-            else:
-                for i in range(lo, hi):
-                    acc.update(bool(y[i]), float(s[i]), 1.0 if w is None else float(w[i]))
-            if not data.draw(st.booleans()):
-                continue
-            a = acc.get()
+        if data.draw(st.booleans()):
+            acc.update_many(y[lo:hi], s[lo:hi], None if w is None else w[lo:hi])
+        else:
+            for i in range(lo, hi):
+                acc.update(bool(y[i]), float(s[i]), 1.0 if w is None else float(w[i]))
+        if not data.draw(st.booleans()):
+            continue
+        a = acc.get()
         one = se.BinaryAccumulator(threshold=0.41, exact_up_to=budget)
         one.update_many(y[:hi], s[:hi], None if w is None else w[:hi])
         b = one.get()
