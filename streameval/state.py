@@ -71,7 +71,7 @@ class LabelledCounts:
     ([3, 900], [2, 1])
     """
 
-    __slots__ = ("_base", "_counts", "_layout", "_n_stored", "_page_of_row", "n_codes")
+    __slots__ = ("_base", "_counts", "_layout", "_n_stored", "_page_of_row", "_targets", "n_codes")
 
     def __init__(self, n_codes: int) -> None:
         self.n_codes = int(n_codes)
@@ -82,6 +82,7 @@ class LabelledCounts:
         self._counts: np.ndarray = np.zeros(0, dtype=np.int64)
         self._n_stored = 0
         self._layout: tuple[Any, ...] | None = None
+        self._targets: npt.NDArray[np.int64] | None = None  # see _slot_targets
 
     # -- properties ---------------------------------------------------------
     @property
@@ -286,6 +287,7 @@ class LabelledCounts:
         new._counts = self._counts[: self._n_stored * PAGE].copy()
         new._n_stored = self._n_stored
         new._layout = None
+        new._targets = None
         return new
 
     def merge_in(self, other: LabelledCounts, sign: int = 1) -> None:
@@ -404,13 +406,26 @@ class LabelledCounts:
         keys = uniq[present]
         return keys, neg[present], pos[present], int(np.searchsorted(keys, key, side="right")), None
 
+    def _slot_targets(self, bins: Bins) -> npt.NDArray[np.int64]:
+        """Each stored slot's key * 2 + label, one value per (bin, label), rows in storage order.
+
+        Rows only ever come after the stored ones, so the rows decoded for an earlier layout are kept and
+        only new ones are decoded.
+        """
+        n, known = self._n_stored, self._targets
+        done = 0 if known is None else known.size // PAGE
+        if known is not None and done == n:
+            return known
+        codes = ((self._page_of_row[done:n] << PAGE_BITS)[:, None] + np.arange(PAGE)).reshape(-1)
+        keys, is_pos = bins.decode(codes)
+        new = keys * 2 + is_pos
+        self._targets = new if known is None else np.concatenate([known, new])
+        return self._targets
+
     def _histogram_layout(self, bins: Bins, compiled: bool) -> tuple[Any, ...]:
         """Keys of the stored codes' bins, then what the gathering in use reads: each slot's (bin, label) cell
         for the compiled pass, or for numpy's (from slots, to bins) of each label, split by shared targets."""
-        n = self._n_stored
-        codes = ((self._page_of_row[:n] << PAGE_BITS)[:, None] + np.arange(PAGE)).reshape(-1)
-        keys, is_pos = bins.decode(codes)
-        target = keys * 2 + is_pos  # one value per (bin, label)
+        target = self._slot_targets(bins)
         order = np.argsort(target, kind="stable")
         if compiled:  # each slot's (bin, label) cell, bin * 2 + label, in one pass
             assert SPEEDUPS is not None
