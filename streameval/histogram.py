@@ -439,8 +439,8 @@ class ScoreHistogram:
         ``None`` too for the first batch after a report read sorted counts, when it is at most half as large
         as they are: it is merged into them (:meth:`ExactCounts.with_events`), as a table would be filled and
         all of it sorted again at the next report (a monitor's records). The next batch before a report goes
-        into a table. Batch and read, in us, merged / into a table: 30 / 41 at 250 scores and 100 events,
-        53 / 152 at 1,000 and 100, 84 / 513 at 4,000 and 100, 103 / 1,007 at 8,000 and 1,000.
+        into a table. Batch and read, in us, merged / into a table: 27 / 30 at 8 scores and 4 events, 32 / 53
+        at 250 and 100, 53 / 152 at 1,000 and 100, 84 / 513 at 4,000 and 100, 103 / 1,007 at 8,000 and 1,000.
         """
         if self._exact is None or self._exact.is_weighted or not exact_kernel():
             return None
