@@ -180,7 +180,7 @@ class ExactCounts:
             return self.combined(ExactCounts.of(x, is_pos, None), 1)
         assert SPEEDUPS is not None
         xs, labels = _kernel_inputs(x, is_pos)
-        order = np.argsort(xs)  # equal scores in any order: their counts add
+        order = np.argsort(xs).astype(np.int64, copy=False)  # equal scores in any order: their counts add
         size = self.values.size + xs.size
         values, neg, pos = np.empty(size), np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
         stored = [np.ascontiguousarray(a, dtype=t) for a, t in ((self.values, np.float64), (self.neg, np.int64),
