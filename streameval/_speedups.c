@@ -3838,26 +3838,27 @@ auc_sums(PyObject *Py_UNUSED(module), PyObject *args)
     }
     Py_ssize_t n = nb.len / 8;
     const int64_t *neg = (const int64_t *)nb.buf, *pos = (const int64_t *)pb.buf;
-    uint64_t p_total = 0, n_total = 0, lower = 0, ties = 0;
+    uint64_t p_total = 0, n_total = 0, lower = 0, ties = 0, seen = 0;
     int fits = 1;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n && fits; i++) {
-        fits = neg[i] >= 0 && pos[i] >= 0 && neg[i] < ((int64_t)1 << 53) && pos[i] < ((int64_t)1 << 53);
-        p_total += (uint64_t)pos[i];
-        n_total += (uint64_t)neg[i];
-        fits = fits && p_total < ((uint64_t)1 << 53) && n_total < ((uint64_t)1 << 53);
+    /* one pass, checked block by block: a negative count sets the top bit of `seen`, one of 2 ** 53 or more a
+     * bit at or above 53; counts below 2 ** 53 add less than 2 ** 63 over a block of 1,024, so totals below
+     * 2 ** 53 at a block's start never wrap within it. The sums of a block that fails are not used. */
+    for (Py_ssize_t from = 0; from < n && fits; from += 1024) {
+        Py_ssize_t to = n - from > 1024 ? from + 1024 : n;
+        for (Py_ssize_t i = from; i < to; i++) {
+            uint64_t ng = (uint64_t)neg[i], ps = (uint64_t)pos[i];
+            seen |= ng | ps;
+            lower += ps * n_total; /* the negatives in lower bins */
+            ties += ps * ng;
+            n_total += ng;
+            p_total += ps;
+        }
+        fits = (seen >> 53) == 0 && p_total < ((uint64_t)1 << 53) && n_total < ((uint64_t)1 << 53);
     }
     /* every product and partial sum is at most positives x negatives: below 2 ** 53, so no overflow */
     fits = fits && (p_total == 0 || n_total < (((uint64_t)1 << 53) + p_total - 1) / p_total) &&
            p_total * n_total < ((uint64_t)1 << 53);
-    if (fits) {
-        uint64_t below = 0;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            lower += (uint64_t)pos[i] * below;
-            ties += (uint64_t)pos[i] * (uint64_t)neg[i];
-            below += (uint64_t)neg[i];
-        }
-    }
     Py_END_ALLOW_THREADS
     if (fits)
         result = Py_BuildValue("KKKK", (unsigned long long)lower, (unsigned long long)ties,

@@ -11,7 +11,7 @@ import textwrap
 import numpy as np
 import pytest
 from conftest import ROOT
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import streameval as se
@@ -1119,6 +1119,39 @@ def test_whole_auc_sums_give_the_float_dot_products(seed, n, scale):
     np.testing.assert_array_equal(np.array(compiled), np.array(plain))
     fits = curves._whole_auc_sums(neg, pos) is not None
     assert fits == (int(neg.sum()) * int(pos.sum()) < 2**53)
+
+
+@needs_compiled
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(0, 3000),
+    st.sampled_from([1, 1000, 2**40, 2**52]),
+    st.sampled_from([None, -1, 2**53, 2**63 - 1]),
+    st.integers(0, 2999),
+)
+@example(0, 2049, 2**53 - 1, None, 0)  # 2,049 counts of 2**53 - 1 wrap past 2**64 to just below 2**53
+def test_auc_sums_are_the_exact_sums_or_none(seed, n, scale, odd, where):
+    """The kernel's sums, over blocks of 1,024 bins, equal Python's integers when positives times negatives is
+    below 2**53 (each total too), and it gives None otherwise: for a negative count, one of 2**53 or more, or
+    totals that would wrap past 2**64 in a block."""
+    from streameval._compiled import SPEEDUPS
+
+    rng = np.random.default_rng(seed)
+    neg = (rng.integers(0, scale, n, endpoint=True) * (rng.random(n) < 0.8)).astype(np.int64)
+    pos = (rng.integers(0, scale, n, endpoint=True) * (rng.random(n) < 0.3)).astype(np.int64)
+    if scale == 2**53 - 1:  # every negative count the largest that fits, no positives
+        neg[:], pos[:] = scale, 0
+    if odd is not None and n:
+        (neg if where % 2 else pos)[where % n] = odd
+    nl, pl = [int(v) for v in neg], [int(v) for v in pos]
+    below, lower = 0, 0
+    for a, b in zip(nl, pl, strict=True):
+        lower, below = lower + b * below, below + a
+    totals = (sum(nl), sum(pl))
+    fits = min(nl + pl, default=0) >= 0 and max(totals) < 2**53 and totals[0] * totals[1] < 2**53
+    expected = (lower, sum(a * b for a, b in zip(nl, pl, strict=True)), sum(pl), sum(nl)) if fits else None
+    assert SPEEDUPS.auc_sums(neg, pos) == expected
 
 
 @needs_compiled
