@@ -4063,9 +4063,10 @@ digamma_terms(double z, double *w, double *shift, double *tail)
     *tail = DIGAMMA_TAIL(r, r * r);
 }
 
-/* The digamma differences' log1p arguments (out) and the rest (scratch: shift differences, then the four
- * tails). Bins whose four arguments are all at least 12 (N + 1 >= 12) take no shift: a loop of plain
- * arithmetic, vectorised; the few others are done again one by one, with the shift. */
+/* The digamma differences' log1p arguments (out) and the four tails (scratch rows 3 to 6; rows 0 to 2, the
+ * shift differences, start at 0.0, set by the caller). Bins whose four arguments are all at least 12
+ * (N + 1 >= 12) take no shift: a loop of plain arithmetic, vectorised; the few others are done again one by
+ * one, with the shift. */
 VECTOR_CLONES NO_FUSED_MATH static void
 ap_arguments(const double *restrict p, const double *restrict n, const double *restrict above,
              double *restrict scratch, double *restrict out, Py_ssize_t k)
@@ -4077,9 +4078,6 @@ ap_arguments(const double *restrict p, const double *restrict n, const double *r
         out[b] = (a2 - a0) * r0;
         out[k + b] = (a3 - a1) * r1;
         out[2 * k + b] = (a3 - a0) * r0;
-        scratch[b] = 0.0 - 0.0;
-        scratch[k + b] = 0.0 - 0.0;
-        scratch[2 * k + b] = 0.0 - 0.0;
         scratch[3 * k + b] = DIGAMMA_TAIL(r0, r0 * r0);
         scratch[4 * k + b] = DIGAMMA_TAIL(r1, r1 * r1);
         scratch[5 * k + b] = DIGAMMA_TAIL(r2, r2 * r2);
@@ -4151,6 +4149,9 @@ ap_terms(PyObject *Py_UNUSED(module), PyObject *args)
     double *scratch = (double *)sb.buf, *out = (double *)ob.buf;
     Py_BEGIN_ALLOW_THREADS
     if (!given) {
+        /* the shift differences: 0.0 where no argument is shifted. Set apart from the arithmetic, whose loop GCC
+         * 12 does not vectorise with these constant stores in it (24.5 against 6.7 us on 2,707 bins) */
+        memset(scratch, 0, (size_t)(3 * k) * sizeof(double));
         ap_arguments(p, n, above, scratch, out, k);
         ap_arguments_near_zero(p, n, above, scratch, out, k);
     }
