@@ -4287,28 +4287,52 @@ PyDoc_STRVAR(pr_auc_terms_doc,
 "with `logs` (their log1p, as numpy gives them) it takes every rising segment's area. Returns how many were\n"
 "written. The same operations in the same order as the numpy path, with no fused multiply-adds.");
 
+/* Every segment's numbers, rising or not (pr_auc_terms_of keeps the rising ones): a loop of plain arithmetic,
+ * vectorised, which the segments' divisions take most of the time of. */
+VECTOR_CLONES NO_FUSED_MATH static void
+pr_auc_segments(const double *restrict tp, const double *restrict fp, Py_ssize_t k, double *restrict first,
+                double *restrict second)
+{
+    if (second == NULL) { /* the log1p arguments */
+        for (Py_ssize_t i = 0; i < k; i++) {
+            double d_tp = tp[i + 1] - tp[i];
+            double c = 1.0 + (fp[i + 1] - fp[i]) / d_tp, b = tp[i] + fp[i];
+            first[i] = c * d_tp / b;
+        }
+        return;
+    }
+    for (Py_ssize_t i = 0; i < k; i++) { /* each area from its start, and the factor of its log1p */
+        double d_tp = tp[i + 1] - tp[i];
+        double c = 1.0 + (fp[i + 1] - fp[i]) / d_tp, b = tp[i] + fp[i];
+        first[i] = d_tp / c;
+        second[i] = (tp[i] * c - b) / (c * c);
+    }
+}
+
+/* `out` (k long) takes the numbers of the segments kept, in order; with logs, `factor` (k long) is scratch. */
 NO_FUSED_MATH static Py_ssize_t
 pr_auc_terms_of(const double *tp, const double *fp, Py_ssize_t k, const double *logs, Py_ssize_t n_logs,
-                double *out, int *bad)
+                double *out, double *factor, int *bad)
 {
     Py_ssize_t m = 0, j = 0;
-    for (Py_ssize_t i = 0; i < k; i++) {
+    pr_auc_segments(tp, fp, k, out, logs == NULL ? NULL : factor);
+    for (Py_ssize_t i = 0; i < k; i++) { /* out[i] is read before out[m], m <= i, is written */
         double d_tp = tp[i + 1] - tp[i];
         if (!(d_tp > 0))
             continue;
-        double c = 1.0 + (fp[i + 1] - fp[i]) / d_tp, b = tp[i] + fp[i];
+        double b = tp[i] + fp[i];
         if (logs == NULL) {
             if (b > 0)
-                out[m++] = c * d_tp / b;
+                out[m++] = out[i];
             continue;
         }
-        double area = d_tp / c;
+        double area = out[i];
         if (b > 0) {
             if (j == n_logs) {
                 *bad = 1;
                 return m;
             }
-            area = area + (tp[i] * c - b) / (c * c) * logs[j++];
+            area = area + factor[i] * logs[j++];
         }
         out[m++] = area;
     }
@@ -4332,13 +4356,19 @@ pr_auc_terms(PyObject *Py_UNUSED(module), PyObject *args)
     }
     Py_ssize_t k = tb.len / 8 - 1, m = 0;
     int bad = tb.len % 8 || tb.len < 8 || fb.len != tb.len || lb.len % 8 || ob.len != k * 8;
+    double *factor = NULL;
+    if (!bad && given && (factor = PyMem_Malloc((size_t)(k ? k : 1) * sizeof(double))) == NULL) {
+        PyErr_NoMemory();
+        bad = -1;
+    }
     if (!bad) {
         Py_BEGIN_ALLOW_THREADS
         m = pr_auc_terms_of((const double *)tb.buf, (const double *)fb.buf, k,
-                            given ? (const double *)lb.buf : NULL, lb.len / 8, (double *)ob.buf, &bad);
+                            given ? (const double *)lb.buf : NULL, lb.len / 8, (double *)ob.buf, factor, &bad);
         Py_END_ALLOW_THREADS
     }
-    if (bad)
+    PyMem_Free(factor);
+    if (bad > 0)
         PyErr_SetString(PyExc_ValueError, "pr_auc_terms: inconsistent arguments");
     PyBuffer_Release(&tb);
     PyBuffer_Release(&fb);

@@ -1239,8 +1239,10 @@ def test_pr_auc_equals_the_numpy_segments(seed, k, weighted):
         neg, pos = rng.integers(0, 50, k) * (rng.random(k) < 0.7), rng.integers(0, 50, k) * (rng.random(k) < 0.5)
     compiled, plain = _both_ways(curves, lambda: curves.pr_auc(edges, neg, pos))
     assert compiled == plain or (math.isnan(compiled) and math.isnan(plain))
-    with pytest.raises(ValueError, match="pr_auc_terms"):
-        curves.SPEEDUPS.pr_auc_terms(np.arange(4.0), np.arange(4.0), np.ones(5), np.empty(3))
+    for n_logs in (1, 5):  # the points have 2 segments past the first prediction: as many logs, no fewer or more
+        with pytest.raises(ValueError, match="pr_auc_terms"):
+            curves.SPEEDUPS.pr_auc_terms(np.arange(4.0), np.arange(4.0), np.ones(n_logs), np.empty(3))
+    assert curves.SPEEDUPS.pr_auc_terms(np.arange(4.0), np.arange(4.0), np.ones(2), np.empty(3)) == 3
 
 
 @needs_compiled
