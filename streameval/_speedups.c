@@ -30,6 +30,10 @@
  *   score_columns     a block of rows of class scores written class by class.
  *   lower_hull        the lower convex hull of a curve's points (the ROC
  *                     convex hull), in the same passes as its numpy twin.
+ *   operating_points, auc_sums, ap_bins, ap_terms, pr_auc_terms
+ *                     a report's curve metrics: the points of the curves, the
+ *                     AUC's exact sums, average precision's and the PR curve
+ *                     area's terms (numpy's log1p between two passes).
  *   small_codes, group_by_code
  *                     the segments of a batch: codes of small integers in order
  *                     of first appearance, and columns grouped by those codes.
@@ -4171,6 +4175,60 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(ap_bins_doc,
+"ap_bins(neg, pos, tp, fp, rows) -> (k, positives) or None\n\n"
+"The inputs of ap_terms from whole counts: of the bins (int64 neg, pos, ascending) with positives, in order,\n"
+"into `rows` (float64, 4 rows as long as neg) their positives, negatives, the true positives in higher bins\n"
+"(tp[-2::-1] of the curve points' float64 tp) and the predicted positives there (that plus fp[-2::-1]); k\n"
+"of them, and the exact total of positives. None, writing nothing to trust, when a count is negative or the\n"
+"positives reach 2**53 (their float sums would no longer be exact).");
+
+static PyObject *
+ap_bins(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer nb, pb, tb, fb, rb;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*w*", &nb, &pb, &tb, &fb, &rb))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = nb.len / 8;
+    if (nb.len % 8 || pb.len != nb.len || tb.len != nb.len + 8 || fb.len != tb.len || rb.len != 4 * nb.len) {
+        PyErr_SetString(PyExc_ValueError, "ap_bins: inconsistent arguments");
+        goto done;
+    }
+    const int64_t *neg = (const int64_t *)nb.buf, *pos = (const int64_t *)pb.buf;
+    const double *tp = (const double *)tb.buf, *fp = (const double *)fb.buf;
+    double *rows = (double *)rb.buf;
+    Py_ssize_t k = 0;
+    uint64_t total = 0, seen = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        seen |= (uint64_t)neg[i] | (uint64_t)pos[i]; /* a negative count sets the top bit */
+        if (pos[i] <= 0)
+            continue;
+        total += (uint64_t)pos[i]; /* no wrap: below 2**53 before, plus a count below 2**63 */
+        if (total >> 53 || seen >> 63)
+            break;
+        double above = tp[n - 1 - i]; /* the point after bin i, from the top */
+        rows[k] = (double)pos[i];
+        rows[n + k] = (double)neg[i];
+        rows[2 * n + k] = above;
+        rows[3 * n + k] = above + fp[n - 1 - i];
+        k++;
+    }
+    Py_END_ALLOW_THREADS
+    if (total >> 53 || seen >> 63)
+        result = Py_NewRef(Py_None);
+    else
+        result = Py_BuildValue("(nK)", k, (unsigned long long)total);
+done:
+    PyBuffer_Release(&nb);
+    PyBuffer_Release(&pb);
+    PyBuffer_Release(&tb);
+    PyBuffer_Release(&fb);
+    PyBuffer_Release(&rb);
+    return result;
+}
+
 PyDoc_STRVAR(range_free_edges_doc,
 "range_free_edges(keys, mantissa_bits, offset, key_max, out) -> None\n\n"
 "The lower edges of range-free keys + `offset` (int64) into `out` (float64): RangeFreeBins._lower_edges, the\n"
@@ -4624,6 +4682,7 @@ static PyMethodDef module_methods[] = {
     {"more_distinct_than", more_distinct_than, METH_VARARGS, more_distinct_than_doc},
     {"more_distinct_than_grouped", more_distinct_than_grouped, METH_VARARGS, more_distinct_than_grouped_doc},
     {"ap_terms", ap_terms, METH_VARARGS, ap_terms_doc},
+    {"ap_bins", ap_bins, METH_VARARGS, ap_bins_doc},
     {"range_free_edges", range_free_edges, METH_VARARGS, range_free_edges_doc},
     {"operating_points", operating_points_of, METH_VARARGS, operating_points_doc},
     {"pr_auc_terms", pr_auc_terms, METH_VARARGS, pr_auc_terms_doc},

@@ -275,6 +275,29 @@ def _whole_ap_terms(p: Array, n: Array, t: Array, big_n: Array) -> Array:
     return np.stack([lower, expected, upper])
 
 
+def _whole_ap_bins(neg: Array, pos: Array, pts: OperatingPoints) -> tuple[tuple[Array, ...], float] | None:
+    """The bins with positives of whole counts (their positives, negatives, true and predicted positives in
+    higher bins, as floats) and the total of positives, compiled; ``None`` where numpy's path runs.
+
+    The floats are the numpy path's: each count converted once, the same additions of the points, and the
+    exact total of positives below 2**53 (where every partial float sum is exact too).
+    """
+    if SPEEDUPS is None:
+        return None
+    neg, pos = np.asarray(neg), np.asarray(pos)
+    if neg.dtype != _WHOLE or pos.dtype != _WHOLE or neg.ndim != 1 or neg.shape != pos.shape:
+        return None
+    rows = np.empty((4, neg.size))
+    found = SPEEDUPS.ap_bins(
+        np.ascontiguousarray(neg), np.ascontiguousarray(pos), np.ascontiguousarray(pts.tp, dtype=np.float64),
+        np.ascontiguousarray(pts.fp, dtype=np.float64), rows,
+    )  # fmt: skip
+    if found is None:
+        return None
+    k, total = found
+    return tuple(rows[:, :k]), float(total)
+
+
 def average_precision_bounds(
     edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None
 ) -> ApBounds:
@@ -300,24 +323,32 @@ def average_precision_bounds(
     (0.5, 0.75, 1.0)
     """
     counted = np.asarray(neg).dtype.kind in "iu" and np.asarray(pos).dtype.kind in "iu"  # whole numbers
-    neg = np.asarray(neg, dtype=np.float64)
-    pos = np.asarray(pos, dtype=np.float64)
-    pts = _points(edges, neg, pos, points)
-    total_p = float(pos.sum())
+    found = None
+    if counted and SPEEDUPS is not None:  # numpy's path takes the points of the counts as floats
+        as_floats = (np.asarray(v, dtype=np.float64) for v in (neg, pos))
+        floats = points if points is not None else operating_points(edges, *as_floats)
+        found = _whole_ap_bins(neg, pos, _points(edges, neg, pos, floats))
+    if found is not None:  # the same arrays and total in one compiled pass
+        (p, n, t, big_n), total_p = found
+        whole = True
+    else:
+        neg = np.asarray(neg, dtype=np.float64)
+        pos = np.asarray(pos, dtype=np.float64)
+        pts = _points(edges, neg, pos, points)
+        total_p = float(pos.sum())
+        t_above = pts.tp[-2::-1]  # true positives in higher bins
+        n_above = t_above + pts.fp[-2::-1]  # predicted positives in higher bins
+        keep = np.flatnonzero(pos > 0)  # the bins with positives: indices, 4x faster than a mask for four gathers
+        p, n, t, big_n = pos.take(keep), neg.take(keep), t_above.take(keep), n_above.take(keep)
+        whole = counted or bool(np.all(p == np.round(p)) and np.all(n == np.round(n)))
     if total_p == 0:
         return ApBounds(math.nan, math.nan, math.nan)
-    t_above = pts.tp[-2::-1]  # true positives in higher bins
-    n_above = t_above + pts.fp[-2::-1]  # predicted positives in higher bins
-    keep = np.flatnonzero(pos > 0)  # the bins with positives: indices, 4x faster than a mask for four gathers
-    p, n, t, big_n = pos.take(keep), neg.take(keep), t_above.take(keep), n_above.take(keep)
-    m = p + n
-    whole = counted or (np.all(p == np.round(p)) and np.all(n == np.round(n)))
     if whole:
         lower, expected, upper = _whole_ap_terms(p, n, t, big_n)
     else:  # with weights, the continuous limit: no event counts itself
         upper = _fluid(t, big_n, p, p)
         lower = _fluid(t, big_n + n, p, p)
-        expected = _fluid(t, big_n, p, m)
+        expected = _fluid(t, big_n, p, p + n)
     return ApBounds(
         float(lower.sum() / total_p), float(expected.sum() / total_p), float(min(1.0, upper.sum() / total_p))
     )

@@ -1169,6 +1169,31 @@ def test_average_precision_terms_equal_the_numpy_path(seed, k, scale):
     compiled, plain = _both_ways(curves, lambda: curves.average_precision_bounds(edges, neg, pos))
     np.testing.assert_array_equal(np.array(compiled), np.array(plain))
     assert plain.lower - 1e-12 <= plain.expected <= plain.upper + 1e-12 or math.isnan(plain.expected)
+    pts = curves.operating_points(edges, neg, pos)  # as a report passes them: of the whole counts
+    given, plain = _both_ways(curves, lambda: curves.average_precision_bounds(edges, neg, pos, points=pts))
+    np.testing.assert_array_equal(np.array(given), np.array(plain))
+
+
+@needs_compiled
+def test_ap_bins_are_the_bins_with_positives_or_none():
+    """The compiled inputs of the AP terms: the bins with positives and the points above them, or None for a
+    negative count or 2**53 positives (numpy's path then runs), and a refusal of inconsistent lengths."""
+    from streameval import curves
+    from streameval._compiled import SPEEDUPS
+
+    neg, pos = np.array([3, 0, 2, 5], dtype=np.int64), np.array([1, 0, 0, 4], dtype=np.int64)
+    pts = curves.operating_points(np.arange(4.0), neg, pos)  # tp from the top: 0, 4, 4, 4, 5; fp: 0, 5, 7, 7, 10
+    rows = np.full((4, 4), -1.0)
+    assert SPEEDUPS.ap_bins(neg, pos, pts.tp, pts.fp, rows) == (2, 5)
+    assert rows[:, :2].tolist() == [[1.0, 4.0], [3.0, 5.0], [4.0, 0.0], [11.0, 0.0]]
+    for bad_neg, bad_pos in (([3, -1, 2, 5], [1, 0, 0, 4]), ([3, 0, 2, 5], [1, 0, 2**53 - 4, 4])):
+        counts = (np.array(bad_neg, dtype=np.int64), np.array(bad_pos, dtype=np.int64))
+        assert SPEEDUPS.ap_bins(*counts, pts.tp, pts.fp, rows) is None
+    with pytest.raises(ValueError, match="ap_bins"):
+        SPEEDUPS.ap_bins(neg, pos, pts.tp[:-1], pts.fp[:-1], rows)
+    big = np.array([0, 2**53], dtype=np.int64)  # past the exact floats: numpy's path, the same bounds
+    compiled, plain = _both_ways(curves, lambda: curves.average_precision_bounds(np.arange(2.0), big[::-1], big))
+    np.testing.assert_array_equal(np.array(compiled), np.array(plain))
 
 
 @needs_compiled
