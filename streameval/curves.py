@@ -214,6 +214,7 @@ class ApBounds(NamedTuple):
     upper: float
 
 
+_AP_BLOCK = 4096  # bins in a block of the compiled AP terms
 _DIGAMMA_SHIFT = 12  # psi is shifted up to arguments >= 12, where its asymptotic series is accurate to 1e-15
 
 
@@ -256,10 +257,15 @@ def _whole_ap_terms(p: Array, n: Array, t: Array, big_n: Array) -> Array:
     """
     if SPEEDUPS is not None:
         p, n, t, big_n = (np.ascontiguousarray(a, dtype=np.float64) for a in (p, n, t, big_n))
-        ratios, scratch = np.empty((3, p.size)), np.empty((7, p.size))
+        k = p.size
+        if k > _AP_BLOCK:  # block by block (log1p is elementwise): buffers of a block, not 13 MB at 85,000 bins
+            starts = range(0, k, _AP_BLOCK)
+            return np.concatenate(
+                [_whole_ap_terms(*(a[i : i + _AP_BLOCK] for a in (p, n, t, big_n))) for i in starts], 1
+            )
+        ratios, scratch, terms = np.empty((3, k)), np.empty((7, k)), np.empty((3, k))
         SPEEDUPS.ap_terms(p, n, t, big_n, None, scratch, ratios)
-        terms = np.empty((3, p.size))
-        SPEEDUPS.ap_terms(p, n, t, big_n, np.log1p(ratios), scratch, terms)
+        SPEEDUPS.ap_terms(p, n, t, big_n, np.log1p(ratios, out=ratios), scratch, terms)
         return terms
     x = big_n + 1
     m = p + n

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -1156,17 +1157,21 @@ def test_auc_sums_are_the_exact_sums_or_none(seed, n, scale, odd, where):
 
 @needs_compiled
 @settings(max_examples=100, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(1, 600), st.sampled_from([1, 3, 40, 10**6]))
-def test_average_precision_terms_equal_the_numpy_path(seed, k, scale):
+@given(
+    st.integers(0, 2**32 - 1), st.integers(1, 600), st.sampled_from([1, 3, 40, 10**6]), st.sampled_from([5, 64, 4096])
+)
+def test_average_precision_terms_equal_the_numpy_path(seed, k, scale, block):
     """The compiled digamma terms (one division an argument, bins near the top shifted one by one) with numpy's
-    log1p between the passes give the numpy path's bounds to the bit, on sparse and dense whole counts."""
+    log1p between the passes give the numpy path's bounds to the bit, on sparse and dense whole counts, in
+    blocks of bins of any size."""
     from streameval import curves
 
     rng = np.random.default_rng(seed)
     neg = rng.integers(0, scale + 1, k) * (rng.random(k) < 0.8)
     pos = rng.integers(0, scale + 1, k) * (rng.random(k) < 0.8)
     edges = np.sort(rng.random(k))
-    compiled, plain = _both_ways(curves, lambda: curves.average_precision_bounds(edges, neg, pos))
+    with mock.patch.object(curves, "_AP_BLOCK", block):
+        compiled, plain = _both_ways(curves, lambda: curves.average_precision_bounds(edges, neg, pos))
     np.testing.assert_array_equal(np.array(compiled), np.array(plain))
     assert plain.lower - 1e-12 <= plain.expected <= plain.upper + 1e-12 or math.isnan(plain.expected)
     pts = curves.operating_points(edges, neg, pos)  # as a report passes them: of the whole counts
