@@ -15,9 +15,10 @@
  *                     batch merged into the sorted scores of a report.
  *   calibration_sums  the Brier and log-loss sums of a batch (exact whole units
  *                     without weights).
- *   calibration_spread
+ *   calibration_spread, calibration_exact
  *                     the calibration curve's bins of binned scores (each
- *                     bin's scores spread evenly over it).
+ *                     bin's scores spread evenly over it), and of distinct
+ *                     scores.
  *   layout_cells, gather_bins
  *                     a report's read of a table: each stored slot's (bin,
  *                     label) once per set of pages, then every count summed
@@ -4345,54 +4346,61 @@ PyDoc_STRVAR(pr_auc_terms_doc,
 "with `logs` (their log1p, as numpy gives them) it takes every rising segment's area. Returns how many were\n"
 "written. The same operations in the same order as the numpy path, with no fused multiply-adds.");
 
-/* Every segment's numbers, rising or not (pr_auc_terms_of keeps the rising ones): a loop of plain arithmetic,
- * vectorised, which the segments' divisions take most of the time of. */
+#define PR_BLOCK 512
+
+/* The divisions of a block of rising segments (gathered apart: d_tp, d_fp, the predicted positives b and the
+ * true positives at their start), in a loop the compiler vectorises. Without `factor` each segment's log1p
+ * argument into `first`; with it, each area from its start into `first` and the factor of its log1p. */
 VECTOR_CLONES NO_FUSED_MATH static void
-pr_auc_segments(const double *restrict tp, const double *restrict fp, Py_ssize_t k, double *restrict first,
-                double *restrict second)
+pr_auc_block(const double *restrict d_tp, const double *restrict d_fp, const double *restrict b,
+             const double *restrict tp_a, Py_ssize_t m, double *restrict first, double *restrict factor)
 {
-    if (second == NULL) { /* the log1p arguments */
-        for (Py_ssize_t i = 0; i < k; i++) {
-            double d_tp = tp[i + 1] - tp[i];
-            double c = 1.0 + (fp[i + 1] - fp[i]) / d_tp, b = tp[i] + fp[i];
-            first[i] = c * d_tp / b;
+    if (factor == NULL) {
+        for (Py_ssize_t j = 0; j < m; j++) {
+            double c = 1.0 + d_fp[j] / d_tp[j];
+            first[j] = c * d_tp[j] / b[j];
         }
         return;
     }
-    for (Py_ssize_t i = 0; i < k; i++) { /* each area from its start, and the factor of its log1p */
-        double d_tp = tp[i + 1] - tp[i];
-        double c = 1.0 + (fp[i + 1] - fp[i]) / d_tp, b = tp[i] + fp[i];
-        first[i] = d_tp / c;
-        second[i] = (tp[i] * c - b) / (c * c);
+    for (Py_ssize_t j = 0; j < m; j++) {
+        double c = 1.0 + d_fp[j] / d_tp[j];
+        first[j] = d_tp[j] / c;
+        factor[j] = (tp_a[j] * c - b[j]) / (c * c);
     }
 }
 
-/* `out` (k long) takes the numbers of the segments kept, in order; with logs, `factor` (k long) is scratch. */
+/* `out` (k long) takes the numbers of the segments kept, in order: without logs the log1p arguments of the
+ * rising segments that start past the first prediction, with logs every rising segment's area. */
 NO_FUSED_MATH static Py_ssize_t
 pr_auc_terms_of(const double *tp, const double *fp, Py_ssize_t k, const double *logs, Py_ssize_t n_logs,
-                double *out, double *factor, int *bad)
+                double *out, int *bad)
 {
-    Py_ssize_t m = 0, j = 0;
-    pr_auc_segments(tp, fp, k, out, logs == NULL ? NULL : factor);
-    for (Py_ssize_t i = 0; i < k; i++) { /* out[i] is read before out[m], m <= i, is written */
-        double d_tp = tp[i + 1] - tp[i];
-        if (!(d_tp > 0))
-            continue;
-        double b = tp[i] + fp[i];
-        if (logs == NULL) {
-            if (b > 0)
-                out[m++] = out[i];
-            continue;
+    double d_tp[PR_BLOCK], d_fp[PR_BLOCK], b[PR_BLOCK], tp_a[PR_BLOCK], first[PR_BLOCK], factor[PR_BLOCK];
+    Py_ssize_t m = 0, j = 0, i = 0;
+    while (i < k) {
+        Py_ssize_t g = 0;
+        for (; i < k && g < PR_BLOCK; i++) { /* gather the block's segments (the rising ones) */
+            double rise = tp[i + 1] - tp[i], start = tp[i] + fp[i];
+            if (!(rise > 0) || (logs == NULL && !(start > 0)))
+                continue; /* a branch: a branch-free gather waits on each comparison (33.6-34.1 against 23.7-24.9 us) */
+            d_tp[g] = rise;
+            d_fp[g] = fp[i + 1] - fp[i];
+            b[g] = start;
+            tp_a[g] = tp[i];
+            g++;
         }
-        double area = out[i];
-        if (b > 0) {
-            if (j == n_logs) {
-                *bad = 1;
-                return m;
+        pr_auc_block(d_tp, d_fp, b, tp_a, g, first, logs == NULL ? NULL : factor);
+        for (Py_ssize_t q = 0; q < g; q++) {
+            double area = first[q];
+            if (logs != NULL && b[q] > 0) {
+                if (j == n_logs) {
+                    *bad = 1;
+                    return m;
+                }
+                area = area + factor[q] * logs[j++];
             }
-            area = area + factor[i] * logs[j++];
+            out[m++] = area;
         }
-        out[m++] = area;
     }
     *bad = logs != NULL && j != n_logs;
     return m;
@@ -4414,19 +4422,13 @@ pr_auc_terms(PyObject *Py_UNUSED(module), PyObject *args)
     }
     Py_ssize_t k = tb.len / 8 - 1, m = 0;
     int bad = tb.len % 8 || tb.len < 8 || fb.len != tb.len || lb.len % 8 || ob.len != k * 8;
-    double *factor = NULL;
-    if (!bad && given && (factor = PyMem_Malloc((size_t)(k ? k : 1) * sizeof(double))) == NULL) {
-        PyErr_NoMemory();
-        bad = -1;
-    }
     if (!bad) {
         Py_BEGIN_ALLOW_THREADS
         m = pr_auc_terms_of((const double *)tb.buf, (const double *)fb.buf, k,
-                            given ? (const double *)lb.buf : NULL, lb.len / 8, (double *)ob.buf, factor, &bad);
+                            given ? (const double *)lb.buf : NULL, lb.len / 8, (double *)ob.buf, &bad);
         Py_END_ALLOW_THREADS
     }
-    PyMem_Free(factor);
-    if (bad > 0)
+    if (bad)
         PyErr_SetString(PyExc_ValueError, "pr_auc_terms: inconsistent arguments");
     PyBuffer_Release(&tb);
     PyBuffer_Release(&fb);
@@ -4524,6 +4526,61 @@ calibration_spread(PyObject *Py_UNUSED(module), PyObject *args)
         PyErr_SetString(PyExc_ValueError, "calibration_spread: inconsistent arguments");
     PyBuffer_Release(&lb);
     PyBuffer_Release(&hb);
+    PyBuffer_Release(&gb);
+    PyBuffer_Release(&pb);
+    PyBuffer_Release(&ib);
+    PyBuffer_Release(&ob);
+    return fits ? PyBool_FromLong(ascending) : NULL;
+}
+
+PyDoc_STRVAR(calibration_exact_doc,
+"calibration_exact(values, given, given_float, given_pos, pos_float, inner, out) -> bool\n\n"
+"calibration.calibration_bins of distinct scores, compiled: into `out` (float64, 3 rows of len(inner) + 1) the\n"
+"events, positives and sum of scores of each calibration bin, each score in the bin numpy's searchsorted(inner,\n"
+"value, side='left') gives, added in order as numpy's bincount adds its weights. `values` (float64) ascend;\n"
+"`given` and `given_pos` are their counts, int64 or float64 as the flags say. Returns False, writing nothing,\n"
+"when `inner` or `values` is not ascending or holds a NaN (the twin then runs).");
+
+NO_FUSED_MATH static void
+calibration_exact_of(const double *values, Py_ssize_t k, const void *given, int given_float, const void *pos,
+                     int pos_float, const double *inner, Py_ssize_t n_inner, double *out)
+{
+    Py_ssize_t n_bins = n_inner + 1, e = 0;
+    memset(out, 0, (size_t)(3 * n_bins) * sizeof(double));
+    for (Py_ssize_t i = 0; i < k; i++) {
+        double x = values[i], c = SPREAD_COUNT(given, given_float, i);
+        while (e < n_inner && inner[e] < x) /* the values ascend: the bin only moves up */
+            e++;
+        out[e] += c;
+        out[n_bins + e] += SPREAD_COUNT(pos, pos_float, i);
+        out[2 * n_bins + e] += c * x;
+    }
+}
+
+static PyObject *
+calibration_exact(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer vb, gb, pb, ib, ob;
+    int given_float, pos_float;
+    if (!PyArg_ParseTuple(args, "y*y*py*py*w*", &vb, &gb, &given_float, &pb, &pos_float, &ib, &ob))
+        return NULL;
+    Py_ssize_t k = vb.len / 8, n_inner = ib.len / 8;
+    int fits = vb.len % 8 == 0 && gb.len == vb.len && pb.len == vb.len && ib.len % 8 == 0 &&
+               ob.len == 3 * (n_inner + 1) * 8;
+    int ascending = 1; /* a NaN fails every comparison */
+    const double *inner = (const double *)ib.buf, *values = (const double *)vb.buf;
+    for (Py_ssize_t e = 0; fits && e < n_inner; e++)
+        ascending &= e == 0 ? inner[0] == inner[0] : inner[e - 1] <= inner[e];
+    for (Py_ssize_t i = 0; fits && i < k; i++)
+        ascending &= i == 0 ? values[0] == values[0] : values[i - 1] <= values[i];
+    if (fits && ascending) {
+        Py_BEGIN_ALLOW_THREADS
+        calibration_exact_of(values, k, gb.buf, given_float, pb.buf, pos_float, inner, n_inner, (double *)ob.buf);
+        Py_END_ALLOW_THREADS
+    }
+    else if (!fits)
+        PyErr_SetString(PyExc_ValueError, "calibration_exact: inconsistent arguments");
+    PyBuffer_Release(&vb);
     PyBuffer_Release(&gb);
     PyBuffer_Release(&pb);
     PyBuffer_Release(&ib);
@@ -4683,6 +4740,7 @@ static PyMethodDef module_methods[] = {
     {"more_distinct_than_grouped", more_distinct_than_grouped, METH_VARARGS, more_distinct_than_grouped_doc},
     {"ap_terms", ap_terms, METH_VARARGS, ap_terms_doc},
     {"ap_bins", ap_bins, METH_VARARGS, ap_bins_doc},
+    {"calibration_exact", calibration_exact, METH_VARARGS, calibration_exact_doc},
     {"range_free_edges", range_free_edges, METH_VARARGS, range_free_edges_doc},
     {"operating_points", operating_points_of, METH_VARARGS, operating_points_doc},
     {"pr_auc_terms", pr_auc_terms, METH_VARARGS, pr_auc_terms_doc},

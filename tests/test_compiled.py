@@ -1316,6 +1316,42 @@ def test_calibration_spread_equals_the_numpy_twin(seed, k, n_bins, counts, edges
 
 @needs_compiled
 @settings(max_examples=120, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(0, 400),
+    st.integers(1, 40),
+    st.sampled_from(["whole", "weights", "mixed"]),
+    st.sampled_from(["uniform", "random", "unsorted", "nan"]),
+)
+def test_calibration_of_distinct_scores_equals_the_numpy_twin(seed, k, n_bins, counts, edges):
+    """Distinct scores (some on a calibration edge, some outside [0, 1], -0.0) counted into calibration bins: the
+    compiled pass gives the bits of searchsorted and bincount, for whole counts, weights, and inner edges in any
+    order (or with a NaN: then the twin runs)."""
+    from streameval import calibration
+
+    rng = np.random.default_rng(seed)
+    inner = np.linspace(0.0, 1.0, n_bins + 1)[1:-1]
+    if edges != "uniform":
+        inner = np.sort(rng.random(n_bins - 1))
+        if edges == "unsorted":
+            inner = inner[::-1].copy()
+        if edges == "nan" and inner.size:
+            inner[int(rng.integers(0, inner.size))] = np.nan
+    values = np.concatenate([rng.uniform(-0.1, 1.1, k), inner[: int(rng.integers(0, inner.size + 1))], [-0.0]])
+    values = np.unique(values[~np.isnan(values)])
+    neg, pos = rng.integers(0, 5, values.size), rng.integers(0, 5, values.size)
+    if counts != "whole":
+        neg = neg * rng.random(values.size)
+        if counts == "weights":
+            pos = pos * rng.random(values.size)
+    compiled, plain = _both_ways(calibration, lambda: calibration._exact(values, neg + pos, pos, inner))
+    assert [a.tobytes() for a in compiled] == [a.tobytes() for a in plain]
+    with pytest.raises(ValueError, match="calibration_exact"):
+        calibration.SPEEDUPS.calibration_exact(values, neg + pos, False, pos[:-1], False, inner, np.empty(3))
+
+
+@needs_compiled
+@settings(max_examples=120, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(0, 9000), st.sampled_from(["sorted", "ties", "one_swap", "bad"]))
 def test_time_order_equals_the_numpy_twin(seed, n, shape):
     """Finite and ascending event times: across the compiled pass's blocks of 4,096, with ties, one pair out of
