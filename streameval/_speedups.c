@@ -4179,7 +4179,8 @@ done:
 PyDoc_STRVAR(ap_bins_doc,
 "ap_bins(neg, pos, tp, fp, rows) -> (k, positives) or None\n\n"
 "The inputs of ap_terms from whole counts: of the bins (int64 neg, pos, ascending) with positives, in order,\n"
-"into `rows` (float64, 4 rows as long as neg) their positives, negatives, the true positives in higher bins\n"
+"into `rows` (float64, 4 rows, each as long as there are such bins or longer) their positives, negatives, the\n"
+"true positives in higher bins\n"
 "(tp[-2::-1] of the curve points' float64 tp) and the predicted positives there (that plus fp[-2::-1]); k\n"
 "of them, and the exact total of positives. None, writing nothing to trust, when a count is negative or the\n"
 "positives reach 2**53 (their float sums would no longer be exact).");
@@ -4191,8 +4192,8 @@ ap_bins(PyObject *Py_UNUSED(module), PyObject *args)
     if (!PyArg_ParseTuple(args, "y*y*y*y*w*", &nb, &pb, &tb, &fb, &rb))
         return NULL;
     PyObject *result = NULL;
-    Py_ssize_t n = nb.len / 8;
-    if (nb.len % 8 || pb.len != nb.len || tb.len != nb.len + 8 || fb.len != tb.len || rb.len != 4 * nb.len) {
+    Py_ssize_t n = nb.len / 8, cap = rb.len / 32; /* each row's length */
+    if (nb.len % 8 || pb.len != nb.len || tb.len != nb.len + 8 || fb.len != tb.len || rb.len % 32) {
         PyErr_SetString(PyExc_ValueError, "ap_bins: inconsistent arguments");
         goto done;
     }
@@ -4201,6 +4202,7 @@ ap_bins(PyObject *Py_UNUSED(module), PyObject *args)
     double *rows = (double *)rb.buf;
     Py_ssize_t k = 0;
     uint64_t total = 0, seen = 0;
+    int short_rows = 0;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
         seen |= (uint64_t)neg[i] | (uint64_t)pos[i]; /* a negative count sets the top bit */
@@ -4209,15 +4211,21 @@ ap_bins(PyObject *Py_UNUSED(module), PyObject *args)
         total += (uint64_t)pos[i]; /* no wrap: below 2**53 before, plus a count below 2**63 */
         if (total >> 53 || seen >> 63)
             break;
+        if (k == cap) {
+            short_rows = 1;
+            break;
+        }
         double above = tp[n - 1 - i]; /* the point after bin i, from the top */
         rows[k] = (double)pos[i];
-        rows[n + k] = (double)neg[i];
-        rows[2 * n + k] = above;
-        rows[3 * n + k] = above + fp[n - 1 - i];
+        rows[cap + k] = (double)neg[i];
+        rows[2 * cap + k] = above;
+        rows[3 * cap + k] = above + fp[n - 1 - i];
         k++;
     }
     Py_END_ALLOW_THREADS
-    if (total >> 53 || seen >> 63)
+    if (short_rows)
+        PyErr_SetString(PyExc_ValueError, "ap_bins: rows shorter than the bins with positives");
+    else if (total >> 53 || seen >> 63)
         result = Py_NewRef(Py_None);
     else
         result = Py_BuildValue("(nK)", k, (unsigned long long)total);

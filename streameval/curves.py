@@ -293,7 +293,7 @@ def _whole_ap_bins(neg: Array, pos: Array, pts: OperatingPoints) -> tuple[tuple[
     neg, pos = np.asarray(neg), np.asarray(pos)
     if neg.dtype != _WHOLE or pos.dtype != _WHOLE or neg.ndim != 1 or neg.shape != pos.shape:
         return None
-    rows = np.empty((4, neg.size))
+    rows = np.empty((4, np.count_nonzero(pos)))  # as long as the bins with positives: the temporaries stay small
     found = SPEEDUPS.ap_bins(
         np.ascontiguousarray(neg), np.ascontiguousarray(pos), np.ascontiguousarray(pts.tp, dtype=np.float64),
         np.ascontiguousarray(pts.fp, dtype=np.float64), rows,

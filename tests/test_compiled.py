@@ -1188,9 +1188,11 @@ def test_ap_bins_are_the_bins_with_positives_or_none():
 
     neg, pos = np.array([3, 0, 2, 5], dtype=np.int64), np.array([1, 0, 0, 4], dtype=np.int64)
     pts = curves.operating_points(np.arange(4.0), neg, pos)  # tp from the top: 0, 4, 4, 4, 5; fp: 0, 5, 7, 7, 10
-    rows = np.full((4, 4), -1.0)
+    rows = np.full((4, 3), -1.0)
     assert SPEEDUPS.ap_bins(neg, pos, pts.tp, pts.fp, rows) == (2, 5)
     assert rows[:, :2].tolist() == [[1.0, 4.0], [3.0, 5.0], [4.0, 0.0], [11.0, 0.0]]
+    with pytest.raises(ValueError, match="ap_bins: rows shorter"):
+        SPEEDUPS.ap_bins(neg, pos, pts.tp, pts.fp, np.empty((4, 1)))
     for bad_neg, bad_pos in (([3, -1, 2, 5], [1, 0, 0, 4]), ([3, 0, 2, 5], [1, 0, 2**53 - 4, 4])):
         counts = (np.array(bad_neg, dtype=np.int64), np.array(bad_pos, dtype=np.int64))
         assert SPEEDUPS.ap_bins(*counts, pts.tp, pts.fp, rows) is None
