@@ -755,8 +755,9 @@ class Monitor:
     metrics : sequence of str, optional
         The metrics each record holds (with ``time`` and ``n``); default
         every scalar metric of the report. A record computes the metrics it
-        holds: a few of them cost far less than all (0.17 ms for a binary
-        report of 2,200 bins of probabilities, up to 0.26 ms at 5,400 bins).
+        holds: a few of them cost far less than all (every metric of a
+        binary report of 2,187 bins of probabilities took 0.19-0.20 ms on a
+        2-core x86-64 machine, ``auc`` and ``accuracy`` 25 µs).
 
     Notes
     -----
