@@ -1277,6 +1277,28 @@ def test_pr_auc_equals_the_numpy_segments(seed, k, weighted):
     assert curves.SPEEDUPS.pr_auc_terms(np.arange(4.0), np.arange(4.0), np.ones(2), np.empty(3)) == 3
 
 
+def _calibration_counts(rng, size, counts):
+    """Negatives and positives of ``size`` groups: whole, both weighted, or weighted negatives ("mixed")."""
+    neg, pos = rng.integers(0, 5, size), rng.integers(0, 5, size)
+    if counts != "whole":
+        neg = neg * rng.random(size)
+        if counts == "weights":
+            pos = pos * rng.random(size)
+    return neg, pos
+
+
+def _calibration_edges(rng, n_bins, edges):
+    """Inner calibration edges: uniform, random ascending, reversed, or random with a NaN."""
+    inner = np.linspace(0.0, 1.0, n_bins + 1)[1:-1]
+    if edges != "uniform":
+        inner = np.sort(rng.random(n_bins - 1))
+        if edges == "unsorted":
+            inner = inner[::-1].copy()
+        if edges == "nan" and inner.size:
+            inner[int(rng.integers(0, inner.size))] = np.nan
+    return inner
+
+
 @needs_compiled
 @settings(max_examples=120, deadline=None)
 @given(
@@ -1297,17 +1319,9 @@ def test_calibration_spread_equals_the_numpy_twin(seed, k, n_bins, counts, edges
     points[coarse] = np.round(points[coarse], 1)
     points = np.sort(points)
     lo, hi = np.clip(points[:-1], 0, 1), np.clip(points[1:], 0, 1)
-    neg, pos = rng.integers(0, 5, k), rng.integers(0, 5, k)
-    if counts != "whole":
-        neg = neg * rng.random(k)
-        if counts == "weights":
-            pos = pos * rng.random(k)
+    neg, pos = _calibration_counts(rng, k, counts)
     given = neg + pos
-    inner = np.linspace(0.0, 1.0, n_bins + 1)[1:-1]
-    if edges != "uniform":
-        inner = np.sort(rng.random(n_bins - 1))
-        if edges == "unsorted":
-            inner = inner[::-1].copy()
+    inner = _calibration_edges(rng, n_bins, edges)
 
     def spread():
         return calibration._spread(lo, hi, given, pos, inner)
@@ -1332,20 +1346,10 @@ def test_calibration_of_distinct_scores_equals_the_numpy_twin(seed, k, n_bins, c
     from streameval import calibration
 
     rng = np.random.default_rng(seed)
-    inner = np.linspace(0.0, 1.0, n_bins + 1)[1:-1]
-    if edges != "uniform":
-        inner = np.sort(rng.random(n_bins - 1))
-        if edges == "unsorted":
-            inner = inner[::-1].copy()
-        if edges == "nan" and inner.size:
-            inner[int(rng.integers(0, inner.size))] = np.nan
+    inner = _calibration_edges(rng, n_bins, edges)
     values = np.concatenate([rng.uniform(-0.1, 1.1, k), inner[: int(rng.integers(0, inner.size + 1))], [-0.0]])
     values = np.unique(values[~np.isnan(values)])
-    neg, pos = rng.integers(0, 5, values.size), rng.integers(0, 5, values.size)
-    if counts != "whole":
-        neg = neg * rng.random(values.size)
-        if counts == "weights":
-            pos = pos * rng.random(values.size)
+    neg, pos = _calibration_counts(rng, values.size, counts)
     compiled, plain = _both_ways(calibration, lambda: calibration._exact(values, neg + pos, pos, inner))
     assert [a.tobytes() for a in compiled] == [a.tobytes() for a in plain]
     with pytest.raises(ValueError, match="calibration_exact"):
