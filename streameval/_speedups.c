@@ -4180,10 +4180,9 @@ PyDoc_STRVAR(ap_bins_doc,
 "ap_bins(neg, pos, tp, fp, rows) -> (k, positives) or None\n\n"
 "The inputs of ap_terms from whole counts: of the bins (int64 neg, pos, ascending) with positives, in order,\n"
 "into `rows` (float64, 4 rows, each as long as there are such bins or longer) their positives, negatives, the\n"
-"true positives in higher bins\n"
-"(tp[-2::-1] of the curve points' float64 tp) and the predicted positives there (that plus fp[-2::-1]); k\n"
-"of them, and the exact total of positives. None, writing nothing to trust, when a count is negative or the\n"
-"positives reach 2**53 (their float sums would no longer be exact).");
+"true positives in higher bins (tp[-2::-1] of the curve points' float64 tp) and the predicted positives there\n"
+"(that plus fp[-2::-1]); k of them, and the exact total of positives. None, writing nothing to trust, when a\n"
+"count is negative or the positives reach 2**53 (their float sums would no longer be exact).");
 
 static PyObject *
 ap_bins(PyObject *Py_UNUSED(module), PyObject *args)
@@ -4446,6 +4445,16 @@ pr_auc_terms(PyObject *Py_UNUSED(module), PyObject *args)
     return bad ? NULL : PyLong_FromSsize_t(m);
 }
 
+/* Whether v never falls and holds no NaN (a NaN fails every comparison, so one anywhere fails). */
+static int
+ascending_numbers(const double *v, Py_ssize_t n)
+{
+    int ascending = n == 0 || v[0] == v[0];
+    for (Py_ssize_t i = 1; i < n; i++)
+        ascending &= v[i - 1] <= v[i];
+    return ascending;
+}
+
 PyDoc_STRVAR(calibration_spread_doc,
 "calibration_spread(lo, hi, given, given_float, given_pos, pos_float, inner, out) -> bool\n\n"
 "calibration._spread, compiled: into `out` (float64, 3 rows of len(inner) + 1) the events, positives and sum of\n"
@@ -4521,12 +4530,8 @@ calibration_spread(PyObject *Py_UNUSED(module), PyObject *args)
     int fits = lb.len % 8 == 0 && k > 0 && hb.len == lb.len && gb.len == lb.len && pb.len == lb.len &&
                ib.len % 8 == 0 && ob.len == 3 * (n_inner + 1) * 8;
     /* the binary searches assume both ascending (and no NaN): otherwise the twin, as numpy orders them */
-    int ascending = 1;
     const double *inner = (const double *)ib.buf, *hi = (const double *)hb.buf;
-    for (Py_ssize_t e = 0; fits && e < n_inner; e++)
-        ascending &= e == 0 ? inner[0] == inner[0] : inner[e - 1] <= inner[e];
-    for (Py_ssize_t i = 0; fits && i < k; i++)
-        ascending &= i == 0 ? hi[0] == hi[0] : hi[i - 1] <= hi[i];
+    int ascending = fits && ascending_numbers(inner, n_inner) && ascending_numbers(hi, k);
     if (fits && ascending)
         calibration_spread_of((const double *)lb.buf, hi, k, gb.buf, given_float, pb.buf,
                               pos_float, inner, n_inner, (double *)ob.buf);
@@ -4575,12 +4580,8 @@ calibration_exact(PyObject *Py_UNUSED(module), PyObject *args)
     Py_ssize_t k = vb.len / 8, n_inner = ib.len / 8;
     int fits = vb.len % 8 == 0 && gb.len == vb.len && pb.len == vb.len && ib.len % 8 == 0 &&
                ob.len == 3 * (n_inner + 1) * 8;
-    int ascending = 1; /* a NaN fails every comparison */
     const double *inner = (const double *)ib.buf, *values = (const double *)vb.buf;
-    for (Py_ssize_t e = 0; fits && e < n_inner; e++)
-        ascending &= e == 0 ? inner[0] == inner[0] : inner[e - 1] <= inner[e];
-    for (Py_ssize_t i = 0; fits && i < k; i++)
-        ascending &= i == 0 ? values[0] == values[0] : values[i - 1] <= values[i];
+    int ascending = fits && ascending_numbers(inner, n_inner) && ascending_numbers(values, k);
     if (fits && ascending) {
         Py_BEGIN_ALLOW_THREADS
         calibration_exact_of(values, k, gb.buf, given_float, pb.buf, pos_float, inner, n_inner, (double *)ob.buf);

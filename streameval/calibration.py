@@ -338,10 +338,10 @@ def _exact(values: Array, given: Array, given_pos: Array, inner: Array) -> tuple
     kinds = (given.dtype, given_pos.dtype)
     if SPEEDUPS is not None and all(k in (np.int64, np.float64) for k in kinds):  # the same sums, compiled
         out = np.empty((3, inner.size + 1))
-        values_, edges = (np.ascontiguousarray(a, dtype=np.float64) for a in (values, inner))
+        xs, edges = (np.ascontiguousarray(a, dtype=np.float64) for a in (values, inner))
         given_floats, pos_floats = (k == np.float64 for k in kinds)
         given_c, pos_c = np.ascontiguousarray(given), np.ascontiguousarray(given_pos)
-        if SPEEDUPS.calibration_exact(values_, given_c, given_floats, pos_c, pos_floats, edges, out):
+        if SPEEDUPS.calibration_exact(xs, given_c, given_floats, pos_c, pos_floats, edges, out):
             return out[0], out[1], out[2]
     counts = given.astype(np.float64)  # the float sum of the two counts, as neg + pos in floats gives it
     ids = np.searchsorted(inner, values, side="left")
