@@ -329,20 +329,34 @@ def _small_uniform_edges(n_bins: int) -> Array:
     return edges
 
 
+def _compiled_bins(
+    kernel: str, scores: tuple[Array, ...], given: Array, given_pos: Array, inner: Array
+) -> tuple[Array, Array, Array] | None:
+    """Events, positives and sums of scores per calibration bin by the compiled ``kernel`` (``calibration_spread``
+    of the groups' bounds, ``calibration_exact`` of distinct scores); ``None`` where the numpy twin runs: without
+    the compiled module, for counts that are not int64 or float64, and when the kernel declines the order."""
+    kinds = (given.dtype, given_pos.dtype)
+    if SPEEDUPS is None or not all(k in (np.int64, np.float64) for k in kinds):
+        return None
+    out = np.empty((3, inner.size + 1))
+    floats = [np.ascontiguousarray(a, dtype=np.float64) for a in scores]
+    given_floats, pos_floats = (k == np.float64 for k in kinds)
+    counts, positives = np.ascontiguousarray(given), np.ascontiguousarray(given_pos)
+    edges = np.ascontiguousarray(inner, dtype=np.float64)
+    if not getattr(SPEEDUPS, kernel)(*floats, counts, given_floats, positives, pos_floats, edges, out):
+        return None
+    return out[0], out[1], out[2]
+
+
 def _exact(values: Array, given: Array, given_pos: Array, inner: Array) -> tuple[Array, Array, Array]:
     """Per calibration bin: events, positives and the sum of scores of distinct scores ``values`` (ascending).
 
     ``given`` and ``given_pos`` are their counts as kept; each score goes to the bin ``searchsorted`` gives it,
     its terms added in order (as ``bincount`` adds them).
     """
-    kinds = (given.dtype, given_pos.dtype)
-    if SPEEDUPS is not None and all(k in (np.int64, np.float64) for k in kinds):  # the same sums, compiled
-        out = np.empty((3, inner.size + 1))
-        xs, edges = (np.ascontiguousarray(a, dtype=np.float64) for a in (values, inner))
-        given_floats, pos_floats = (k == np.float64 for k in kinds)
-        given_c, pos_c = np.ascontiguousarray(given), np.ascontiguousarray(given_pos)
-        if SPEEDUPS.calibration_exact(xs, given_c, given_floats, pos_c, pos_floats, edges, out):
-            return out[0], out[1], out[2]
+    compiled = _compiled_bins("calibration_exact", (values,), given, given_pos, inner)  # the same sums
+    if compiled is not None:
+        return compiled
     counts = given.astype(np.float64)  # the float sum of the two counts, as neg + pos in floats gives it
     ids = np.searchsorted(inner, values, side="left")
     total, true, sums = (
@@ -357,14 +371,9 @@ def _spread(lo: Array, hi: Array, given: Array, given_pos: Array, inner: Array) 
 
     ``given`` and ``given_pos`` are the counts as kept (their running sums taken as integers when whole).
     """
-    kinds = (given.dtype, given_pos.dtype)
-    if SPEEDUPS is not None and all(k in (np.int64, np.float64) for k in kinds):  # the same operations, compiled
-        out = np.empty((3, inner.size + 1))
-        lows, highs, edges = (np.ascontiguousarray(a, dtype=np.float64) for a in (lo, hi, inner))
-        given_floats, pos_floats = (k == np.float64 for k in kinds)
-        given, given_pos = np.ascontiguousarray(given), np.ascontiguousarray(given_pos)
-        if SPEEDUPS.calibration_spread(lows, highs, given, given_floats, given_pos, pos_floats, edges, out):
-            return out[0], out[1], out[2]
+    compiled = _compiled_bins("calibration_spread", (lo, hi), given, given_pos, inner)  # the same operations
+    if compiled is not None:
+        return compiled
     counts = given.astype(np.float64)  # the float sum of the two counts, as neg + pos in floats gives it
     width = hi - lo
     cum = np.zeros((3, lo.size + 1))
