@@ -1091,6 +1091,22 @@ done:
     return result;
 }
 
+/* merge_exact's copy of the stored scores from *i on, while they are below `below` (all of them when `all`),
+ * with their counts, to the out_ arrays at *m; nonzero when they are not ascending and distinct. */
+static int
+copy_stored(const double *values, const int64_t *neg, const int64_t *pos, Py_ssize_t ns, Py_ssize_t *i, int all,
+            double below, double *out_values, int64_t *out_neg, int64_t *out_pos, Py_ssize_t *m)
+{
+    for (; *i < ns && (all || values[*i] < below); ++*i, ++*m) {
+        if (*m > 0 && !(values[*i] > out_values[*m - 1]))
+            return 1;
+        out_values[*m] = values[*i];
+        out_neg[*m] = neg[*i];
+        out_pos[*m] = pos[*i];
+    }
+    return 0;
+}
+
 PyDoc_STRVAR(merge_exact_doc,
 "merge_exact(values, neg, pos, x, labels, width, order, out_values, out_neg, out_pos) -> int\n\n"
 "Sorted distinct scores `values` with whole counts `neg` and `pos` (int64), plus the events of scores x\n"
@@ -1135,17 +1151,10 @@ merge_exact(PyObject *Py_UNUSED(module), PyObject *args)
             bad = 1; /* NaN, or not ascending */
             break;
         }
-        for (; i < ns && values[i] < v; i++, m++) {
-            if (m > 0 && !(values[i] > out_values[m - 1])) {
-                bad = 1; /* stored scores not ascending and distinct */
-                break;
-            }
-            out_values[m] = values[i];
-            out_neg[m] = neg[i];
-            out_pos[m] = pos[i];
-        }
-        if (bad)
+        if (copy_stored(values, neg, pos, ns, &i, 0, v, out_values, out_neg, out_pos, &m)) {
+            bad = 1;
             break;
+        }
         if (m == 0 || out_values[m - 1] != v) { /* the first event of this score */
             if (i < ns && values[i] == v) {
                 out_neg[m] = neg[i];
@@ -1158,15 +1167,8 @@ merge_exact(PyObject *Py_UNUSED(module), PyObject *args)
         }
         (label ? out_pos : out_neg)[m - 1] += 1;
     }
-    for (; i < ns && !bad; i++, m++) {
-        if (m > 0 && !(values[i] > out_values[m - 1])) {
-            bad = 1;
-            break;
-        }
-        out_values[m] = values[i];
-        out_neg[m] = neg[i];
-        out_pos[m] = pos[i];
-    }
+    if (!bad)
+        bad = copy_stored(values, neg, pos, ns, &i, 1, 0.0, out_values, out_neg, out_pos, &m);
     Py_END_ALLOW_THREADS
     if (bad)
         PyErr_SetString(PyExc_ValueError, "merge_exact: scores not ascending, NaN, or a label other than 0 and 1");
