@@ -1299,15 +1299,21 @@ def _calibration_edges(rng, n_bins, edges):
     return inner
 
 
+def _calibration_cases(fewest_groups, edge_kinds):
+    """Examples of the calibration twin tests: a seed, the groups (or scores), the calibration bins, the counts'
+    kind (of :func:`_calibration_counts`) and the edges' (of :func:`_calibration_edges`)."""
+    return given(
+        st.integers(0, 2**32 - 1),
+        st.integers(fewest_groups, 400),
+        st.integers(1, 40),
+        st.sampled_from(["whole", "weights", "mixed"]),
+        st.sampled_from(edge_kinds),
+    )
+
+
 @needs_compiled
 @settings(max_examples=120, deadline=None)
-@given(
-    st.integers(0, 2**32 - 1),
-    st.integers(1, 400),
-    st.integers(1, 40),
-    st.sampled_from(["whole", "weights", "mixed"]),
-    st.sampled_from(["uniform", "random", "unsorted"]),
-)
+@_calibration_cases(1, ["uniform", "random", "unsorted"])
 def test_calibration_spread_equals_the_numpy_twin(seed, k, n_bins, counts, edges):
     """Binned groups (some of zero width, some past [0, 1] then clipped, some empty) spread over calibration bins:
     the compiled pass gives the twin's bits, for whole counts, weights, and inner edges in any order."""
@@ -1332,13 +1338,7 @@ def test_calibration_spread_equals_the_numpy_twin(seed, k, n_bins, counts, edges
 
 @needs_compiled
 @settings(max_examples=120, deadline=None)
-@given(
-    st.integers(0, 2**32 - 1),
-    st.integers(0, 400),
-    st.integers(1, 40),
-    st.sampled_from(["whole", "weights", "mixed"]),
-    st.sampled_from(["uniform", "random", "unsorted", "nan"]),
-)
+@_calibration_cases(0, ["uniform", "random", "unsorted", "nan"])
 def test_calibration_of_distinct_scores_equals_the_numpy_twin(seed, k, n_bins, counts, edges):
     """Distinct scores (some on a calibration edge, some outside [0, 1], -0.0) counted into calibration bins: the
     compiled pass gives the bits of searchsorted and bincount, for whole counts, weights, and inner edges in any
