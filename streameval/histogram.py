@@ -60,11 +60,13 @@ def _kernel_inputs(x: Array, is_pos: np.ndarray | bool) -> tuple[Array, np.ndarr
     return x, np.ascontiguousarray(is_pos)
 
 
-_THRESHOLD_PLACES: dict[tuple[Any, ...], tuple[int, npt.NDArray[np.int64], bool]] = {}
+_ThresholdPlace = tuple[int, npt.NDArray[np.int64], bool, tuple[int, int, bool, float]]
+_THRESHOLD_PLACES: dict[tuple[Any, ...], _ThresholdPlace] = {}
 
 
-def _threshold_place(bins: Bins, t: float) -> tuple[int, npt.NDArray[np.int64], bool]:
-    """The threshold's bin key, its two labelled codes and whether it is the bin's lower edge.
+def _threshold_place(bins: Bins, t: float) -> _ThresholdPlace:
+    """The threshold's bin key, its two labelled codes, whether it is the bin's lower edge, and the compiled
+    kernels' threshold arguments (the two codes, whether to check a score against it, the threshold).
 
     Remembered per (scheme, threshold): working it out takes longer than the
     rest of building an accumulator, and many accumulators share both.
@@ -73,7 +75,8 @@ def _threshold_place(bins: Bins, t: float) -> tuple[int, npt.NDArray[np.int64], 
     place = _THRESHOLD_PLACES.get(index)
     if place is None:
         codes = _readonly(bins.labelled_codes([t, t], [False, True]))
-        place = (bins.key(t), codes, bins.is_lower_edge(t))
+        is_edge = bins.is_lower_edge(t)
+        place = (bins.key(t), codes, is_edge, (int(codes[0]), int(codes[1]), not is_edge, t))
         if len(_THRESHOLD_PLACES) >= 256:
             _THRESHOLD_PLACES.clear()
         _THRESHOLD_PLACES[index] = place
@@ -377,7 +380,8 @@ class ScoreHistogram:
     """
 
     __slots__ = (
-        "_above", "_counts", "_exact", "_merges", "_t_codes", "_t_is_edge", "_t_key", "bins", "exact_up_to", "threshold"
+        "_above", "_counts", "_exact", "_merges", "_t_args", "_t_codes", "_t_is_edge", "_t_key", "bins", "exact_up_to",
+        "threshold",
     )  # fmt: skip
 
     def __init__(self, bins: Bins, threshold: float = -math.inf, exact_up_to: int | None = 0) -> None:
@@ -386,7 +390,7 @@ class ScoreHistogram:
         self.exact_up_to = exact_up_to
         self._exact: ExactCounts | HashedCounts | None = None if exact_up_to == 0 else ExactCounts()
         self._counts = LabelledCounts(2 * bins.n_codes if exact_up_to == 0 else 0)  # no page table while exact
-        self._t_key, self._t_codes, self._t_is_edge = _threshold_place(bins, threshold)
+        self._t_key, self._t_codes, self._t_is_edge, self._t_args = _threshold_place(bins, threshold)
         # events of the threshold's bin that score >= threshold: [negatives, positives]
         self._above: np.ndarray = np.zeros(2, dtype=np.int64)
         self._merges = 0  # batches merged into sorted exact counts since a report last read them
@@ -721,7 +725,7 @@ class ScoreHistogram:
 
     def _at_threshold(self) -> tuple[int, int, bool, float]:
         """The compiled kernels' threshold arguments: its two codes, whether to check, the threshold."""
-        return int(self._t_codes[0]), int(self._t_codes[1]), not self._t_is_edge, self.threshold
+        return self._t_args
 
     def _add_compiled(self, kernel: Kernel, x: Array, is_pos: np.ndarray | bool, sign: int) -> bool:
         """:meth:`add` of unweighted events in one compiled pass; whether the input was refused."""
@@ -747,6 +751,7 @@ class ScoreHistogram:
         new = ScoreHistogram.__new__(ScoreHistogram)
         new.bins, new.threshold, new.exact_up_to = self.bins, self.threshold, self.exact_up_to
         new._t_key, new._t_codes, new._t_is_edge = self._t_key, self._t_codes, self._t_is_edge
+        new._t_args = self._t_args
         new._counts = self._counts.copy()
         new._above = self._above.copy()
         new._exact = None if self._exact is None else self._sorted().copy()

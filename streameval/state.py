@@ -88,7 +88,7 @@ class LabelledCounts:
     @property
     def is_weighted(self) -> bool:
         """Whether counts are float weights rather than integer event counts."""
-        return self._counts.dtype == np.float64
+        return self._counts.dtype.kind == "f"  # int64 or float64; the kind is the cheaper test
 
     @property
     def nbytes(self) -> int:
