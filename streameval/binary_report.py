@@ -442,11 +442,13 @@ class BinaryReport(ConfusionReport):
     @cached_property
     def _score_range(self) -> tuple[float, float]:
         """The lowest and highest score the counts allow (``(0, 0)`` with no events)."""
-        if self.edges.size == 0:
-            return 0.0, 0.0
         if self.values is not None:
-            return float(self.values[0]), float(self.values[-1])
-        return float(self.edges[0]), float(self.edges[-1])
+            return (float(self.values[0]), float(self.values[-1])) if self.values.size else (0.0, 0.0)
+        assert self.keys is not None
+        if self.keys.size == 0:
+            return 0.0, 0.0
+        low, high = self.bins.lower_edges(self.keys[[0, -1]]).tolist()  # the edges of the two end bins alone
+        return low, high
 
     @cached_property
     def _range_issue(self) -> str | None:

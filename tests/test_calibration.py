@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import pickle
@@ -156,6 +157,21 @@ def test_scores_outside_unit_interval_give_nan_with_a_reason_until_taken_out():
     assert acc.get().brier == pytest.approx(brier_score_loss([1, 0, 1], [0.9, 0.2, 0.7]), rel=1e-12)
     acc.update(1, -np.inf)
     assert "outside" in acc.get().calibration_issue
+
+
+@pytest.mark.parametrize(
+    "scores", [[0.2, 0.7, 3.0], [-2.0, 0.2, 0.7], [0.2, 0.7, 0.9]], ids=["above", "below", "inside"]
+)
+def test_without_sums_the_bins_range_decides_whether_calibration_is_defined(scores):
+    acc = se.BinaryAccumulator(exact_up_to=0)
+    acc.update_many([0, 1, 1], scores)
+    r = dataclasses.replace(acc.get(), calibration=None)  # as a state that kept no sums gives it
+    low, high = float(r.edges[0]), float(r.edges[-1])  # the lower edges of the end bins, from every edge
+    if low >= 0.0 and high <= 1.0:
+        assert r.calibration_issue.startswith("no calibration sums") and 0 <= r.ece() < 1
+    else:
+        want = f"scores range over [{low!r}, {high!r}], outside [0, 1]: calibration metrics need probabilities"
+        assert r.calibration_issue == want and math.isnan(r.ece()) and math.isnan(r.mce())
 
 
 def test_no_events_gives_nan_and_empty_curves():
