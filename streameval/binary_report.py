@@ -156,8 +156,12 @@ class BinaryReport(ConfusionReport):
         return curves.break_even_point(self.edges, self.neg, self.pos, points=self._points)
 
     @cached_property
+    def _equal_error_rates(self) -> tuple[curves.Crossing, curves.Crossing]:
+        return curves.equal_error_rates(self.edges, self.neg, self.pos, points=self._points)
+
+    @property
     def _eer(self) -> curves.Crossing:
-        return curves.eer(self.edges, self.neg, self.pos, points=self._points)
+        return self._equal_error_rates[0]
 
     @property
     def eer(self) -> float:
@@ -183,9 +187,9 @@ class BinaryReport(ConfusionReport):
         """Threshold at the ROCCH-EER, interpolated along the hull segment."""
         return self._eer_rocch.threshold
 
-    @cached_property
+    @property
     def _eer_nearest(self) -> curves.Crossing:
-        return curves.eer_nearest(self.edges, self.neg, self.pos, points=self._points)
+        return self._equal_error_rates[1]
 
     @property
     def eer_nearest(self) -> float:

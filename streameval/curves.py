@@ -36,6 +36,7 @@ __all__ = [
     "eer",
     "eer_nearest",
     "eer_rocch",
+    "equal_error_rates",
     "operating_points",
     "pr_auc",
     "pr_curve",
@@ -510,35 +511,49 @@ def eer(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None 
     The threshold is interpolated on the same segment (the finite end when
     the segment starts at ``+inf``).
     """
-    pts = _points(edges, neg, pos, points)
-    if pts.positives == 0 or pts.negatives == 0:
-        return Crossing(math.nan, math.nan)
-    found = _crossing_indices(pts.tp, pts.fp, pts.positives, pts.negatives, rates=False)
-    if found is not None:  # the indices of _segment_crossing, without the arrays of rates
-        crossing = _crossing_found(found, lambda i: _rates_at(pts, i), pts.thresholds)
-        if crossing is not None:
-            return crossing
-    rates = _rates(pts)
-    assert rates is not None
-    return _segment_crossing(rates[2], rates[0], rates[1])
+    return equal_error_rates(edges, neg, pos, points=points)[0]
 
 
 def eer_nearest(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None) -> Crossing:
     """Mean of FAR and FRR at the threshold where ``|FRR - FAR|`` is smallest."""
+    return equal_error_rates(edges, neg, pos, points=points)[1]
+
+
+def equal_error_rates(
+    edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None
+) -> tuple[Crossing, Crossing]:
+    """:func:`eer` and :func:`eer_nearest` of the same counts, from one pass over the operating points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streameval.curves import equal_error_rates
+    >>> crossed, nearest = equal_error_rates(np.array([0.1, 0.4, 0.8]), np.array([3, 1, 0]), np.array([0, 1, 2]))
+    >>> round(crossed.rate, 6), round(crossed.threshold, 6)  # 1/7, on the segment from 0.8 to 0.4
+    (0.142857, 0.571429)
+    >>> nearest  # at 0.4: FAR 1/4, FRR 0
+    Crossing(rate=0.125, threshold=0.4)
+    """
     pts = _points(edges, neg, pos, points)
     if pts.positives == 0 or pts.negatives == 0:
-        return Crossing(math.nan, math.nan)
+        return Crossing(math.nan, math.nan), Crossing(math.nan, math.nan)
     found = _crossing_indices(pts.tp, pts.fp, pts.positives, pts.negatives, rates=False)
+    # the indices of _segment_crossing, without the arrays of rates
+    crossed = None if found is None else _crossing_found(found, lambda i: _rates_at(pts, i), pts.thresholds)
+    rates = None
+    if crossed is None:
+        rates = _rates(pts)
+        assert rates is not None
+        crossed = _segment_crossing(rates[2], rates[0], rates[1])
     if found is not None:
         i = found[2]
         far_i, frr_i = _rates_at(pts, i)
     else:
-        rates = _rates(pts)
         assert rates is not None
         far, frr, _ = rates
         i = int(np.argmin(np.abs(frr - far)))
         far_i, frr_i = far[i], frr[i]
-    return Crossing(float((far_i + frr_i) / 2.0), float(pts.thresholds[i]))
+    return crossed, Crossing(float((far_i + frr_i) / 2.0), float(pts.thresholds[i]))
 
 
 def eer_rocch(edges: Array, neg: Array, pos: Array, *, points: OperatingPoints | None = None) -> Crossing:
