@@ -160,14 +160,17 @@ def test_scores_outside_unit_interval_give_nan_with_a_reason_until_taken_out():
 
 
 @pytest.mark.parametrize(
-    "scores", [[0.2, 0.7, 3.0], [-2.0, 0.2, 0.7], [0.2, 0.7, 0.9]], ids=["above", "below", "inside"]
+    ("scores", "outside"),
+    [([0.2, 0.7, 3.0], True), ([-2.0, 0.2, 0.7], True), ([0.2, 0.7, 0.9], False)],
+    ids=["above", "below", "inside"],
 )
-def test_without_sums_the_bins_range_decides_whether_calibration_is_defined(scores):
+def test_without_sums_the_bins_range_decides_whether_calibration_is_defined(scores, outside):
     acc = se.BinaryAccumulator(exact_up_to=0)
     acc.update_many([0, 1, 1], scores)
     r = dataclasses.replace(acc.get(), calibration=None)  # as a state that kept no sums gives it
     low, high = float(r.edges[0]), float(r.edges[-1])  # the lower edges of the end bins, from every edge
-    if low >= 0.0 and high <= 1.0:
+    assert (low < 0.0 or high > 1.0) == outside
+    if not outside:
         assert r.calibration_issue.startswith("no calibration sums") and 0 <= r.ece() < 1
     else:
         want = f"scores range over [{low!r}, {high!r}], outside [0, 1]: calibration metrics need probabilities"
