@@ -26,8 +26,9 @@ lint: $(STAMP_DEV)
 	$(VENV)/bin/ruff check streameval tests examples benchmarks docs
 	$(VENV)/bin/mypy streameval
 
+# two processes, a test file each at a time (a file's fixtures, a Spark session among them, start once)
 test: lint browser java
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile
 
 # the HTML report is checked in a real headless browser: Debian's chromium, installed here when it is missing
 browser:
