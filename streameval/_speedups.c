@@ -19,10 +19,11 @@
  *                     the calibration curve's bins of binned scores (each
  *                     bin's scores spread evenly over it), and of distinct
  *                     scores.
- *   layout_cells, gather_bins
- *                     a report's read of a table: each stored slot's (bin,
- *                     label) once per set of pages, then every count summed
- *                     into its bin (the twin gathers with numpy).
+ *   run_order, layout_cells, gather_bins
+ *                     a report's read of a table: its slots in order from its
+ *                     rows' sorted runs (else numpy's argsort), each stored
+ *                     slot's (bin, label) once per set of pages, then every
+ *                     count summed into its bin (the twin gathers with numpy).
  *   rate_crossing     where FRR - FAR crosses 0 along a curve's points, and
  *                     where it is nearest 0 (the equal error rates).
  *   time_order        whether a batch's event times are finite and ascending.
@@ -3674,6 +3675,145 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(run_order_doc,
+"run_order(target, page, order) -> bool\n\n"
+"The slots of a table (`target`, int64: each slot's key * 2 + label, rows of `page` slots) in ascending order\n"
+"of target, written into `order` (int64, as long as `target`), when every row is a strictly monotone run and\n"
+"runs overlap at most two at a time (the two labels of one range of bins): the rows sorted by their least\n"
+"target, each run read in its direction and two overlapping ones merged. False, with `order` not to be used,\n"
+"where that does not hold or two slots share a target (numpy's stable argsort then gives the order).");
+
+typedef struct {
+    int64_t lo, hi;
+    Py_ssize_t first, step; /* the run's slots in ascending order of target: first, first + step, ... */
+} RowRun;
+
+static int
+row_run_cmp(const void *a, const void *b)
+{
+    int64_t x = ((const RowRun *)a)->lo, y = ((const RowRun *)b)->lo;
+    return (x > y) - (x < y);
+}
+
+/* Whether t[0:n] strictly rises (up) or strictly falls. */
+VECTOR_CLONES static int
+strictly_monotone(const int64_t *t, Py_ssize_t n, int up)
+{
+    int64_t bad = 0;
+    if (up)
+        for (Py_ssize_t j = 1; j < n; j++)
+            bad |= t[j] <= t[j - 1];
+    else
+        for (Py_ssize_t j = 1; j < n; j++)
+            bad |= t[j] >= t[j - 1];
+    return !bad;
+}
+
+/* Whether two runs of n slots read the same way (1: forwards from a and b, -1: backwards) alternate in target:
+ * a's first < b's first < a's second < ... < a's last < b's last. */
+VECTOR_CLONES static int
+alternating(const int64_t *t, Py_ssize_t a, Py_ssize_t b, Py_ssize_t step, Py_ssize_t n)
+{
+    int64_t bad = t[a + (n - 1) * step] >= t[b + (n - 1) * step];
+    if (step == 1)
+        for (Py_ssize_t i = 0; i + 1 < n; i++)
+            bad |= (t[a + i] >= t[b + i]) | (t[b + i] >= t[a + i + 1]);
+    else
+        for (Py_ssize_t i = 0; i + 1 < n; i++)
+            bad |= (t[a - i] >= t[b - i]) | (t[b - i] >= t[a - i - 1]);
+    return !bad;
+}
+
+static PyObject *
+run_order(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer tb, ob;
+    Py_ssize_t page;
+    if (!PyArg_ParseTuple(args, "y*nw*", &tb, &page, &ob))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = tb.len / 8;
+    if (tb.len % 8 || ob.len != tb.len || page < 2 || n % page) {
+        PyErr_SetString(PyExc_ValueError, "run_order: inconsistent arguments");
+        goto done;
+    }
+    Py_ssize_t rows = n / page;
+    RowRun *runs = PyMem_Malloc((size_t)(rows ? rows : 1) * sizeof(RowRun));
+    if (runs == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const int64_t *target = (const int64_t *)tb.buf;
+    int64_t *order = (int64_t *)ob.buf;
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t r = 0; r < rows && ok; r++) { /* each row strictly monotone, one way */
+        const int64_t *t = target + r * page;
+        int up = t[1] > t[0];
+        ok = strictly_monotone(t, page, up);
+        runs[r].lo = up ? t[0] : t[page - 1];
+        runs[r].hi = up ? t[page - 1] : t[0];
+        runs[r].first = up ? r * page : r * page + page - 1;
+        runs[r].step = up ? 1 : -1;
+    }
+    if (ok)
+        qsort(runs, (size_t)rows, sizeof(RowRun), row_run_cmp);
+    Py_ssize_t m = 0;
+    for (Py_ssize_t k = 0; k < rows && ok;) {
+        RowRun a = runs[k];
+        if (k + 1 < rows && runs[k + 1].lo <= a.hi) { /* two runs overlap: merged, if no third one does */
+            RowRun b = runs[k + 1];
+            int64_t hi = a.hi > b.hi ? a.hi : b.hi;
+            if (k + 2 < rows && runs[k + 2].lo <= hi) {
+                ok = 0;
+                break;
+            }
+            if (b.lo < a.lo || (b.lo == a.lo && b.hi < a.hi)) { /* a: the run whose least target is lower */
+                RowRun swap = a;
+                a = b;
+                b = swap;
+            }
+            /* the two labels of a range of bins: their targets alternate, so the order is known without the
+             * merge's chain of compares */
+            if (a.step == b.step && alternating(target, a.first, b.first, a.step, page)) {
+                for (Py_ssize_t i = 0; i < page; i++) {
+                    order[m++] = a.first + i * a.step;
+                    order[m++] = b.first + i * b.step;
+                }
+                k += 2;
+                continue;
+            }
+            Py_ssize_t i = 0, j = 0;
+            while (i < page && j < page) {
+                int64_t sa = a.first + i * a.step, sb = b.first + j * b.step;
+                int64_t ta = target[sa], tb_ = target[sb];
+                ok &= ta != tb_; /* a shared target: the stable order is numpy's to give */
+                int take_a = ta < tb_;
+                order[m++] = take_a ? sa : sb;
+                i += take_a;
+                j += !take_a;
+            }
+            for (; i < page; i++)
+                order[m++] = a.first + i * a.step;
+            for (; j < page; j++)
+                order[m++] = b.first + j * b.step;
+            k += 2;
+        }
+        else {
+            for (Py_ssize_t i = 0; i < page; i++)
+                order[m++] = a.first + i * a.step;
+            k += 1;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_Free(runs);
+    result = PyBool_FromLong(ok);
+done:
+    PyBuffer_Release(&tb);
+    PyBuffer_Release(&ob);
+    return result;
+}
+
 PyDoc_STRVAR(layout_cells_doc,
 "layout_cells(target, order, cells, keys) -> int\n\n"
 "The layout a report's gather reads: `target` (int64) holds each slot's key * 2 + label and `order` (int64)\n"
@@ -4745,6 +4885,7 @@ static PyMethodDef module_methods[] = {
     {"lower_hull", lower_hull, METH_VARARGS, lower_hull_doc},
     {"merge_exact", merge_exact, METH_VARARGS, merge_exact_doc},
     {"layout_cells", layout_cells, METH_VARARGS, layout_cells_doc},
+    {"run_order", run_order, METH_VARARGS, run_order_doc},
     {"gather_bins", gather_bins, METH_VARARGS, gather_bins_doc},
     {"auc_sums", auc_sums, METH_VARARGS, auc_sums_doc},
     {"more_distinct_than", more_distinct_than, METH_VARARGS, more_distinct_than_doc},

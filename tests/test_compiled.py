@@ -1090,6 +1090,101 @@ def test_layout_cells_refuses_an_order_that_is_not_each_slot_once_ascending():
         SPEEDUPS.layout_cells(target, np.array([1, 3, 0]), cells, keys)
 
 
+def _run_order_applies(target: np.ndarray, page: int) -> bool:
+    """Whether the rows of ``target`` are strict runs of distinct targets, at most two of them overlapping at a time
+    (the case ``run_order`` takes), worked out apart from the kernel."""
+    runs = target.reshape(-1, page)
+    steps = np.diff(runs, axis=1)
+    if not ((steps > 0).all(axis=1) | (steps < 0).all(axis=1)).all() or np.unique(target).size != target.size:
+        return False
+    group, reach = 0, None
+    for lo, hi in sorted(zip(runs.min(axis=1).tolist(), runs.max(axis=1).tolist(), strict=True)):
+        group = group + 1 if reach is not None and lo <= reach else 1
+        reach = hi if group == 1 else max(reach, hi)
+        if group > 2:
+            return False
+    return True
+
+
+def _check_run_order(target: np.ndarray, page: int) -> bool:
+    from streameval._compiled import SPEEDUPS
+
+    order = np.empty(target.size, dtype=np.int64)
+    applied = SPEEDUPS.run_order(target, page, order)
+    assert applied == _run_order_applies(target, page)
+    if applied:
+        np.testing.assert_array_equal(order, np.argsort(target, kind="stable"))
+    return applied
+
+
+@needs_compiled
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 5000),
+    scale=st.sampled_from([1e-6, 1.0, 1e3]),
+    shift=st.sampled_from([0.0, -0.5, -1.0]),
+    mantissa_bits=st.sampled_from([3, 7, 12]),
+)
+def test_run_order_of_a_range_free_table_is_numpys_argsort(seed, n, scale, shift, mantissa_bits):
+    """A range-free table's rows are monotone runs (descending for negative scores) whose two labels interleave:
+    the runs merged give the stable argsort's order, for scores of one sign or both. With 3 mantissa bits some
+    pages' unused slots share targets with others', and the kernel leaves those tables to argsort."""
+    from streameval.state import PAGE, LabelledCounts
+
+    bins = se.Bins.range_free(mantissa_bits=mantissa_bits)
+    rng = np.random.default_rng(seed)
+    x = (rng.random(n) + shift) * scale
+    counts = LabelledCounts(2 * bins.n_codes)
+    counts.flat_index(bins.labelled_codes(x, rng.random(n) < 0.4))  # gives the codes' pages their rows
+    applied = _check_run_order(counts._slot_targets(bins), PAGE)
+    assert applied or mantissa_bits == 3
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    rows=st.integers(1, 12),
+    page=st.sampled_from([2, 3, 8]),
+    spread=st.sampled_from([4, 40, 4000]),
+    kind=st.sampled_from(["any", "ranges", "pairs"]),
+)
+def test_run_order_gives_argsorts_order_or_declines(seed, rows, page, spread, kind):
+    """Rows of any targets: monotone or not, overlapping by two, three or none, sharing targets or not; rows
+    of ranges of bins as a table has them (one or both labels of each range); pairs of runs that overlap
+    without alternating (the merge). Where the kernel gives an order it is the stable argsort's; it declines
+    where a row is not a strict run, three runs overlap in a chain or two slots share a target."""
+    rng = np.random.default_rng(seed)
+    if kind == "any":
+        runs = np.sort(rng.choice(spread, (rows, page)), axis=1)  # ascending, maybe with repeats
+        if rng.random() < 0.3:
+            runs[rng.integers(rows), :] = rng.integers(0, spread, page)  # a row that may not be a run at all
+    elif kind == "ranges":  # range r holds keys r * page ... (r + 1) * page - 1: its rows' targets 2 key + label
+        starts = rng.choice(rows * 3, rows, replace=False) * page
+        labels = ([0], [1], [0, 1])
+        runs = np.array([2 * (start + np.arange(page)) + lab for start in starts for lab in labels[rng.integers(3)]])
+    else:  # runs of distinct values in pairs that overlap, each pair apart from the others
+        size = max(spread, 2) * page  # each pair draws 2 * page distinct values of its own span
+        values = np.array([rng.choice(size, 2 * page, replace=False) + r * size for r in range(rows)])
+        runs = np.sort(values.reshape(2 * rows, page), axis=1)
+    runs = np.where(rng.random((runs.shape[0], 1)) < 0.5, runs, runs[:, ::-1])
+    _check_run_order(runs.reshape(-1).astype(np.int64), page)
+
+
+@needs_compiled
+def test_run_order_refuses_inconsistent_arguments():
+    from streameval._compiled import SPEEDUPS
+
+    target = np.array([4, 2, 1, 3], dtype=np.int64)
+    order = np.empty(4, dtype=np.int64)
+    assert SPEEDUPS.run_order(target, 2, order) and order.tolist() == [2, 1, 3, 0]
+    for args in ((target, 3, order), (target, 1, order), (target, 2, np.empty(3, dtype=np.int64)),
+                 (target[:3], 2, order[:3])):  # fmt: skip
+        with pytest.raises(ValueError, match="run_order"):
+            SPEEDUPS.run_order(*args)
+
+
 @needs_compiled
 def test_gather_bins_refuses_cells_outside_its_bins():
     from streameval._compiled import SPEEDUPS
