@@ -185,7 +185,10 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         """Count the buffered per-event updates (a logical no-op)."""
         if self._n_unit:
             scores, labels = self._unit_events()
-            self._count(np.frombuffer(scores, dtype=np.float64), np.frombuffer(labels, dtype=np.bool_), None)
+            x, is_pos = np.frombuffer(scores, dtype=np.float64), np.frombuffer(labels, dtype=np.bool_)
+            sums = None if self._sums is None else self._sums.plus_events(x, is_pos)  # before the counts, as _count
+            self._hist.add(x, is_pos, None)
+            self._sums = sums
             self._drop_unit()
         if len(self._wbuf_score):
             self._count(
@@ -357,7 +360,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         """
         self._flush()
         view = self._hist.read()
-        return BinaryReport(
+        return BinaryReport.with_fields(
             tp=view.tp,
             fp=view.fp,
             tn=view.tn,

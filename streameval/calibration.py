@@ -180,6 +180,35 @@ class CalibrationSums:
         events, positives, outside = int(counts.sum()), int(counts[lab].sum()), int(counts[out].sum())
         return CalibrationSums(events, positives, outside, units(b, BRIER_UNIT), units(ll, LOG_LOSS_UNIT))
 
+    def plus_events(self, x: Array, is_pos: npt.NDArray[np.bool_]) -> CalibrationSums:
+        """These sums and those of a batch of checked events of weight 1: ``self.combined(CalibrationSums.of(x,
+        is_pos, None))``, in one compiled call when both are whole units and the batch is a per-event buffer's
+        (contiguous float64 scores, bool labels).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from streameval.calibration import CalibrationSums
+        >>> s = CalibrationSums.of(np.array([0.9]), np.array([True]), None)
+        >>> both = s.plus_events(np.array([0.2, 0.6]), np.array([False, False]))
+        >>> both == CalibrationSums.of(np.array([0.9, 0.2, 0.6]), np.array([True, False, False]), None)
+        True
+        """
+        if (
+            SPEEDUPS is None
+            or self.is_weighted
+            or x.dtype != np.float64
+            or is_pos.dtype != np.bool_
+            or not (x.flags.c_contiguous and is_pos.flags.c_contiguous)
+            or x.size != is_pos.size
+        ):
+            return self.combined(CalibrationSums.of(x, is_pos, None))
+        positives, outside, brier, log_loss = SPEEDUPS.calibration_sums(x, is_pos, 1, None)
+        return CalibrationSums(
+            self.events + x.size, self.positives + positives, self.outside + outside,
+            self.brier + brier, self.log_loss + log_loss,
+        )  # fmt: skip
+
     def combined(self, other: CalibrationSums, sign: int = 1) -> CalibrationSums:
         """These sums plus (``sign=-1``: less) ``other``'s; ``ValueError`` if more events would go out than came in."""
         events, outside = self.events + sign * other.events, self.outside + sign * other.outside

@@ -223,6 +223,31 @@ def test_compiled_sums_equal_the_numpy_twin_bit_for_bit(labels, monkeypatch):
     assert (compiled.events, compiled.positives, compiled.outside) == (p.size, positives, 2)
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    scores=st.lists(st.floats(allow_nan=False, width=64), min_size=0, max_size=50),
+    seed=st.integers(0, 2**32 - 1),
+    start=st.sampled_from(["empty", "whole", "weighted"]),
+    layout=st.sampled_from(["buffer", "strided", "int8"]),
+)
+def test_sums_plus_a_buffer_of_events_equal_the_sums_combined(scores, seed, start, layout):
+    """plus_events (one compiled call for a per-event buffer) gives combined(of(...)) exactly: for any scores,
+    after whole or weighted sums, and for batches it leaves to combined (strided scores, labels not bools)."""
+    rng = np.random.default_rng(seed)
+    x = np.array(scores, dtype=np.float64)
+    is_pos = rng.random(x.size) < 0.5
+    if layout == "strided":
+        x, is_pos = np.repeat(x, 2)[::2], np.repeat(is_pos, 2)[::2]
+    elif layout == "int8":
+        is_pos = is_pos.astype(np.int8)
+    before = {
+        "empty": CalibrationSums(),
+        "whole": CalibrationSums.of(rng.random(20), rng.random(20) < 0.5, None),
+        "weighted": CalibrationSums.of(rng.random(20), rng.random(20) < 0.5, rng.random(20)),
+    }[start]
+    assert before.plus_events(x, is_pos) == before.combined(CalibrationSums.of(x, is_pos, None))
+
+
 def test_sums_of_the_counts_of_distinct_scores_equal_the_sums_of_the_events():
     y, p = _calibrated(12, 3_000, rounding=2)
     acc = se.BinaryAccumulator(exact_up_to=None)
