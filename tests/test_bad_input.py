@@ -168,6 +168,26 @@ def test_report_queries_validate_their_arguments():
         r.cost_error(1.0, -1.0)
 
 
+def test_a_report_made_with_fields_equals_its_constructors_and_refuses_any_other_fields():
+    """with_fields (how an accumulator makes its report at every read) gives what the constructor gives, and
+    refuses a field too few or too many, naming every field and what it got."""
+    import dataclasses
+
+    r = _fed().get()
+    values = {f.name: getattr(r, f.name) for f in dataclasses.fields(r)}
+    made, constructed = se.BinaryReport.with_fields(**values), se.BinaryReport(**values)
+    assert made.to_dict() == constructed.to_dict() == r.to_dict()
+    assert made.edges.tolist() == constructed.edges.tolist() and type(made) is se.BinaryReport
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.tp = 3
+    short = {k: v for k, v in values.items() if k != "calibration"}
+    for bad, word, passed in ((short, "calibration", False), ({**values, "colour": "red"}, "colour", True)):
+        with pytest.raises(TypeError, match=r"BinaryReport\.with_fields takes every field, \[") as info:
+            se.BinaryReport.with_fields(**bad)
+        wanted, got = str(info.value).split(", got ")
+        assert (word in wanted, word in got) == (not passed, passed)
+
+
 def test_labels_other_than_zero_and_one():
     acc = se.BinaryAccumulator(pos_label="spam", neg_label="ham")
     acc.update_many(["spam", "ham", "spam"], [0.9, 0.1, 0.4])
