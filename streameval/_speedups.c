@@ -9,10 +9,11 @@
  *                     code of every score, its page (given a row when new),
  *                     its slot. They refuse a NaN score or a label other than
  *                     0 and 1, and the caller takes back what was counted.
- *   count_exact, fill_exact, merge_exact
+ *   count_exact, fill_exact, merge_exact, sort_exact
  *                     the exact regime: every distinct score with its counts
- *                     in a hash table (the twin keeps sorted arrays), or a
- *                     batch merged into the sorted scores of a report.
+ *                     in a hash table (the twin keeps sorted arrays), a
+ *                     batch merged into the sorted scores of a report, or the
+ *                     table's scores radix-sorted for a report.
  *   calibration_sums  the Brier and log-loss sums of a batch (exact whole units
  *                     without weights).
  *   calibration_spread, calibration_exact
@@ -1047,6 +1048,106 @@ done:
     PyBuffer_Release(&labels);
     PyBuffer_Release(&keys);
     PyBuffer_Release(&cnt);
+    return result;
+}
+
+PyDoc_STRVAR(sort_exact_doc,
+"sort_exact(keys, counts, out_values, out_neg, out_pos) -> int\n\n"
+"The table's scores ascending with their counts: each slot of `keys` (uint64, a score's bits or the empty\n"
+"pattern) holding a score whose [negatives, positives] in `counts` (int64, two a slot) are not both 0 goes\n"
+"into `out_values` (float64), `out_neg` and `out_pos` (int64, as long, room for them all); returns how many.\n"
+"A radix sort of the scores' bits made monotone (what numpy's argsort of distinct scores gives).");
+
+/* The bits of a double (not NaN, not -0.0) as an unsigned integer in the same order. */
+static inline uint64_t
+monotone_bits(uint64_t bits)
+{
+    return bits >> 63 ? ~bits : bits | (UINT64_C(1) << 63);
+}
+
+#define SORT_DIGIT 11
+#define SORT_PASSES 6 /* 6 digits of 11 bits cover 64 */
+
+static PyObject *
+sort_exact(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer kb, cb, vb, nb, pb;
+    if (!PyArg_ParseTuple(args, "y*y*w*w*w*", &kb, &cb, &vb, &nb, &pb))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t cap = kb.len / 8;
+    if (kb.len % 8 || cb.len != 2 * kb.len || vb.len % 8 || nb.len != vb.len || pb.len != vb.len ||
+        cap > (Py_ssize_t)UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "sort_exact: inconsistent arguments");
+        goto done;
+    }
+    const uint64_t *keys = (const uint64_t *)kb.buf;
+    const int64_t *counts = (const int64_t *)cb.buf;
+    uint64_t *a = PyMem_Malloc((size_t)(cap ? cap : 1) * 4 * sizeof(uint64_t)); /* (key, slot) twice over */
+    uint32_t *hist = PyMem_Calloc((size_t)SORT_PASSES << SORT_DIGIT, sizeof(uint32_t));
+    if (a == NULL || hist == NULL) {
+        PyMem_Free(a);
+        PyMem_Free(hist);
+        PyErr_NoMemory();
+        goto done;
+    }
+    uint64_t *b = a + 2 * cap;
+    Py_ssize_t m = 0;
+    const uint64_t mask = (UINT64_C(1) << SORT_DIGIT) - 1;
+    int fits = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < cap; i++) { /* the scores held, and every digit's counts in one pass */
+        if (keys[i] == EXACT_EMPTY || (counts[2 * i] == 0 && counts[2 * i + 1] == 0))
+            continue;
+        uint64_t k = monotone_bits(keys[i]);
+        a[2 * m] = k;
+        a[2 * m + 1] = (uint64_t)i;
+        m++;
+        for (int d = 0; d < SORT_PASSES; d++)
+            hist[(d << SORT_DIGIT) + ((k >> (d * SORT_DIGIT)) & mask)]++;
+    }
+    fits = m <= (Py_ssize_t)(vb.len / 8);
+    for (int d = 0; d < SORT_PASSES && fits; d++) { /* least digit first; a digit all scores share moves nothing */
+        uint32_t *h = hist + (d << SORT_DIGIT);
+        if (m == 0 || h[(a[0] >> (d * SORT_DIGIT)) & mask] == (uint32_t)m)
+            continue;
+        uint32_t sum = 0;
+        for (Py_ssize_t j = 0; j <= (Py_ssize_t)mask; j++) {
+            uint32_t c = h[j];
+            h[j] = sum;
+            sum += c;
+        }
+        for (Py_ssize_t i = 0; i < m; i++) {
+            uint64_t k = a[2 * i];
+            uint32_t at = h[(k >> (d * SORT_DIGIT)) & mask]++;
+            b[2 * at] = k;
+            b[2 * at + 1] = a[2 * i + 1];
+        }
+        uint64_t *t = a;
+        a = b;
+        b = t;
+    }
+    double *values = (double *)vb.buf;
+    int64_t *neg = (int64_t *)nb.buf, *pos = (int64_t *)pb.buf;
+    for (Py_ssize_t i = 0; i < m && fits; i++) {
+        Py_ssize_t slot = (Py_ssize_t)a[2 * i + 1];
+        memcpy(values + i, keys + slot, sizeof(double));
+        neg[i] = counts[2 * slot];
+        pos[i] = counts[2 * slot + 1];
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_Free(a < b ? a : b); /* the block's start: a and b are its two halves */
+    PyMem_Free(hist);
+    if (fits)
+        result = PyLong_FromSsize_t(m);
+    else
+        PyErr_SetString(PyExc_ValueError, "sort_exact: the out_ arrays have no room for every score");
+done:
+    PyBuffer_Release(&kb);
+    PyBuffer_Release(&cb);
+    PyBuffer_Release(&vb);
+    PyBuffer_Release(&nb);
+    PyBuffer_Release(&pb);
     return result;
 }
 
@@ -4873,6 +4974,7 @@ static PyMethodDef module_methods[] = {
     {"count_uniform", count_uniform, METH_VARARGS, count_uniform_doc},
     {"count_edges", count_edges, METH_VARARGS, count_edges_doc},
     {"count_exact", count_exact, METH_VARARGS, count_exact_doc},
+    {"sort_exact", sort_exact, METH_VARARGS, sort_exact_doc},
     {"fill_exact", fill_exact, METH_VARARGS, fill_exact_doc},
     {"calibration_sums", calibration_sums, METH_VARARGS, calibration_sums_doc},
     {"row_argmax", row_argmax, METH_VARARGS, row_argmax_doc},

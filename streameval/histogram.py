@@ -297,11 +297,14 @@ class HashedCounts:
         return True
 
     def sorted(self) -> ExactCounts:
-        """The same counts as sorted arrays."""
-        out = self.entries()
-        order = np.argsort(out.values, kind="stable")
-        out.values, out.neg, out.pos = out.values[order], out.neg[order], out.pos[order]
-        return out.without_empty()
+        """The same counts as sorted arrays, scores whose counts are both 0 left out (a compiled radix sort of
+        the table's scores: what ``np.argsort`` of its entries gives, in a fraction of the time)."""
+        assert SPEEDUPS is not None
+        out = ExactCounts()
+        out.values, out.neg, out.pos = np.empty(self.used), np.empty(self.used, np.int64), np.empty(self.used, np.int64)
+        m = SPEEDUPS.sort_exact(self.keys, self.counts, out.values, out.neg, out.pos)
+        out.values, out.neg, out.pos = out.values[:m], out.neg[:m], out.pos[:m]
+        return out
 
     def count(self, x: Array, labels: np.ndarray, start: int, sign: int = 1) -> tuple[int, bool]:
         """Count ``x[start:]`` (``sign=-1``: take out) until done, a refusal (NaN, another label) or a new score

@@ -514,3 +514,69 @@ def test_a_report_every_thousand_events_does_not_sort_every_score_again(monkeypa
     acc.update_many([0], [0.25])  # the second: into a table, sorted at the next report
     assert acc.get().n == 8002
     assert sorts == [4000, 8000 + (0.5 not in r.edges) + (0.25 not in r.edges)]
+
+
+def _sorted_by_argsort(table):
+    """The table's entries ordered by numpy's argsort, empty scores left out: what ``sorted`` must give."""
+    out = table.entries()
+    order = np.argsort(out.values, kind="stable")
+    out.values, out.neg, out.pos = out.values[order], out.neg[order], out.pos[order]
+    return out.without_empty()
+
+
+@needs_compiled
+@settings(max_examples=200, deadline=None)
+@given(
+    scores=st.lists(
+        st.one_of(st.floats(allow_nan=False, width=64), st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 1.0, 0.5])),
+        min_size=0,
+        max_size=300,
+    ),
+    seed=st.integers(0, 2**32 - 1),
+    spread=st.sampled_from(["any", "unit", "close"]),
+    taken_out=st.floats(0.0, 1.0),
+)
+def test_a_tables_scores_radix_sorted_equal_numpys_argsort(scores, seed, spread, taken_out):
+    """The compiled radix sort of a table's scores (a report's read) gives argsort's order, counts and the
+    scores left out whose events were all taken out: for any floats, -0.0 and 0.0 as one, infinities,
+    subnormals, scores that share every high digit (the passes that move nothing) and 3,000 of them."""
+    from streameval.histogram import HashedCounts
+
+    rng = np.random.default_rng(seed)
+    x = np.array(scores, dtype=np.float64)
+    if spread == "unit":
+        x = np.concatenate([x, rng.random(3000)])
+    elif spread == "close":  # scores 1 + k * 2^-52: only the lowest digits differ
+        x = np.concatenate([x, 1.0 + rng.integers(0, 2000, 500) * 2.0**-52])
+    table = HashedCounts(None)
+    labels = (rng.random(x.size) < 0.5).astype(np.uint8)
+    table.count(x, labels, 0)
+    gone = rng.random(x.size) < taken_out
+    table.count(x[gone], labels[gone], 0, sign=-1)
+    got, want = table.sorted(), _sorted_by_argsort(table)
+    for a, b in ((got.values, want.values), (got.neg, want.neg), (got.pos, want.pos)):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+    assert (np.diff(got.values) > 0).all() and not np.signbit(got.values[got.values == 0]).any()
+
+
+@needs_compiled
+def test_sort_exact_refuses_inconsistent_arguments():
+    from streameval._compiled import SPEEDUPS
+    from streameval.histogram import HashedCounts
+
+    table = HashedCounts(None)
+    table.count(np.array([0.3, 0.1, 0.2]), np.array([1, 0, 1], dtype=np.uint8), 0)
+    outs = np.empty(3), np.empty(3, np.int64), np.empty(3, np.int64)
+    assert SPEEDUPS.sort_exact(table.keys, table.counts, *outs) == 3
+    assert outs[0].tolist() == [0.1, 0.2, 0.3] and outs[1].tolist() == [1, 0, 0] and outs[2].tolist() == [0, 1, 1]
+    short = np.empty(2), np.empty(2, np.int64), np.empty(2, np.int64)
+    with pytest.raises(ValueError, match="sort_exact: the out_ arrays have no room"):
+        SPEEDUPS.sort_exact(table.keys, table.counts, *short)
+    for args in (
+        (table.keys, table.counts[:-1], *outs),
+        (table.keys, table.counts, np.empty(3), np.empty(2, np.int64), np.empty(3, np.int64)),
+        (table.keys[:-1], table.counts, *outs),
+    ):
+        with pytest.raises(ValueError, match="sort_exact: inconsistent arguments"):
+            SPEEDUPS.sort_exact(*args)
