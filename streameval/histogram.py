@@ -303,7 +303,8 @@ class HashedCounts:
         out = ExactCounts()
         out.values, out.neg, out.pos = np.empty(self.used), np.empty(self.used, np.int64), np.empty(self.used, np.int64)
         m = SPEEDUPS.sort_exact(self.keys, self.counts, out.values, out.neg, out.pos)
-        out.values, out.neg, out.pos = out.values[:m], out.neg[:m], out.pos[:m]
+        if m < self.used:  # scores whose events were all taken out
+            out.values, out.neg, out.pos = out.values[:m].copy(), out.neg[:m].copy(), out.pos[:m].copy()
         return out
 
     def count(self, x: Array, labels: np.ndarray, start: int, sign: int = 1) -> tuple[int, bool]:
