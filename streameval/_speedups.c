@@ -3861,18 +3861,13 @@ run_order(PyObject *Py_UNUSED(module), PyObject *args)
         qsort(runs, (size_t)rows, sizeof(RowRun), row_run_cmp);
     Py_ssize_t m = 0;
     for (Py_ssize_t k = 0; k < rows && ok;) {
-        RowRun a = runs[k];
+        RowRun a = runs[k]; /* the runs in order of their least targets: a's is the lower */
         if (k + 1 < rows && runs[k + 1].lo <= a.hi) { /* two runs overlap: merged, if no third one does */
             RowRun b = runs[k + 1];
             int64_t hi = a.hi > b.hi ? a.hi : b.hi;
             if (k + 2 < rows && runs[k + 2].lo <= hi) {
                 ok = 0;
                 break;
-            }
-            if (b.lo < a.lo || (b.lo == a.lo && b.hi < a.hi)) { /* a: the run whose least target is lower */
-                RowRun swap = a;
-                a = b;
-                b = swap;
             }
             /* the two labels of a range of bins: their targets alternate, so the order is known without the
              * merge's chain of compares */
