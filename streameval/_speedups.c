@@ -9,9 +9,10 @@
  *                     code of every score, its page (given a row when new),
  *                     its slot. They refuse a NaN score or a label other than
  *                     0 and 1, and the caller takes back what was counted.
- *   count_exact, fill_exact, merge_exact, sort_exact
+ *   count_exact, fill_exact, rehash_exact, merge_exact, sort_exact
  *                     the exact regime: every distinct score with its counts
- *                     in a hash table (the twin keeps sorted arrays), a
+ *                     in a hash table, grown by rehashing (the twin keeps
+ *                     sorted arrays), a
  *                     batch merged into the sorted scores of a report, or the
  *                     table's scores radix-sorted for a report.
  *   calibration_sums  the Brier and log-loss sums of a batch (exact whole units
@@ -1148,6 +1149,55 @@ done:
     PyBuffer_Release(&vb);
     PyBuffer_Release(&nb);
     PyBuffer_Release(&pb);
+    return result;
+}
+
+PyDoc_STRVAR(rehash_exact_doc,
+"rehash_exact(keys, counts, new_keys, new_counts) -> used\n\n"
+"Every score of a table (`keys`, uint64; `counts`, int64, two a slot), those with counts of 0 too, into an\n"
+"empty larger one (`new_keys` all the empty pattern, `new_counts` zeros), in the order of the slots: the table\n"
+"fill_exact makes of them. Returns how many scores it holds.");
+
+static PyObject *
+rehash_exact(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer kb, cb, nkb, ncb;
+    if (!PyArg_ParseTuple(args, "y*y*w*w*", &kb, &cb, &nkb, &ncb))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t cap = kb.len / 8;
+    uint64_t new_cap = (uint64_t)(nkb.len / 8);
+    if (kb.len % 8 || cb.len != 2 * kb.len || nkb.len % 8 || ncb.len != 2 * nkb.len || new_cap == 0) {
+        PyErr_SetString(PyExc_ValueError, "rehash_exact: inconsistent arguments");
+        goto done;
+    }
+    const uint64_t *keys = (const uint64_t *)kb.buf;
+    const int64_t *counts = (const int64_t *)cb.buf;
+    uint64_t *k = (uint64_t *)nkb.buf;
+    int64_t *to = (int64_t *)ncb.buf;
+    Py_ssize_t held = 0, empty = 0;
+    for (Py_ssize_t i = 0; i < cap; i++)
+        held += keys[i] != EXACT_EMPTY;
+    for (uint64_t j = 0; j < new_cap; j++)
+        empty += k[j] == EXACT_EMPTY;
+    if (held >= empty) { /* an empty slot left after every score: each probe ends */
+        PyErr_SetString(PyExc_ValueError, "rehash_exact: the new table has no room for every score");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < cap; i++) {
+        if (keys[i] == EXACT_EMPTY)
+            continue;
+        uint64_t j = exact_find(k, new_cap, keys[i]);
+        k[j] = keys[i];
+        to[2 * j] = counts[2 * i];
+        to[2 * j + 1] = counts[2 * i + 1];
+    }
+    result = PyLong_FromSsize_t(held);
+done:
+    PyBuffer_Release(&kb);
+    PyBuffer_Release(&cb);
+    PyBuffer_Release(&nkb);
+    PyBuffer_Release(&ncb);
     return result;
 }
 
@@ -4970,6 +5020,7 @@ static PyMethodDef module_methods[] = {
     {"count_edges", count_edges, METH_VARARGS, count_edges_doc},
     {"count_exact", count_exact, METH_VARARGS, count_exact_doc},
     {"sort_exact", sort_exact, METH_VARARGS, sort_exact_doc},
+    {"rehash_exact", rehash_exact, METH_VARARGS, rehash_exact_doc},
     {"fill_exact", fill_exact, METH_VARARGS, fill_exact_doc},
     {"calibration_sums", calibration_sums, METH_VARARGS, calibration_sums_doc},
     {"row_argmax", row_argmax, METH_VARARGS, row_argmax_doc},

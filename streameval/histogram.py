@@ -288,12 +288,12 @@ class HashedCounts:
         """More slots, when the budget allows more distinct scores than the table holds; whether it grew."""
         if self.limit is not None and self.used >= self.limit:
             return False
-        old = self.entries()
         bigger = HashedCounts(self.limit, 2 * max(self.used, 32))
         if bigger.keys.size <= self.keys.size:
             return False
-        bigger._fill(old)
-        self.keys, self.counts, self.used = bigger.keys, bigger.counts, bigger.used
+        assert SPEEDUPS is not None
+        used = SPEEDUPS.rehash_exact(self.keys, self.counts, bigger.keys, bigger.counts)  # as _fill of entries()
+        self.keys, self.counts, self.used = bigger.keys, bigger.counts, used
         return True
 
     def sorted(self) -> ExactCounts:

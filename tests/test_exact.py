@@ -580,3 +580,52 @@ def test_sort_exact_refuses_inconsistent_arguments():
     ):
         with pytest.raises(ValueError, match="sort_exact: inconsistent arguments"):
             SPEEDUPS.sort_exact(*args)
+
+
+@needs_compiled
+@settings(max_examples=100, deadline=None)
+@given(
+    scores=st.lists(st.floats(allow_nan=False, width=64), min_size=0, max_size=200),
+    seed=st.integers(0, 2**32 - 1),
+    more=st.integers(0, 3000),
+)
+def test_a_table_grows_by_rehashing_into_the_table_its_entries_fill(scores, seed, more):
+    """A table grown by the compiled rehash is, slot for slot, the table that filling its entries in slot order
+    makes (scores whose events were taken out kept, as entries keeps them), and counts on as before."""
+    from streameval.histogram import HashedCounts
+
+    rng = np.random.default_rng(seed)
+    x = np.concatenate([np.array(scores, dtype=np.float64), rng.random(more)])
+    labels = (rng.random(x.size) < 0.5).astype(np.uint8)
+    table = HashedCounts(None)
+    half, out = x.size // 2, min(3, x.size // 2)  # the first half counted, then its first events taken out
+    table.count(x[:half], labels[:half], 0)
+    table.count(x[:out], labels[:out], 0, sign=-1)
+    filled = HashedCounts(None, 2 * max(table.used, 32))
+    filled._fill(table.entries())
+    assert table.grow()
+    assert table.used == filled.used
+    np.testing.assert_array_equal(table.keys, filled.keys)
+    np.testing.assert_array_equal(table.counts, filled.counts)
+    table.count(x, labels, 0)  # counting on, growing again where it must
+    roomy = HashedCounts(None, 2 * x.size + 64)  # the same events in a table that never grows
+    for part, sign in ((slice(0, half), 1), (slice(0, out), -1), (slice(0, x.size), 1)):
+        roomy.count(x[part], labels[part], 0, sign=sign)
+    got, want = table.sorted(), roomy.sorted()
+    for a, b in ((got.values, want.values), (got.neg, want.neg), (got.pos, want.pos)):
+        np.testing.assert_array_equal(a, b)
+
+
+@needs_compiled
+def test_rehash_exact_refuses_a_table_without_room():
+    from streameval._compiled import SPEEDUPS
+    from streameval.histogram import HashedCounts
+
+    table = HashedCounts(None)
+    table.count(np.arange(40.0), np.zeros(40, dtype=np.uint8), 0)
+    small = HashedCounts(None)
+    small.keys, small.counts = small.keys[:40], small.counts[:40]
+    with pytest.raises(ValueError, match="rehash_exact: the new table has no room"):
+        SPEEDUPS.rehash_exact(table.keys, table.counts, small.keys, small.counts)
+    with pytest.raises(ValueError, match="rehash_exact: inconsistent arguments"):
+        SPEEDUPS.rehash_exact(table.keys, table.counts[:-1], small.keys, small.counts)
