@@ -185,10 +185,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         """Count the buffered per-event updates (a logical no-op)."""
         if self._n_unit:
             scores, labels = self._unit_events()
-            x, is_pos = np.frombuffer(scores, dtype=np.float64), np.frombuffer(labels, dtype=np.bool_)
-            sums = None if self._sums is None else self._sums.plus_events(x, is_pos)  # before the counts, as _count
-            self._hist.add(x, is_pos, None)
-            self._sums = sums
+            self._count(np.frombuffer(scores, dtype=np.float64), np.frombuffer(labels, dtype=np.bool_), None)
             self._drop_unit()
         if len(self._wbuf_score):
             self._count(
@@ -203,7 +200,10 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
 
     def _count(self, x: np.ndarray, is_pos: np.ndarray, weights: np.ndarray | None) -> None:
         """Count checked events: their scores, then (once that succeeded) their calibration sums."""
-        sums = plus(self._sums, CalibrationSums.of(x, is_pos, weights))
+        if weights is None:  # one compiled call for a per-event buffer's events
+            sums = None if self._sums is None else self._sums.plus_events(x, is_pos)
+        else:
+            sums = plus(self._sums, CalibrationSums.of(x, is_pos, weights))
         self._hist.add(x, is_pos, weights)
         self._sums = sums
 
