@@ -947,6 +947,18 @@ exact_find(const uint64_t *keys, uint64_t cap, uint64_t bits)
     return j;
 }
 
+/* Add counts to a score's slot, taking an empty one for a new score; whether the score is new. */
+static inline int
+exact_add(uint64_t *keys, int64_t *counts, uint64_t cap, uint64_t bits, int64_t neg, int64_t pos)
+{
+    uint64_t j = exact_find(keys, cap, bits);
+    int is_new = keys[j] == EXACT_EMPTY;
+    keys[j] = bits;
+    counts[2 * j] += neg;
+    counts[2 * j + 1] += pos;
+    return is_new;
+}
+
 static inline int
 read_label(const char *labels, int width, Py_ssize_t i, uint64_t *out)
 {
@@ -1184,14 +1196,9 @@ rehash_exact(PyObject *Py_UNUSED(module), PyObject *args)
         PyErr_SetString(PyExc_ValueError, "rehash_exact: the new table has no room for every score");
         goto done;
     }
-    for (Py_ssize_t i = 0; i < cap; i++) {
-        if (keys[i] == EXACT_EMPTY)
-            continue;
-        uint64_t j = exact_find(k, new_cap, keys[i]);
-        k[j] = keys[i];
-        to[2 * j] = counts[2 * i];
-        to[2 * j + 1] = counts[2 * i + 1];
-    }
+    for (Py_ssize_t i = 0; i < cap; i++)
+        if (keys[i] != EXACT_EMPTY)
+            exact_add(k, to, new_cap, keys[i], counts[2 * i], counts[2 * i + 1]);
     result = PyLong_FromSsize_t(held);
 done:
     PyBuffer_Release(&kb);
@@ -1224,15 +1231,8 @@ fill_exact(PyObject *self, PyObject *args)
     int64_t *counts = (int64_t *)cnt.buf;
     const uint64_t *vb = (const uint64_t *)values.buf;
     const int64_t *an = (const int64_t *)add_neg.buf, *ap = (const int64_t *)add_pos.buf;
-    for (Py_ssize_t i = 0; i < m; i++) {
-        uint64_t j = exact_find(k, cap, vb[i]);
-        if (k[j] == EXACT_EMPTY) {
-            k[j] = vb[i];
-            used++;
-        }
-        counts[2 * j] += an[i];
-        counts[2 * j + 1] += ap[i];
-    }
+    for (Py_ssize_t i = 0; i < m; i++)
+        used += exact_add(k, counts, cap, vb[i], an[i], ap[i]);
     result = PyLong_FromSsize_t(used);
 done:
     PyBuffer_Release(&keys);
