@@ -974,36 +974,66 @@ read_label(const char *labels, int width, Py_ssize_t i, uint64_t *out)
 }
 
 PyDoc_STRVAR(count_exact_doc,
-"count_exact(x, labels, width, keys, counts, used, room, start, end, sign)\n\n"
+"count_exact(x, labels, width, keys, counts, used, room, start, end, sign, reuse=False)\n\n"
 "Count scores x[start:end] (one 0/1 label per score of `width` bytes, or one for all) into the\n"
 "hash table `keys` with `counts` [negatives, positives] per slot, adding `sign`. A new score takes\n"
 "an empty slot while fewer than `room` slots are used. Stops at a NaN score or another label\n"
-"(refused) or at a new score with no room. Returns (done, refused, used).");
+"(refused) or at a new score with no room. With `sign` -1 the events are taken out: a score the\n"
+"table does not hold, or a count already 0, is refused too (nothing goes below 0, no slot is taken).\n"
+"With `reuse` (events were taken out), a new score takes the first slot on its probe path whose score\n"
+"has no events left, where there is one, rather than an empty slot (`used` is then unchanged).\n"
+"Returns (done, refused, used).");
 
-/* One event: find or take the score's slot and add to its count; 0 when there is no room. */
-#define EXACT_STEP(LABEL)                                   \
-    {                                                       \
-        double s = xs[i] + 0.0; /* -0.0 becomes 0.0 */      \
-        uint64_t bits;                                      \
-        memcpy(&bits, &s, sizeof bits);                     \
-        uint64_t j = exact_find(k, cap, bits);              \
-        if (k[j] == EXACT_EMPTY) {                          \
-            if (used >= room)                               \
-                break;                                      \
-            k[j] = bits;                                    \
-            used++;                                         \
-        }                                                   \
-        counts[2 * j + (LABEL)] += sign;                    \
+/* The first slot on the probe path of `bits` before `empty` (the empty slot where it would go) whose score
+ * has no events left, or `empty` itself. Such a slot can take another score: it stays taken, so every probe
+ * that passed it still does. */
+static inline uint64_t
+exact_spent(const int64_t *counts, uint64_t cap, uint64_t bits, uint64_t empty)
+{
+    uint64_t j = exact_slot(bits, cap);
+    while (j != empty && (counts[2 * j] | counts[2 * j + 1]) != 0) {
+        if (++j == cap)
+            j = 0;
+    }
+    return j;
+}
+
+/* One event: find or take the score's slot and add to its count; 0 when there is no room. Taken out
+ * (sign -1): refused where the table does not hold the score or its count is 0. A new score takes a spent
+ * slot (see exact_spent) when `reuse`. */
+#define EXACT_STEP(LABEL)                                          \
+    {                                                              \
+        double s = xs[i] + 0.0; /* -0.0 becomes 0.0 */             \
+        uint64_t bits;                                             \
+        memcpy(&bits, &s, sizeof bits);                            \
+        uint64_t j = exact_find(k, cap, bits);                     \
+        if (sign < 0) {                                            \
+            if (k[j] == EXACT_EMPTY || counts[2 * j + (LABEL)] == 0) { \
+                refused = 1;                                       \
+                break;                                             \
+            }                                                      \
+        }                                                          \
+        else if (k[j] == EXACT_EMPTY) {                            \
+            uint64_t spent = reuse ? exact_spent(counts, cap, bits, j) : j; \
+            if (spent == j) {                                      \
+                if (used >= room)                                  \
+                    break;                                         \
+                used++;                                            \
+            }                                                      \
+            j = spent;                                             \
+            k[j] = bits;                                           \
+        }                                                          \
+        counts[2 * j + (LABEL)] += sign;                           \
     }
 
 static PyObject *
 count_exact(PyObject *self, PyObject *args)
 {
     Py_buffer x, labels, keys, cnt;
-    int width, sign;
+    int width, sign, reuse = 0;
     Py_ssize_t used, room, start, end;
-    if (!PyArg_ParseTuple(args, "y*y*iw*w*nnnni", &x, &labels, &width, &keys, &cnt, &used, &room, &start, &end,
-                          &sign))
+    if (!PyArg_ParseTuple(args, "y*y*iw*w*nnnni|p", &x, &labels, &width, &keys, &cnt, &used, &room, &start, &end,
+                          &sign, &reuse))
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t n = x.len / (Py_ssize_t)sizeof(double);
@@ -1166,9 +1196,10 @@ done:
 
 PyDoc_STRVAR(rehash_exact_doc,
 "rehash_exact(keys, counts, new_keys, new_counts) -> used\n\n"
-"Every score of a table (`keys`, uint64; `counts`, int64, two a slot), those with counts of 0 too, into an\n"
-"empty larger one (`new_keys` all the empty pattern, `new_counts` zeros), in the order of the slots: the table\n"
-"fill_exact makes of them. Returns how many scores it holds.");
+"Every score of a table (`keys`, uint64; `counts`, int64, two a slot) with a count other than 0 (those whose\n"
+"events were all taken out are left out) into an empty one (`new_keys` all the empty pattern, `new_counts`\n"
+"zeros), larger or as large, in the order of the slots: the table fill_exact makes of them. Returns how many\n"
+"scores it holds.");
 
 static PyObject *
 rehash_exact(PyObject *Py_UNUSED(module), PyObject *args)
@@ -1189,7 +1220,7 @@ rehash_exact(PyObject *Py_UNUSED(module), PyObject *args)
     int64_t *to = (int64_t *)ncb.buf;
     Py_ssize_t held = 0, empty = 0;
     for (Py_ssize_t i = 0; i < cap; i++)
-        held += keys[i] != EXACT_EMPTY;
+        held += keys[i] != EXACT_EMPTY && (counts[2 * i] | counts[2 * i + 1]) != 0;
     for (uint64_t j = 0; j < new_cap; j++)
         empty += k[j] == EXACT_EMPTY;
     if (held >= empty) { /* an empty slot left after every score: each probe ends */
@@ -1197,7 +1228,7 @@ rehash_exact(PyObject *Py_UNUSED(module), PyObject *args)
         goto done;
     }
     for (Py_ssize_t i = 0; i < cap; i++)
-        if (keys[i] != EXACT_EMPTY)
+        if (keys[i] != EXACT_EMPTY && (counts[2 * i] | counts[2 * i + 1]) != 0)
             exact_add(k, to, new_cap, keys[i], counts[2 * i], counts[2 * i + 1]);
     result = PyLong_FromSsize_t(held);
 done:

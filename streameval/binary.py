@@ -338,12 +338,40 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         is_pos = self._is_pos(y)
         s = check_real("score", score)
         weight = check_real("w", w, finite=True, nonnegative=True)
+        self._take_out(np.array([s]), np.array([is_pos]), None if weight == 1.0 else np.array([weight]))
+
+    def revert_many(self, y: npt.ArrayLike, scores: npt.ArrayLike, w: npt.ArrayLike | float | None = None) -> None:
+        """Take a batch of events counted before back out (:meth:`update_many`'s arguments); all of them or, on
+        bad input or an event that was never counted, none.
+
+        In the exact regime the events leave the table of distinct scores in place (a score left with no
+        events stops counting towards ``exact_up_to``), which is what keeps a sliding window exact.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator()
+        >>> acc.update_many([1, 0, 1, 0], [0.9, 0.2, 0.4, 0.6])
+        >>> acc.revert_many([1, 0], [0.9, 0.2])
+        >>> acc.get().n, acc.get().auc
+        (2, 0.0)
+        >>> acc.revert_many([1], [0.9])
+        Traceback (most recent call last):
+        ...
+        ValueError: cannot take out counts that were not added: the result would be negative
+        >>> acc.get().n
+        2
+        """
+        x = as_scores("scores", scores)
+        is_pos = as_labels("y", y, self.pos_label, self.neg_label)
+        check_same_length(("y", is_pos), ("scores", x))
+        self._take_out(x, is_pos, as_weights("w", w, x.size))
+
+    def _take_out(self, x: np.ndarray, is_pos: np.ndarray, weights: np.ndarray | None) -> None:
+        """Take checked events out: their calibration sums and their counts (which refuse events not counted)."""
         self._flush()
-        x, lab, weights = np.array([s]), np.array([is_pos]), None if weight == 1.0 else np.array([weight])
-        one = ScoreHistogram(self.bins, self.threshold, self.exact_up_to)
-        one.add(x, lab, weights)
-        sums = plus(self._sums, CalibrationSums.of(x, lab, weights), -1)
-        self._hist.merge_in(one, -1)
+        sums = plus(self._sums, CalibrationSums.of(x, is_pos, weights), -1)
+        self._hist.take_out(x, is_pos, weights)
         self._sums = sums
 
     # -- reading ------------------------------------------------------------

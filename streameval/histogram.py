@@ -215,19 +215,23 @@ _LOAD = 0.8  # the most of a table's slots in use
 class HashedCounts:
     """The compiled twin of :class:`ExactCounts` for whole counts: a hash table keyed by the scores' bits.
 
-    ``SPEEDUPS.count_exact`` counts batches into it without sorting; every
-    other operation takes :meth:`sorted`, an :class:`ExactCounts`, so both
-    layouts give the same counts and the same results.
+    ``SPEEDUPS.count_exact`` counts batches into it without sorting, and takes
+    events back out in place (:meth:`take_out`); every other operation takes
+    :meth:`sorted`, an :class:`ExactCounts`, so both layouts give the same
+    counts and the same results. A score whose events were all taken out keeps
+    its slot (``used`` counts it) until a new score takes it over or the table
+    is rehashed (:meth:`grow`).
     """
 
-    __slots__ = ("counts", "keys", "limit", "used")
+    __slots__ = ("counts", "emptied", "keys", "limit", "used")
 
-    def __init__(self, limit: int | None, expected: int = 0) -> None:
+    def __init__(self, limit: int | None, expected: int = 0, capacity: int | None = None) -> None:
         self.limit = limit
-        capacity = self._capacity(max(expected, 48))
+        capacity = self._capacity(max(expected, 48)) if capacity is None else capacity
         self.keys = np.full(capacity, _EMPTY, dtype=np.uint64)
         self.counts = np.zeros((capacity, 2), dtype=np.int64)  # [negatives, positives] per slot
         self.used = 0
+        self.emptied = False  # whether events were taken out since the last rehash (slots may hold no events)
 
     @property
     def neg(self) -> np.ndarray:
@@ -285,16 +289,24 @@ class HashedCounts:
         return out
 
     def grow(self) -> bool:
-        """More slots, when the budget allows more distinct scores than the table holds; whether it grew."""
-        if self.limit is not None and self.used >= self.limit:
-            return False
-        bigger = HashedCounts(self.limit, 2 * max(self.used, 32))
-        if bigger.keys.size <= self.keys.size:
+        """Room for another score: more slots while the budget allows more distinct scores than the table
+        holds, else, after events were taken out, the same slots without the scores that have none left;
+        whether it made room.
+
+        Either way one compiled rehash of the slots that hold events (:meth:`_fill` of their entries, in slot
+        order), so the budget counts the distinct scores the events have, as the sorted twin's does.
+        """
+        capacity = self.keys.size
+        if self.limit is None or self.used < self.limit:
+            capacity = max(capacity, self._capacity(2 * max(self.used, 32)))
+        if capacity == self.keys.size and not self.emptied:
             return False
         assert SPEEDUPS is not None
-        used = SPEEDUPS.rehash_exact(self.keys, self.counts, bigger.keys, bigger.counts)  # as _fill of entries()
-        self.keys, self.counts, self.used = bigger.keys, bigger.counts, used
-        return True
+        rehashed = HashedCounts(self.limit, capacity=capacity)
+        used = SPEEDUPS.rehash_exact(self.keys, self.counts, rehashed.keys, rehashed.counts)
+        made_room = capacity > self.keys.size or used < self.used
+        self.keys, self.counts, self.used, self.emptied = rehashed.keys, rehashed.counts, used, False
+        return made_room
 
     def sorted(self) -> ExactCounts:
         """The same counts as sorted arrays, scores whose counts are both 0 left out (a compiled radix sort of
@@ -307,18 +319,31 @@ class HashedCounts:
             out.values, out.neg, out.pos = out.values[:m].copy(), out.neg[:m].copy(), out.pos[:m].copy()
         return out
 
+    def take_out(self, x: Array, labels: np.ndarray) -> bool:
+        """Take checked events counted before back out, in place; all of them or, where one was not counted
+        (a score the table does not hold, or a count already 0), none: whether they were taken out."""
+        assert SPEEDUPS is not None
+        done, refused = self.count(x, labels, 0, sign=-1)
+        if refused:  # the events before are counted back in: their scores hold slots, no slot is taken
+            self.count(x[:done], labels if labels.size == 1 else labels[:done], 0)
+            return False
+        self.emptied = True
+        return True
+
     def count(self, x: Array, labels: np.ndarray, start: int, sign: int = 1) -> tuple[int, bool]:
-        """Count ``x[start:]`` (``sign=-1``: take out) until done, a refusal (NaN, another label) or a new score
-        past the budget.
+        """Count ``x[start:]`` (``sign=-1``: take out) until done, a refusal (NaN, another label; taking out, a
+        score the table does not hold or a count at 0) or a new score past the budget.
 
         Returns where it stopped and whether it was refused.
         """
         assert SPEEDUPS is not None
         done, n = start, x.size
         while True:
+            # after take-outs, new scores take the slots of scores with no events left first
             done, refused, self.used = SPEEDUPS.count_exact(
-                x, labels, labels.dtype.itemsize, self.keys, self.counts, self.used, self.room, done, n, sign
-            )
+                x, labels, labels.dtype.itemsize, self.keys, self.counts, self.used, self.room, done, n, sign,
+                self.emptied,
+            )  # fmt: skip
             if refused or done == n or not self.grow():
                 return done, bool(refused)
 
@@ -592,6 +617,30 @@ class ScoreHistogram:
         tally, above = self._tally_and_above(x, is_pos, weights)
         self._counts.apply(tally if sign > 0 else -tally, weights is not None)
         self._add_above(None if above is None else (sign * above[0], sign * above[1]))
+
+    def take_out(self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, weights: Array | None) -> None:
+        """Take validated events counted before back out; ``ValueError``, with nothing changed, where one was not
+        counted (a count would go below 0).
+
+        In the exact regime a compiled table takes unweighted events out in place, a search per event; a
+        score left with no events keeps its slot until the table is rehashed, and no longer counts towards
+        the budget then. Otherwise the events' counts are made apart and taken out of these (:meth:`merge_in`).
+        """
+        if x.size == 0:
+            return
+        if self._exact is not None:
+            table = self._table(x.size) if weights is None else None
+            if table is None:
+                self._exact = self._sorted().combined(ExactCounts.of(x, is_pos, weights), -1)
+                self._merges += 1  # as a batch merged in: the next one goes into a table
+            else:
+                xs, labels = _kernel_inputs(x, is_pos)
+                if not table.take_out(xs, labels):
+                    raise ValueError("cannot take out counts that were not added: the result would be negative")
+            return
+        events = ScoreHistogram(self.bins, self.threshold, 0)  # binned from the first event, as these counts are
+        events.add(x, is_pos, weights)
+        self._merge_binned(events, -1)
 
     def _tally_and_above(
         self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, weights: Array | None

@@ -40,7 +40,8 @@ class Accumulator(Protocol):
     Updating
         ``update(...)`` counts one event, ``update_many(...)`` a batch (all of
         it or, on bad input, none), ``revert(...)`` takes one event counted
-        before back out. The arguments are the kind's own (``y, score, w``
+        before back out and ``revert_many(...)`` a batch of them (what a
+        sliding window does with the events that leave it). The arguments are the kind's own (``y, score, w``
         for a binary accumulator).
     Reading
         ``get()`` returns a frozen report; ``n`` is the count (or total
@@ -68,6 +69,9 @@ class Accumulator(Protocol):
 
     def revert(self, *args: Any, **kwargs: Any) -> None:
         """Take back one event counted before."""
+
+    def revert_many(self, *args: Any, **kwargs: Any) -> None:
+        """Take back a batch of events counted before; all of them or none."""
 
     def get(self) -> Any:
         """A frozen report of every metric."""
@@ -162,6 +166,26 @@ class AccumulatorBase:
         False
         """
         return False
+
+    def revert_many(self, *args: Any, **kwargs: Any) -> None:
+        """Take back a batch of events counted before (``update_many``'s arguments); all of them or, on bad
+        input or events that were never counted, none.
+
+        This default counts the batch into an empty accumulator of this one's configuration and regime and
+        takes that out (``-=``); a kind may take the events out directly.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.RegressionAccumulator()
+        >>> acc.update_many([1.0, 2.0, 3.0], [1.5, 2.0, 2.0])
+        >>> acc.revert_many([1.0, 3.0], [1.5, 2.0])
+        >>> acc.get().n, acc.get().mae
+        (1, 0.0)
+        """
+        gone: Any = self - self  # empty, in this one's regime: its counts come out without a conversion
+        gone.update_many(*args, **kwargs)
+        self -= gone
 
     # -- combining ----------------------------------------------------------------
     def merge(self: A, other: A) -> A:

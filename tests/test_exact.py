@@ -590,8 +590,8 @@ def test_sort_exact_refuses_inconsistent_arguments():
     more=st.integers(0, 3000),
 )
 def test_a_table_grows_by_rehashing_into_the_table_its_entries_fill(scores, seed, more):
-    """A table grown by the compiled rehash is, slot for slot, the table that filling its entries in slot order
-    makes (scores whose events were taken out kept, as entries keeps them), and counts on as before."""
+    """A table grown by the compiled rehash is, slot for slot, the table that filling its entries that hold
+    events in slot order makes (scores whose events were all taken out left out), and counts on as before."""
     from streameval.histogram import HashedCounts
 
     rng = np.random.default_rng(seed)
@@ -601,8 +601,11 @@ def test_a_table_grows_by_rehashing_into_the_table_its_entries_fill(scores, seed
     half, out = x.size // 2, min(3, x.size // 2)  # the first half counted, then its first events taken out
     table.count(x[:half], labels[:half], 0)
     table.count(x[:out], labels[:out], 0, sign=-1)
-    filled = HashedCounts(None, 2 * max(table.used, 32))
-    filled._fill(table.entries())
+    filled = HashedCounts(None, capacity=table._capacity(2 * max(table.used, 32)))
+    entries = table.entries()
+    held = (entries.neg != 0) | (entries.pos != 0)
+    entries.values, entries.neg, entries.pos = entries.values[held], entries.neg[held], entries.pos[held]
+    filled._fill(entries)
     assert table.grow()
     assert table.used == filled.used
     np.testing.assert_array_equal(table.keys, filled.keys)
@@ -629,3 +632,108 @@ def test_rehash_exact_refuses_a_table_without_room():
         SPEEDUPS.rehash_exact(table.keys, table.counts, small.keys, small.counts)
     with pytest.raises(ValueError, match="rehash_exact: inconsistent arguments"):
         SPEEDUPS.rehash_exact(table.keys, table.counts[:-1], small.keys, small.counts)
+
+
+@needs_compiled
+@settings(max_examples=150, deadline=None)
+@given(
+    limit=st.integers(1, 40),
+    steps=st.lists(st.tuples(st.booleans(), st.lists(st.integers(0, 60), min_size=0, max_size=30)), max_size=25),
+    data=st.data(),
+)
+def test_a_table_takes_events_out_in_place_and_keeps_its_budget_for_scores_with_events(limit, steps, data):
+    """Events counted into and taken out of a table give, after every step, the counts of a model; a take-out
+    of an event never counted changes no slot; a batch stops at a new score only when the scores with events
+    would pass the budget (those whose events were all taken out give their slots up), as the sorted twin's
+    budget counts them."""
+    from streameval.histogram import HashedCounts
+
+    table = HashedCounts(limit)
+    model: dict[tuple[float, int], int] = {}
+    for adding, codes in steps:
+        x = np.array([c / 8 for c in codes], dtype=np.float64)
+        labels = np.array([c % 2 for c in codes], dtype=np.uint8)
+        if adding:
+            done, refused = table.count(x, labels, 0)
+            assert not refused
+            live = {v for (v, _), c in model.items() if c}
+            for v, lab in zip(x[:done].tolist(), labels[:done].tolist(), strict=True):
+                model[v, lab] = model.get((v, lab), 0) + 1
+                live.add(v)
+            if done < x.size:  # stopped at a new score: the scores with events fill the budget
+                assert len(live) == limit and x[done] not in live
+        else:
+            wanted: dict[tuple[float, int], int] = {}
+            for v, lab in zip(x.tolist(), labels.tolist(), strict=True):
+                wanted[v, lab] = wanted.get((v, lab), 0) + 1
+            counted = all(model.get(key, 0) >= k for key, k in wanted.items())
+            keys, counts = table.keys.copy(), table.counts.copy()
+            assert table.take_out(x, labels) == counted
+            if counted:
+                for key, k in wanted.items():
+                    model[key] -= k
+            else:
+                np.testing.assert_array_equal(table.keys, keys)
+                np.testing.assert_array_equal(table.counts, counts)
+        got = table.sorted()
+        scores = sorted({v for (v, _), c in model.items() if c})
+        assert got.values.tolist() == scores
+        assert got.neg.tolist() == [model.get((v, 0), 0) for v in scores]
+        assert got.pos.tolist() == [model.get((v, 1), 0) for v in scores]
+        assert table.used <= table.room < table.keys.size
+    if data.draw(st.booleans()):  # a rehash leaves the scores without events out
+        before = table.sorted()
+        table.emptied = True
+        table.grow()
+        assert table.used == before.values.size
+        assert table.sorted().values.tolist() == before.values.tolist()
+
+
+@needs_compiled
+def test_count_exact_takes_out_only_what_the_table_holds():
+    from streameval._compiled import SPEEDUPS
+    from streameval.histogram import HashedCounts
+
+    table = HashedCounts(None)
+    table.count(np.array([0.5, 0.5, 0.25]), np.array([1, 0, 1], dtype=np.uint8), 0)
+    keys, counts = table.keys.copy(), table.counts.copy()
+    for x, labels, stops_at in (
+        ([0.5, 0.75], [1, 1], 1),  # a score the table does not hold: no slot is taken
+        ([0.25, 0.25], [1, 1], 1),  # a count already 0
+        ([0.25, 0.5], [1, 0], None),
+    ):
+        done, refused, used = SPEEDUPS.count_exact(
+            np.array(x), np.array(labels, dtype=np.uint8), 1, table.keys, table.counts, table.used, table.room, 0,
+            len(x), -1,
+        )  # fmt: skip
+        assert used == 2
+        if stops_at is None:
+            assert (done, refused) == (len(x), False)
+        else:
+            assert (done, refused) == (stops_at, True)
+            SPEEDUPS.count_exact(np.array(x), np.array(labels, dtype=np.uint8), 1, table.keys, table.counts, used,
+                                 table.room, 0, done, 1)  # fmt: skip
+            np.testing.assert_array_equal(table.keys, keys)
+            np.testing.assert_array_equal(table.counts, counts)
+    assert table.sorted().values.tolist() == [0.5] and table.sorted().pos.tolist() == [1]
+
+
+@needs_compiled
+@pytest.mark.parametrize("reuse", [False, True])
+def test_new_scores_take_the_slots_of_scores_with_no_events_left(reuse):
+    """With reuse, a new score takes the first slot on its probe path whose score has no events left: 30 new
+    scores after 30 taken out take fewer than 30 new slots (without reuse, 30), and every count is right."""
+    from streameval._compiled import SPEEDUPS
+    from streameval.histogram import HashedCounts
+
+    table = HashedCounts(None, capacity=64)
+    old, new = np.arange(30) / 64, 0.5 + np.arange(30) / 64
+    ones = np.ones(30, dtype=np.uint8)
+    table.count(old, ones, 0)
+    assert table.take_out(old, ones)
+    done, refused, used = SPEEDUPS.count_exact(new, ones, 1, table.keys, table.counts, 30, 63, 0, 30, 1, reuse)
+    assert (done, refused) == (30, False)
+    assert used < 60 if reuse else used == 60
+    table.used = used
+    got = table.sorted()
+    assert got.values.tolist() == new.tolist() and got.pos.tolist() == [1] * 30 and got.neg.tolist() == [0] * 30

@@ -166,6 +166,25 @@ def test_revert_takes_one_event_back_out(kind):
 
 @pytest.mark.parametrize("kind", list(KINDS))
 @pytest.mark.parametrize("weighted", [False, True])
+def test_revert_many_takes_a_batch_back_out(kind, weighted):
+    """revert_many of some events counted before leaves the accumulator of the others; a batch with an event
+    never counted is refused and changes nothing."""
+    acc, args, w = _fed(kind, 6, 600, weighted)
+    leaving = np.random.default_rng(1).random(600) < 0.4
+    rest = KINDS[kind][0]()
+    rest.update_many(*(a[~leaving] for a in args), w=None if w is None else w[~leaving])
+    acc.revert_many(*(a[leaving] for a in args), w=None if w is None else w[leaving])
+    _same_metrics(acc, rest)
+    if kind in INTEGER_STATES and not weighted:
+        assert acc == rest
+    before = acc.to_bytes()
+    with pytest.raises(ValueError):  # every event again, those that left too: more than are left
+        acc.revert_many(*args, w=w)
+    assert acc.to_bytes() == before
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("weighted", [False, True])
 def test_state_round_trips_and_pickles_compactly(kind, weighted):
     acc, _, _ = _fed(kind, 5, 5000, weighted)
     state = acc.to_state()
