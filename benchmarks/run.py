@@ -7,6 +7,7 @@ repeated runs; absolute times vary between machines, the ratios hold better.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -71,6 +72,11 @@ def feed(events: list[tuple[object, object]], update: Callable[..., object]) -> 
     """Call ``update(y, score)`` once per event: the loop every per-event timing runs."""
     for a, b in events:
         update(a, b)
+
+
+def river_installed() -> bool:
+    """Whether river, whose metrics some rows show for scale, is installed."""
+    return importlib.util.find_spec("river") is not None
 
 
 class NoOp:
@@ -497,6 +503,10 @@ def bench_windows(n: int, rows: list[str]) -> None:
         ("`BinaryAccumulator.update` (for scale)", lambda: se.BinaryAccumulator().update, False),
         *[(f"`Sliding`, size {size:,}", lambda size=size: se.Sliding(se.BinaryAccumulator, size=size).update, False)
           for size in (100, 10_000, 10**6)],
+        ("`Sliding`, size 4,096 (exact: the default budget holds it)",
+         lambda: se.Sliding(se.BinaryAccumulator, size=4096).update, False),
+        ("`Sliding`, size 10,000, `exact_up_to=20_000` (exact)", lambda: exact_window(10_000).update, False),
+        ("`Sliding`, size 100,000, `exact_up_to=200_000` (exact)", lambda: exact_window(100_000).update, False),
         ("`TimeWindow`, 12 panes", lambda: se.TimeWindow(se.BinaryAccumulator, width=3600.0, panes=12).update, True),
         ("`Decayed`, by events", lambda: se.Decayed(se.BinaryAccumulator, half_life=5_000).update, False),
         ("`Monitor`, every 1,000 events", lambda: se.Monitor(se.BinaryAccumulator(), every=1000).update, False),
@@ -524,6 +534,14 @@ def bench_windows(n: int, rows: list[str]) -> None:
     def noop_at(y: object, score: object, t: float = 0.0) -> None:
         """The floor of a per-event call with a time."""
 
+    if river_installed():
+        from river import metrics
+
+        makers += [
+            (f"river `RollingROCAUC(window_size={size:,})` (for scale)",
+             lambda size=size: metrics.RollingROCAUC(window_size=size).update, False)
+            for size in (10_000, 100_000)
+        ]  # fmt: skip
     for name, make, timed in makers:
         floor = noop_at if timed else noop  # the same loop, with the same arguments, calling nothing
 
@@ -533,6 +551,31 @@ def bench_windows(n: int, rows: list[str]) -> None:
         _, t_window, ratio = paired_ratio(lambda floor=floor, timed=timed: loop(floor, timed), window, 5)
         rows.append(f"| {name} | {t_window / n * 1e9:,.0f} ns | {ratio:.1f}x |")
     rows.append(f"| `Segmented(BinaryAccumulator)`, 4 str segments | {t_seg / n * 1e9:,.0f} ns | {seg_ratio:.1f}x |")
+
+
+def exact_window(size: int) -> se.Sliding:
+    """A sliding window kept exact: a budget of twice its size holds its events and one filing more."""
+    return se.Sliding(lambda: se.BinaryAccumulator(exact_up_to=2 * size), size=size)
+
+
+def window_errors(n: int, size: int) -> str:
+    """|AUC - scikit-learn's| on the last ``size`` events of the per-event stream: the exact window and river's."""
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(12)
+    y, s = rng.random(n) < 0.3, rng.random(n)
+    events = list(zip(y.tolist(), s.tolist(), strict=True))
+    window = exact_window(size)
+    feed(events, window.update)
+    want = roc_auc_score(y[-size:], s[-size:])
+    out = f"the exact window of {size:,} events, |AUC - scikit-learn's| = {abs(window.get().auc - want):.1e}"
+    if river_installed():
+        from river import metrics
+
+        rolling = metrics.RollingROCAUC(window_size=size)
+        feed(events, rolling.update)
+        out += f"; river's `RollingROCAUC`, {abs(rolling.get() - want):.1e}"
+    return out
 
 
 def record_by_hand(chunks: list[list[tuple[object, object]]], every: int, acc: Any, metrics: list[str] | None) -> None:
@@ -1016,6 +1059,7 @@ def main() -> None:
         "|---|---|---|",
     ]
     bench_windows(window_n, lines)
+    lines += ["", f"Exact within the window: {window_errors(window_n, 10_000)}."]
     lines += [
         "",
         f"## A monitor that has run a while ({window_n:,} events after 10^6)",

@@ -9,7 +9,7 @@
  *                     code of every score, its page (given a row when new),
  *                     its slot. They refuse a NaN score or a label other than
  *                     0 and 1, and the caller takes back what was counted.
- *   count_exact, fill_exact, rehash_exact, merge_exact, sort_exact
+ *   count_exact, compact_exact, fill_exact, rehash_exact, merge_exact, sort_exact
  *                     the exact regime: every distinct score with its counts
  *                     in a hash table, grown by rehashing (the twin keeps
  *                     sorted arrays), a
@@ -974,66 +974,79 @@ read_label(const char *labels, int width, Py_ssize_t i, uint64_t *out)
 }
 
 PyDoc_STRVAR(count_exact_doc,
-"count_exact(x, labels, width, keys, counts, used, room, start, end, sign, reuse=False)\n\n"
+"count_exact(x, labels, width, keys, counts, used, room, start, end, sign, keep_slots=False)\n\n"
 "Count scores x[start:end] (one 0/1 label per score of `width` bytes, or one for all) into the\n"
 "hash table `keys` with `counts` [negatives, positives] per slot, adding `sign`. A new score takes\n"
 "an empty slot while fewer than `room` slots are used. Stops at a NaN score or another label\n"
 "(refused) or at a new score with no room. With `sign` -1 the events are taken out: a score the\n"
-"table does not hold, or a count already 0, is refused too (nothing goes below 0, no slot is taken).\n"
-"With `reuse` (events were taken out), a new score takes the first slot on its probe path whose score\n"
-"has no events left, where there is one, rather than an empty slot (`used` is then unchanged).\n"
+"table does not hold, or a count already 0, is refused too (nothing goes below 0), and a score left\n"
+"with no events leaves the table (its slot is emptied, `used` counts one less), or, with `keep_slots`,\n"
+"keeps its slot with counts of 0 until compact_exact (a batch: one pass over the slots for all of them).\n"
 "Returns (done, refused, used).");
 
-/* The first slot on the probe path of `bits` before `empty` (the empty slot where it would go) whose score
- * has no events left, or `empty` itself. Such a slot can take another score: it stays taken, so every probe
- * that passed it still does. */
-static inline uint64_t
-exact_spent(const int64_t *counts, uint64_t cap, uint64_t bits, uint64_t empty)
+/* Empty slot `i` of a table with linear probing, moving back the scores after it in its run that their
+ * probe would no longer reach (backward-shift deletion): every other score is still found where its probe
+ * from its home slot ends, and no slot marks a deleted score. */
+static inline void
+exact_remove(uint64_t *keys, int64_t *counts, uint64_t cap, uint64_t i)
 {
-    uint64_t j = exact_slot(bits, cap);
-    while (j != empty && (counts[2 * j] | counts[2 * j + 1]) != 0) {
+    uint64_t j = i;
+    for (;;) {
         if (++j == cap)
             j = 0;
+        if (keys[j] == EXACT_EMPTY)
+            break;
+        uint64_t home = exact_slot(keys[j], cap);
+        /* the score at j stays where its home lies cyclically in (i, j]: its probe passes no emptied slot */
+        int stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+        if (stays)
+            continue;
+        keys[i] = keys[j];
+        counts[2 * i] = counts[2 * j];
+        counts[2 * i + 1] = counts[2 * j + 1];
+        i = j;
     }
-    return j;
+    keys[i] = EXACT_EMPTY;
+    counts[2 * i] = counts[2 * i + 1] = 0;
 }
 
 /* One event: find or take the score's slot and add to its count; 0 when there is no room. Taken out
- * (sign -1): refused where the table does not hold the score or its count is 0. A new score takes a spent
- * slot (see exact_spent) when `reuse`. */
-#define EXACT_STEP(LABEL)                                          \
-    {                                                              \
-        double s = xs[i] + 0.0; /* -0.0 becomes 0.0 */             \
-        uint64_t bits;                                             \
-        memcpy(&bits, &s, sizeof bits);                            \
-        uint64_t j = exact_find(k, cap, bits);                     \
-        if (sign < 0) {                                            \
-            if (k[j] == EXACT_EMPTY || counts[2 * j + (LABEL)] == 0) { \
-                refused = 1;                                       \
-                break;                                             \
-            }                                                      \
-        }                                                          \
-        else if (k[j] == EXACT_EMPTY) {                            \
-            uint64_t spent = reuse ? exact_spent(counts, cap, bits, j) : j; \
-            if (spent == j) {                                      \
-                if (used >= room)                                  \
-                    break;                                         \
-                used++;                                            \
-            }                                                      \
-            j = spent;                                             \
-            k[j] = bits;                                           \
-        }                                                          \
-        counts[2 * j + (LABEL)] += sign;                           \
+ * (sign -1): refused where the table does not hold the score or its count is 0; a score left with no events
+ * leaves the table. */
+#define EXACT_STEP(LABEL)                                                  \
+    {                                                                      \
+        double s = xs[i] + 0.0; /* -0.0 becomes 0.0 */                     \
+        uint64_t bits;                                                     \
+        memcpy(&bits, &s, sizeof bits);                                    \
+        uint64_t j = exact_find(k, cap, bits);                             \
+        if (sign < 0) {                                                    \
+            if (k[j] == EXACT_EMPTY || counts[2 * j + (LABEL)] == 0) {     \
+                refused = 1;                                               \
+                break;                                                     \
+            }                                                              \
+            if (--counts[2 * j + (LABEL)] == 0 && counts[2 * j + 1 - (LABEL)] == 0 && !keep_slots) { \
+                exact_remove(k, counts, cap, j);                           \
+                used--;                                                    \
+            }                                                              \
+            continue;                                                      \
+        }                                                                  \
+        if (k[j] == EXACT_EMPTY) {                                         \
+            if (used >= room)                                              \
+                break;                                                     \
+            k[j] = bits;                                                   \
+            used++;                                                        \
+        }                                                                  \
+        counts[2 * j + (LABEL)] += 1;                                      \
     }
 
 static PyObject *
 count_exact(PyObject *self, PyObject *args)
 {
     Py_buffer x, labels, keys, cnt;
-    int width, sign, reuse = 0;
+    int width, sign, keep_slots = 0;
     Py_ssize_t used, room, start, end;
     if (!PyArg_ParseTuple(args, "y*y*iw*w*nnnni|p", &x, &labels, &width, &keys, &cnt, &used, &room, &start, &end,
-                          &sign, &reuse))
+                          &sign, &keep_slots))
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t n = x.len / (Py_ssize_t)sizeof(double);
@@ -1196,10 +1209,9 @@ done:
 
 PyDoc_STRVAR(rehash_exact_doc,
 "rehash_exact(keys, counts, new_keys, new_counts) -> used\n\n"
-"Every score of a table (`keys`, uint64; `counts`, int64, two a slot) with a count other than 0 (those whose\n"
-"events were all taken out are left out) into an empty one (`new_keys` all the empty pattern, `new_counts`\n"
-"zeros), larger or as large, in the order of the slots: the table fill_exact makes of them. Returns how many\n"
-"scores it holds.");
+"Every score of a table (`keys`, uint64; `counts`, int64, two a slot) with a count other than 0 into an\n"
+"empty larger one (`new_keys` all the empty pattern, `new_counts` zeros), in the order of the slots: the\n"
+"table fill_exact makes of them. Returns how many scores it holds.");
 
 static PyObject *
 rehash_exact(PyObject *Py_UNUSED(module), PyObject *args)
@@ -1236,6 +1248,64 @@ done:
     PyBuffer_Release(&cb);
     PyBuffer_Release(&nkb);
     PyBuffer_Release(&ncb);
+    return result;
+}
+
+PyDoc_STRVAR(compact_exact_doc,
+"compact_exact(keys, counts) -> used\n\n"
+"In place: every slot of the table whose score has no events left (counts both 0) emptied, and every other\n"
+"score moved back to where a probe from its home slot first finds room, as a table filled with them afresh\n"
+"at this size would hold them. One pass over the slots from an empty one. Returns how many scores it holds.");
+
+static PyObject *
+compact_exact(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer kb, cb;
+    if (!PyArg_ParseTuple(args, "w*w*", &kb, &cb))
+        return NULL;
+    PyObject *result = NULL;
+    uint64_t cap = (uint64_t)(kb.len / 8);
+    if (kb.len % 8 || cb.len != 2 * kb.len || cap == 0) {
+        PyErr_SetString(PyExc_ValueError, "compact_exact: inconsistent arguments");
+        goto done;
+    }
+    uint64_t *keys = (uint64_t *)kb.buf;
+    int64_t *counts = (int64_t *)cb.buf;
+    uint64_t start = 0;
+    while (start < cap && keys[start] != EXACT_EMPTY)
+        start++;
+    if (start == cap) { /* a probe must end at an empty slot */
+        PyErr_SetString(PyExc_ValueError, "compact_exact: the table has no empty slot");
+        goto done;
+    }
+    Py_ssize_t used = 0;
+    Py_BEGIN_ALLOW_THREADS
+    /* From the slot after an empty one, in order: each score's slot is emptied and the score put where a probe
+     * from its home first finds room. That is at or before its slot in its run, whose slots before it are done,
+     * so no score is moved twice and every probe still ends where a fresh fill's would. */
+    uint64_t i = start;
+    for (uint64_t step = 0; step < cap; step++) {
+        if (++i == cap)
+            i = 0;
+        uint64_t bits = keys[i];
+        if (bits == EXACT_EMPTY)
+            continue;
+        int64_t neg = counts[2 * i], pos = counts[2 * i + 1];
+        keys[i] = EXACT_EMPTY;
+        counts[2 * i] = counts[2 * i + 1] = 0;
+        if ((neg | pos) == 0)
+            continue; /* no events left: the score leaves */
+        uint64_t j = exact_find(keys, cap, bits);
+        keys[j] = bits;
+        counts[2 * j] = neg;
+        counts[2 * j + 1] = pos;
+        used++;
+    }
+    Py_END_ALLOW_THREADS
+    result = PyLong_FromSsize_t(used);
+done:
+    PyBuffer_Release(&kb);
+    PyBuffer_Release(&cb);
     return result;
 }
 
@@ -5049,6 +5119,7 @@ static PyMethodDef module_methods[] = {
     {"count_range_free", count_range_free, METH_VARARGS, count_range_free_doc},
     {"count_uniform", count_uniform, METH_VARARGS, count_uniform_doc},
     {"count_edges", count_edges, METH_VARARGS, count_edges_doc},
+    {"compact_exact", compact_exact, METH_VARARGS, compact_exact_doc},
     {"count_exact", count_exact, METH_VARARGS, count_exact_doc},
     {"sort_exact", sort_exact, METH_VARARGS, sort_exact_doc},
     {"rehash_exact", rehash_exact, METH_VARARGS, rehash_exact_doc},

@@ -216,14 +216,13 @@ class HashedCounts:
     """The compiled twin of :class:`ExactCounts` for whole counts: a hash table keyed by the scores' bits.
 
     ``SPEEDUPS.count_exact`` counts batches into it without sorting, and takes
-    events back out in place (:meth:`take_out`); every other operation takes
-    :meth:`sorted`, an :class:`ExactCounts`, so both layouts give the same
-    counts and the same results. A score whose events were all taken out keeps
-    its slot (``used`` counts it) until a new score takes it over or the table
-    is rehashed (:meth:`grow`).
+    events back out in place (:meth:`take_out`: a score none of whose events
+    is left leaves the table, so ``used`` is the number of scores with events);
+    every other operation takes :meth:`sorted`, an :class:`ExactCounts`, so
+    both layouts give the same counts and the same results.
     """
 
-    __slots__ = ("counts", "emptied", "keys", "limit", "used")
+    __slots__ = ("counts", "keys", "limit", "used")
 
     def __init__(self, limit: int | None, expected: int = 0, capacity: int | None = None) -> None:
         self.limit = limit
@@ -231,7 +230,6 @@ class HashedCounts:
         self.keys = np.full(capacity, _EMPTY, dtype=np.uint64)
         self.counts = np.zeros((capacity, 2), dtype=np.int64)  # [negatives, positives] per slot
         self.used = 0
-        self.emptied = False  # whether events were taken out since the last rehash (slots may hold no events)
 
     @property
     def neg(self) -> np.ndarray:
@@ -289,24 +287,21 @@ class HashedCounts:
         return out
 
     def grow(self) -> bool:
-        """Room for another score: more slots while the budget allows more distinct scores than the table
-        holds, else, after events were taken out, the same slots without the scores that have none left;
-        whether it made room.
-
-        Either way one compiled rehash of the slots that hold events (:meth:`_fill` of their entries, in slot
-        order), so the budget counts the distinct scores the events have, as the sorted twin's does.
-        """
-        capacity = self.keys.size
-        if self.limit is None or self.used < self.limit:
-            capacity = max(capacity, self._capacity(2 * max(self.used, 32)))
-        if capacity == self.keys.size and not self.emptied:
+        """More slots, when the budget allows more distinct scores than the table holds; whether it grew."""
+        if self.limit is not None and self.used >= self.limit:
             return False
+        capacity = self._capacity(2 * max(self.used, 32))
+        if capacity <= self.keys.size:
+            return False
+        self._rehash(capacity)
+        return True
+
+    def _rehash(self, capacity: int) -> None:
+        """The same scores in a table of ``capacity`` slots (as :meth:`_fill` of :meth:`entries`)."""
         assert SPEEDUPS is not None
-        rehashed = HashedCounts(self.limit, capacity=capacity)
-        used = SPEEDUPS.rehash_exact(self.keys, self.counts, rehashed.keys, rehashed.counts)
-        made_room = capacity > self.keys.size or used < self.used
-        self.keys, self.counts, self.used, self.emptied = rehashed.keys, rehashed.counts, used, False
-        return made_room
+        bigger = HashedCounts(self.limit, capacity=capacity)
+        self.used = SPEEDUPS.rehash_exact(self.keys, self.counts, bigger.keys, bigger.counts)
+        self.keys, self.counts = bigger.keys, bigger.counts
 
     def sorted(self) -> ExactCounts:
         """The same counts as sorted arrays, scores whose counts are both 0 left out (a compiled radix sort of
@@ -321,28 +316,38 @@ class HashedCounts:
 
     def take_out(self, x: Array, labels: np.ndarray) -> bool:
         """Take checked events counted before back out, in place; all of them or, where one was not counted
-        (a score the table does not hold, or a count already 0), none: whether they were taken out."""
-        assert SPEEDUPS is not None
-        done, refused = self.count(x, labels, 0, sign=-1)
-        if refused:  # the events before are counted back in: their scores hold slots, no slot is taken
-            self.count(x[:done], labels if labels.size == 1 else labels[:done], 0)
-            return False
-        self.emptied = True
-        return True
+        (a score the table does not hold, or a count already 0), none: whether they were taken out.
 
-    def count(self, x: Array, labels: np.ndarray, start: int, sign: int = 1) -> tuple[int, bool]:
+        A score none of whose events is left leaves the table: at once for a few events (the scores after it
+        in its run move back), after the batch for many (one in-place pass over the slots, ``compact_exact``,
+        costs less than a removal per event once the batch has an eighth as many events as there are slots).
+        On a refusal the events before are counted back in: the same counts, and as many slots used (a score
+        that left takes a slot again, maybe another).
+        """
+        assert SPEEDUPS is not None
+        batch = 8 * x.size >= self.keys.size
+        done, refused = self.count(x, labels, 0, sign=-1, keep_slots=batch)
+        if refused:
+            self.count(x[:done], labels if labels.size == 1 else labels[:done], 0)
+        elif batch:
+            self.used = SPEEDUPS.compact_exact(self.keys, self.counts)
+        return not refused
+
+    def count(
+        self, x: Array, labels: np.ndarray, start: int, sign: int = 1, keep_slots: bool = False
+    ) -> tuple[int, bool]:
         """Count ``x[start:]`` (``sign=-1``: take out) until done, a refusal (NaN, another label; taking out, a
-        score the table does not hold or a count at 0) or a new score past the budget.
+        score the table does not hold or a count at 0) or a new score past the budget. Taking out, a score left
+        with no events leaves the table, or with ``keep_slots`` keeps its slot for ``compact_exact``.
 
         Returns where it stopped and whether it was refused.
         """
         assert SPEEDUPS is not None
         done, n = start, x.size
         while True:
-            # after take-outs, new scores take the slots of scores with no events left first
             done, refused, self.used = SPEEDUPS.count_exact(
                 x, labels, labels.dtype.itemsize, self.keys, self.counts, self.used, self.room, done, n, sign,
-                self.emptied,
+                keep_slots,
             )  # fmt: skip
             if refused or done == n or not self.grow():
                 return done, bool(refused)
@@ -623,8 +628,8 @@ class ScoreHistogram:
         counted (a count would go below 0).
 
         In the exact regime a compiled table takes unweighted events out in place, a search per event; a
-        score left with no events keeps its slot until the table is rehashed, and no longer counts towards
-        the budget then. Otherwise the events' counts are made apart and taken out of these (:meth:`merge_in`).
+        score left with no events leaves it, and no longer counts towards the budget (as in the sorted twin).
+        Otherwise the events' counts are made apart and taken out of these (:meth:`merge_in`).
         """
         if x.size == 0:
             return

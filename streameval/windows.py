@@ -114,10 +114,17 @@ class Sliding:
 
     The window keeps its events (as compact columns: scores and labels as
     arrays), counts each arriving event at once, and takes the oldest ones
-    back out with ``-=`` when they leave (or, when more leave than stay,
-    counts the staying ones afresh): the report is always that of the last
-    ``size`` events, whatever the kind. Per-event updates cost about one
-    accumulator update; old events are taken out in groups.
+    back out with the accumulator's ``revert_many`` when they leave (or, when
+    more leave than stay, counts the staying ones afresh): the report is
+    always that of the last ``size`` events, whatever the kind. Per-event
+    updates cost about one accumulator update; old events are taken out in
+    groups, filed 4,096 at a time (as many as the window holds up to 16,384).
+
+    A binary window stays exact (every distinct score kept) while its events
+    and those of one filing more have at most ``exact_up_to`` distinct scores:
+    up to 4,096 events by default, and any size with a budget twice as large
+    (``lambda: BinaryAccumulator(exact_up_to=2 * size)``). Scores none of
+    whose events is left give their place up.
 
     Parameters
     ----------
@@ -282,17 +289,16 @@ class Sliding:
         if excess <= 0:
             return
         # more events leave than stay (a short window): the events that stay are counted afresh; otherwise the
-        # events leaving are counted in an empty accumulator made from the window's own, so in its regime
-        # (binned events taken out of binned counts need no conversion), and taken out
-        leaving = None if excess > self.size else self._acc - self._acc
+        # events leaving are taken out (revert_many: in the exact regime, in place in the table of scores)
+        afresh = excess > self.size
         while excess > 0:
             oldest = self._batches[0]
             take = min(excess, oldest.n)
-            if leaving is not None and take == oldest.n and oldest.counted is not None:
-                leaving += oldest.counted  # a whole batch leaves: its own count, not its events counted again
-            elif leaving is not None:
+            if not afresh and take == oldest.n and oldest.counted is not None:
+                self._acc -= oldest.counted  # a whole batch leaves: its own count, not its events counted again
+            elif not afresh:
                 args, kwargs = oldest.view(0, take)
-                leaving.update_many(*args, **kwargs)
+                self._acc.revert_many(*args, **kwargs)
             if take == oldest.n:
                 self._batches.popleft()
             else:
@@ -300,8 +306,7 @@ class Sliding:
                 self._batches[0] = _Batch(args, kwargs, oldest.n - take)
             self._held -= take
             excess -= take
-        if leaving is not None:
-            self._acc -= leaving
+        if not afresh:
             return
         staying = _make(self._factory)
         for batch in self._batches:

@@ -459,11 +459,13 @@ EVENT_LOG_SCRIPT = textwrap.dedent(
     import streameval as se
 
     rng = np.random.default_rng(7)
-    for size in (50, 3000, 20000):
-        win = se.Sliding(lambda: se.BinaryAccumulator(pos_label=1), size=size)
+    # windows of continuous scores, and of rounded ones, with budgets that hold them or not (exact regime)
+    windows = ((50, 8192, 17), (3000, 8192, 17), (2500, 6600, 17), (2000, 1200, 3), (20000, 8192, 17))
+    for size, budget, digits in windows:
+        win = se.Sliding(lambda: se.BinaryAccumulator(pos_label=1, exact_up_to=budget), size=size)
         events = []
         for i in range(12000):
-            y, s = bool(rng.random() < 0.3), float(rng.random())
+            y, s = bool(rng.random() < 0.3), round(float(rng.random()), digits)
             kind = i % 23
             try:
                 if kind == 1:
@@ -478,9 +480,9 @@ EVENT_LOG_SCRIPT = textwrap.dedent(
                     win.update(y, s)
             except ValueError as exc:
                 print(i, exc)
-            if i % 997 == 0:
+            if i % 2997 == 0:
                 r = win.get()
-                print(i, win.n, r.n, r.tp, r.fp, r.auc)
+                print(i, win.n, r.n, r.tp, r.fp, r.auc, r.is_exact)
         r = win.accumulator().get()  # weighted counts: equal to rounding (filed in other groups)
         print(size, np.round(r.pos, 9).tolist()[-5:], np.round(r.neg, 9).tolist()[-5:], round(r.brier, 12))
     reg = se.Sliding(se.RegressionAccumulator, size=700)

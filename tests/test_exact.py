@@ -590,8 +590,8 @@ def test_sort_exact_refuses_inconsistent_arguments():
     more=st.integers(0, 3000),
 )
 def test_a_table_grows_by_rehashing_into_the_table_its_entries_fill(scores, seed, more):
-    """A table grown by the compiled rehash is, slot for slot, the table that filling its entries that hold
-    events in slot order makes (scores whose events were all taken out left out), and counts on as before."""
+    """A table grown by the compiled rehash is, slot for slot, the table that filling its entries in slot order
+    makes, and counts on as before."""
     from streameval.histogram import HashedCounts
 
     rng = np.random.default_rng(seed)
@@ -601,12 +601,12 @@ def test_a_table_grows_by_rehashing_into_the_table_its_entries_fill(scores, seed
     half, out = x.size // 2, min(3, x.size // 2)  # the first half counted, then its first events taken out
     table.count(x[:half], labels[:half], 0)
     table.count(x[:out], labels[:out], 0, sign=-1)
-    filled = HashedCounts(None, capacity=table._capacity(2 * max(table.used, 32)))
+    filled = HashedCounts(None, capacity=2 * table.keys.size)
     entries = table.entries()
     held = (entries.neg != 0) | (entries.pos != 0)
-    entries.values, entries.neg, entries.pos = entries.values[held], entries.neg[held], entries.pos[held]
+    assert held.all()  # a score taken out of the table leaves it
     filled._fill(entries)
-    assert table.grow()
+    table._rehash(2 * table.keys.size)
     assert table.used == filled.used
     np.testing.assert_array_equal(table.keys, filled.keys)
     np.testing.assert_array_equal(table.counts, filled.counts)
@@ -642,10 +642,10 @@ def test_rehash_exact_refuses_a_table_without_room():
     data=st.data(),
 )
 def test_a_table_takes_events_out_in_place_and_keeps_its_budget_for_scores_with_events(limit, steps, data):
-    """Events counted into and taken out of a table give, after every step, the counts of a model; a take-out
-    of an event never counted changes no slot; a batch stops at a new score only when the scores with events
-    would pass the budget (those whose events were all taken out give their slots up), as the sorted twin's
-    budget counts them."""
+    """Events counted into and taken out of a table (a few at a time, or batches that leave slots for one
+    compaction) give, after every step, the counts of a model; a take-out of an event never counted changes no
+    count; a score with no events left leaves the table, so a batch stops at a new score only when the scores
+    with events fill the budget, as the sorted twin's budget counts them."""
     from streameval.histogram import HashedCounts
 
     table = HashedCounts(limit)
@@ -667,73 +667,142 @@ def test_a_table_takes_events_out_in_place_and_keeps_its_budget_for_scores_with_
             for v, lab in zip(x.tolist(), labels.tolist(), strict=True):
                 wanted[v, lab] = wanted.get((v, lab), 0) + 1
             counted = all(model.get(key, 0) >= k for key, k in wanted.items())
-            keys, counts = table.keys.copy(), table.counts.copy()
             assert table.take_out(x, labels) == counted
             if counted:
                 for key, k in wanted.items():
                     model[key] -= k
-            else:
-                np.testing.assert_array_equal(table.keys, keys)
-                np.testing.assert_array_equal(table.counts, counts)
         got = table.sorted()
         scores = sorted({v for (v, _), c in model.items() if c})
         assert got.values.tolist() == scores
         assert got.neg.tolist() == [model.get((v, 0), 0) for v in scores]
         assert got.pos.tolist() == [model.get((v, 1), 0) for v in scores]
-        assert table.used <= table.room < table.keys.size
-    if data.draw(st.booleans()):  # a rehash leaves the scores without events out
+        assert table.used == len(scores) <= table.room < table.keys.size
+        taken = table.keys != histogram._EMPTY  # no slot holds a score without events
+        assert ((table.counts[taken, 0] | table.counts[taken, 1]) != 0).all()
+    if data.draw(st.booleans()):  # a grown table holds the same
         before = table.sorted()
-        table.emptied = True
-        table.grow()
-        assert table.used == before.values.size
+        table.limit = None
+        assert table.grow()
         assert table.sorted().values.tolist() == before.values.tolist()
 
 
 @needs_compiled
 def test_count_exact_takes_out_only_what_the_table_holds():
+    """A take-out stops (refused) at a score the table does not hold or a count at 0, taking no slot; a score
+    left with no events leaves the table; counted back in, the events give the counts as before."""
     from streameval._compiled import SPEEDUPS
     from streameval.histogram import HashedCounts
 
     table = HashedCounts(None)
     table.count(np.array([0.5, 0.5, 0.25]), np.array([1, 0, 1], dtype=np.uint8), 0)
-    keys, counts = table.keys.copy(), table.counts.copy()
-    for x, labels, stops_at in (
-        ([0.5, 0.75], [1, 1], 1),  # a score the table does not hold: no slot is taken
-        ([0.25, 0.25], [1, 1], 1),  # a count already 0
-        ([0.25, 0.5], [1, 0], None),
+    before = table.sorted()
+    for x, labels, stops_at, used_then in (
+        ([0.5, 0.75], [1, 1], 1, 2),  # a score the table does not hold
+        ([0.25, 0.25], [1, 1], 1, 1),  # a count already 0 (0.25 left the table at the first)
+        ([0.25, 0.5], [1, 0], None, 1),
     ):
         done, refused, used = SPEEDUPS.count_exact(
             np.array(x), np.array(labels, dtype=np.uint8), 1, table.keys, table.counts, table.used, table.room, 0,
             len(x), -1,
         )  # fmt: skip
-        assert used == 2
+        assert used == used_then
+        table.used = used
         if stops_at is None:
             assert (done, refused) == (len(x), False)
         else:
             assert (done, refused) == (stops_at, True)
-            SPEEDUPS.count_exact(np.array(x), np.array(labels, dtype=np.uint8), 1, table.keys, table.counts, used,
-                                 table.room, 0, done, 1)  # fmt: skip
-            np.testing.assert_array_equal(table.keys, keys)
-            np.testing.assert_array_equal(table.counts, counts)
+            table.count(np.array(x[:done]), np.array(labels[:done], dtype=np.uint8), 0)
+            assert table.used == 2
+            for a, b in zip((table.sorted().values, table.sorted().neg, table.sorted().pos),
+                            (before.values, before.neg, before.pos), strict=True):  # fmt: skip
+                np.testing.assert_array_equal(a, b)
     assert table.sorted().values.tolist() == [0.5] and table.sorted().pos.tolist() == [1]
+    assert (table.keys != histogram._EMPTY).sum() == 1
 
 
 @needs_compiled
-@pytest.mark.parametrize("reuse", [False, True])
-def test_new_scores_take_the_slots_of_scores_with_no_events_left(reuse):
-    """With reuse, a new score takes the first slot on its probe path whose score has no events left: 30 new
-    scores after 30 taken out take fewer than 30 new slots (without reuse, 30), and every count is right."""
+@settings(max_examples=100, deadline=None)
+@given(
+    keys=st.lists(st.integers(0, 2000), min_size=1, max_size=120, unique=True),
+    gone=st.data(),
+    capacity=st.integers(0, 3),
+)
+def test_compact_exact_leaves_the_table_a_fresh_fill_of_its_scores_makes(keys, gone, capacity):
+    """After a batch left slots of scores with no events, compact_exact in place gives, slot for slot, the table
+    that filling the scores with events afresh (in the order of their slots) makes."""
     from streameval._compiled import SPEEDUPS
     from streameval.histogram import HashedCounts
 
-    table = HashedCounts(None, capacity=64)
-    old, new = np.arange(30) / 64, 0.5 + np.arange(30) / 64
-    ones = np.ones(30, dtype=np.uint8)
-    table.count(old, ones, 0)
-    assert table.take_out(old, ones)
-    done, refused, used = SPEEDUPS.count_exact(new, ones, 1, table.keys, table.counts, 30, 63, 0, 30, 1, reuse)
-    assert (done, refused) == (30, False)
-    assert used < 60 if reuse else used == 60
-    table.used = used
-    got = table.sorted()
-    assert got.values.tolist() == new.tolist() and got.pos.tolist() == [1] * 30 and got.neg.tolist() == [0] * 30
+    x = np.array(keys, dtype=np.float64) / 64
+    labels = (np.array(keys) % 2).astype(np.uint8)
+    table = HashedCounts(None, capacity=[len(keys) + 1, len(keys) + 7, 2 * len(keys), 4 * len(keys) + 64][capacity])
+    assert table.count(x, labels, 0) == (x.size, False)
+    out = np.array(gone.draw(st.lists(st.booleans(), min_size=x.size, max_size=x.size)))
+    assert table.count(x[out], labels[out], 0, sign=-1, keep_slots=True) == (int(out.sum()), False)
+    order = [i for i in range(table.keys.size) if table.keys[i] != histogram._EMPTY]  # slot order
+    fresh = HashedCounts(None, capacity=table.keys.size)
+    entries = histogram.ExactCounts()
+    held = [i for i in order if table.counts[i].any()]
+    entries.values = table.keys[held].view(np.float64)
+    entries.neg, entries.pos = table.counts[held, 0].copy(), table.counts[held, 1].copy()
+    fresh._fill(entries)
+    table.used = SPEEDUPS.compact_exact(table.keys, table.counts)
+    assert table.used == len(held) == fresh.used
+    # the same scores in the same slots where no two compete for one; every score found by a probe either way
+    assert sorted(table.keys[table.keys != histogram._EMPTY].tolist()) == sorted(
+        fresh.keys[fresh.keys != histogram._EMPTY].tolist()
+    )
+    np.testing.assert_array_equal(table.sorted().values, fresh.sorted().values)
+    np.testing.assert_array_equal(table.sorted().pos, fresh.sorted().pos)
+    # every score is where a probe finds it: taking each out once more leaves the table empty
+    rest = ~out
+    assert table.take_out(x[rest], labels[rest])
+    assert table.used == 0 and (table.keys == histogram._EMPTY).all()
+
+
+@needs_compiled
+def test_compact_exact_refuses_a_full_table():
+    from streameval._compiled import SPEEDUPS
+
+    keys = np.arange(4, dtype=np.uint64)
+    with pytest.raises(ValueError, match="compact_exact: the table has no empty slot"):
+        SPEEDUPS.compact_exact(keys, np.ones((4, 2), dtype=np.int64))
+    with pytest.raises(ValueError, match="compact_exact: inconsistent arguments"):
+        SPEEDUPS.compact_exact(keys, np.ones((3, 2), dtype=np.int64))
+
+
+def _home(score: float, capacity: int) -> int:
+    """The slot where a probe for ``score`` starts in a table of ``capacity`` slots (the compiled hash)."""
+    h = (int(np.float64(score).view(np.uint64)) * 0x9E3779B97F4A7C15) % 2**64
+    h ^= h >> 29
+    return (h * capacity) >> 64
+
+
+@needs_compiled
+@pytest.mark.parametrize("keep_slots", [False, True])
+@pytest.mark.parametrize(
+    ("homes", "slots"),
+    [([6, 6, 7], [6, 7, 0]), ([7, 0], [7, 0]), ([7, 7, 0], [7, 0, 1])],  # runs across the last slot
+)
+def test_a_run_across_the_tables_end_is_still_found_after_a_score_leaves_it(homes, slots, keep_slots):
+    """Scores whose run wraps past the last slot: after the first leaves (removed at once, or its slot kept and
+    the table compacted), the others are still found where their probes start."""
+    from streameval._compiled import SPEEDUPS
+    from streameval.histogram import HashedCounts
+
+    capacity = 8
+    candidates = [k / 64 for k in range(1, 4000)]
+    x = []
+    for home in homes:
+        x.append(next(s for s in candidates if _home(s, capacity) == home and s not in x))
+    x = np.array(x)
+    ones = np.ones(x.size, dtype=np.uint8)
+    table = HashedCounts(None, capacity=capacity)
+    assert table.count(x, ones, 0) == (x.size, False)
+    assert table.keys[slots].view(np.float64).tolist() == x.tolist()
+    assert table.count(x[:1], ones[:1], 0, sign=-1, keep_slots=keep_slots) == (1, False)
+    if keep_slots:
+        table.used = SPEEDUPS.compact_exact(table.keys, table.counts)
+    assert table.used == x.size - 1
+    assert table.take_out(x[1:], ones[1:])
+    assert table.used == 0 and (table.keys == histogram._EMPTY).all()

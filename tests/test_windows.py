@@ -38,6 +38,27 @@ def test_sliding_equals_the_last_n_events(threshold, size):
         assert win.n == min(i, size)
 
 
+@pytest.mark.parametrize(("size", "budget"), [(3000, 8192), (6000, 12_000)])
+def test_an_exact_window_stays_exact_and_equals_scikit_learn(size, budget):
+    """A window whose events, with those of one filing more, have at most ``exact_up_to`` distinct scores stays
+    exact over a long stream of continuous scores (the scores of events that left give their places up), and
+    its metrics are scikit-learn's on the last ``size`` events."""
+    from sklearn import metrics as skm
+
+    rng = np.random.default_rng(size)
+    n = 6 * size
+    y, s = rng.random(n) < 0.3, rng.random(n)
+    win = se.Sliding(lambda: se.BinaryAccumulator(exact_up_to=budget), size=size)
+    for i in range(n):
+        win.update(bool(y[i]), float(s[i]))
+        if (i + 1) % (3 * size) == 0:  # reads far apart: many events leave between them
+            r = win.get()
+            last = slice(max(0, i + 1 - size), i + 1)
+            assert r.is_exact and r.n == min(i + 1, size)
+            assert r.auc == pytest.approx(skm.roc_auc_score(y[last], s[last]), abs=1e-12)
+            assert r.average_precision == pytest.approx(skm.average_precision_score(y[last], s[last]), abs=1e-12)
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 def test_large_batches_leave_by_their_own_count(weighted):
     """A batch of 2^16 events or more keeps an accumulator of its events: when it leaves whole that is taken out,
