@@ -368,8 +368,21 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         self._take_out(x, is_pos, as_weights("w", w, x.size))
 
     def _take_out(self, x: np.ndarray, is_pos: np.ndarray, weights: np.ndarray | None) -> None:
-        """Take checked events out: their calibration sums and their counts (which refuse events not counted)."""
-        self._flush()
+        """Take checked events out: their calibration sums and their counts (which refuse events not counted).
+
+        Counts add up, so events filed before are taken out with the per-event updates since still stored (a
+        revert of an old event after new ones: no filing of one event each time); only where that is refused,
+        since the events may be among those stored, are they filed first and the events taken out again.
+        """
+        try:
+            self._take_out_counted(x, is_pos, weights)
+        except ValueError:
+            if not self._buffered():
+                raise
+            self._flush()
+            self._take_out_counted(x, is_pos, weights)
+
+    def _take_out_counted(self, x: np.ndarray, is_pos: np.ndarray, weights: np.ndarray | None) -> None:
         sums = plus(self._sums, CalibrationSums.of(x, is_pos, weights), -1)
         self._hist.take_out(x, is_pos, weights)
         self._sums = sums

@@ -21,6 +21,7 @@ Three schemes exist:
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -252,6 +253,10 @@ class Bins:
         ws = Workspace(x.size)
         return self.labelled_codes_into(x, lab, ws).copy()
 
+    def labelled_code(self, score: float, is_pos: bool) -> int:
+        """The labelled code of one score (not NaN) with its label: ``labelled_codes([score], [is_pos])[0]``."""
+        return int(self.labelled_codes(np.array([float(score)]), np.array([bool(is_pos)]))[0])
+
     def decode(self, codes: npt.ArrayLike) -> tuple[KeyArray, npt.NDArray[np.bool_]]:
         """Keys and labels (True = positive) of labelled codes."""
         c = np.asarray(codes, dtype=np.int64)
@@ -384,6 +389,14 @@ class RangeFreeBins(Bins):
         out = codes.view(np.int64)
         out += high
         return out
+
+    def labelled_code(self, score: float, is_pos: bool) -> int:
+        """The labelled code of one score: :meth:`labelled_codes_into`'s operations on Python integers."""
+        upper = score >= 0.5
+        t = (score - upper) + 0.0
+        raw = struct.unpack("<q", struct.pack("<d", t))[0]
+        v = (raw + (raw >> 63)) & 0xFFFF_FFFF_FFFF_FFFF  # raw - 1 when t is negative, as unsigned
+        return (v >> self._shift) + ((2 * bool(is_pos) + upper) << self._tag_shift)
 
     def decode(self, codes: npt.ArrayLike) -> tuple[KeyArray, npt.NDArray[np.bool_]]:
         """Keys and labels of labelled codes.

@@ -643,9 +643,27 @@ class ScoreHistogram:
                 if not table.take_out(xs, labels):
                     raise ValueError("cannot take out counts that were not added: the result would be negative")
             return
+        if x.size == 1 and weights is None and not self._counts.is_weighted:  # one event (a revert): its bin
+            self._take_out_one(float(x[0]), bool(np.asarray(is_pos).reshape(-1)[0]))
+            return
         events = ScoreHistogram(self.bins, self.threshold, 0)  # binned from the first event, as these counts are
         events.add(x, is_pos, weights)
         self._merge_binned(events, -1)
+
+    def _take_out_one(self, score: float, is_pos: bool) -> None:
+        """:meth:`take_out` of one unweighted event in the binned regime: its bin's count, and the count apart
+        at or above the threshold in the threshold's bin, each checked first."""
+        code = self.bins.labelled_code(score, is_pos)
+        in_threshold_bin = not self._t_is_edge and code in (int(self._t_codes[0]), int(self._t_codes[1]))
+        above = in_threshold_bin and score >= self.threshold
+        left = self._counts.count_at(code)  # of these, those counted apart are at or above the threshold
+        if in_threshold_bin and not above:
+            left -= int(self._above[int(is_pos)])
+        if left < 1 or (above and self._above[int(is_pos)] < 1):
+            raise ValueError("cannot take out counts that were not added: the result would be negative")
+        self._counts.add_at(code, -1)
+        if above:
+            self._above[int(is_pos)] -= 1
 
     def _tally_and_above(
         self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, weights: Array | None
@@ -842,6 +860,10 @@ class ScoreHistogram:
         above = above + sign * other._above
         if sign < 0 and (above < -1e-9 * np.abs(self._above)).any():
             raise ValueError("cannot take out counts that were not added: the result would be negative")
+        if sign < 0 and not self._t_is_edge:  # the threshold's bin keeps at least its events at or above it
+            left = [self._counts.count_at(int(c)) - other._counts.count_at(int(c)) for c in self._t_codes]
+            if (above - np.array(left) > 1e-9 * np.maximum(np.abs(self._above), 1)).any():
+                raise ValueError("cannot take out counts that were not added: the result would be negative")
         self._counts.merge_in(other._counts, sign)
         self._above = np.maximum(above, 0) if sign < 0 else above
         self._add_above(None)

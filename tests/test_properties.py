@@ -142,6 +142,20 @@ def test_labelled_codes_decode_to_keys_and_labels(bi, items):
     assert np.array_equal(is_pos, lab)
 
 
+@given(
+    st.sampled_from([*range(len(BINS)), "m1", "m3", "m12"]),
+    st.lists(st.tuples(scores, st.booleans()), min_size=1, max_size=50),
+)
+def test_one_labelled_code_equals_the_batchs(bi, items):
+    """``labelled_code`` of one score (Python integers for the range-free scheme) is ``labelled_codes``'."""
+    bins = {"m1": se.Bins.range_free(1), "m3": se.Bins.range_free(3), "m12": se.Bins.range_free(12)}.get(bi)
+    bins = bins or BINS[bi]
+    x = np.array([v for v, _ in items] + [0.0, -0.0, 0.5, np.nextafter(0.5, 0), 1.0], dtype=float)
+    lab = np.array([p for _, p in items] + [True, False, True, False, True], dtype=bool)
+    want = bins.labelled_codes(x, lab).tolist()
+    assert [bins.labelled_code(float(v), bool(p)) for v, p in zip(x, lab, strict=True)] == want
+
+
 def test_negative_zero_and_zero_share_one_code():
     for bins in [*BINS, se.Bins.range_free(3)]:
         codes = bins.labelled_codes([-0.0, 0.0, -0.0, 0.0], [False, False, True, True])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import pickle
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -340,3 +341,76 @@ def test_a_new_kind_works_in_windows_the_format_and_averaging(tmp_path):
     assert se.load(tmp_path / "counts.sevl") == acc
     assert pickle.loads(pickle.dumps(acc)) == acc
     assert CountingAccumulator.merge_all([acc, acc]).n == 20
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    bins=st.sampled_from(["range-free", "uniform", "edges"]),
+    threshold=st.sampled_from([0.5, 0.37, -math.inf]),
+)
+def test_binned_events_reverted_one_by_one_leave_the_counts_of_the_others(seed, bins, threshold):
+    """In the binned regime a revert takes one event out of its bin (and of the count apart at or above the
+    threshold in the threshold's bin): the counts of the stream without it; an event whose bin, label or side of
+    the threshold has no count left is refused and changes nothing."""
+    scheme = {"range-free": se.Bins.range_free(), "uniform": se.Bins.uniform(0.0, 1.0, 8),
+              "edges": se.Bins.from_edges([0.0, 0.3, 0.37, 0.5, 1.0])}[bins]  # fmt: skip
+    rng = np.random.default_rng(seed)
+    y = rng.random(300) < 0.4
+    s = np.round(rng.random(300), int(rng.integers(1, 4)))
+    s[:20] = threshold if math.isfinite(threshold) else 0.25  # scores at the threshold itself
+    acc = se.BinaryAccumulator(bins=scheme, threshold=threshold, exact_up_to=0)
+    acc.update_many(y, s)
+    gone = rng.random(300) < 0.3
+    for label, score in zip(y[gone].tolist(), s[gone].tolist(), strict=True):
+        acc.revert(label, score)
+    rest = se.BinaryAccumulator(bins=scheme, threshold=threshold, exact_up_to=0)
+    rest.update_many(y[~gone], s[~gone])
+    assert acc == rest
+
+
+def test_a_binned_revert_refuses_what_its_bin_and_the_threshold_did_not_count():
+    """Binned, an event is known by its bin, its label and, in the threshold's bin, its side of the threshold:
+    a revert (and a subtraction) of an event that no count of those holds is refused and changes nothing; one
+    like a counted event in its bin is taken out as that one."""
+    acc = se.BinaryAccumulator(bins=se.Bins.uniform(0.0, 1.0, 8), threshold=0.37, exact_up_to=0)
+    acc.update_many([1, 1, 0, 0], [0.30, 0.36, 0.37, 0.9])  # the threshold's bin is [0.25, 0.375)
+    before = acc.to_bytes()
+    for label, score in ((1, 0.37), (0, 0.30), (0, 0.6)):  # above the threshold, below it, an empty bin
+        with pytest.raises(ValueError, match="cannot take out"):
+            acc.revert(label, score)
+        assert acc.to_bytes() == before
+        one = se.BinaryAccumulator(bins=se.Bins.uniform(0.0, 1.0, 8), threshold=0.37, exact_up_to=0)
+        one.update(label, score)
+        with pytest.raises(ValueError, match="cannot take out"):
+            acc -= one
+        assert acc.to_bytes() == before
+    acc.revert(0, 0.95)  # the bin of 0.9: its counts as without that event (its calibration terms are 0.95's)
+    rest = se.BinaryAccumulator(bins=se.Bins.uniform(0.0, 1.0, 8), threshold=0.37, exact_up_to=0)
+    rest.update_many([1, 1, 0], [0.30, 0.36, 0.37])
+    got, want = acc.get(), rest.get()
+    assert (got.tp, got.fp, got.tn, got.fn) == (want.tp, want.fp, want.tn, want.fn) == (0, 1, 0, 2)
+    assert got.neg.tolist() == want.neg.tolist() and got.pos.tolist() == want.pos.tolist()
+
+
+@pytest.mark.parametrize("exact_up_to", [8192, 0])
+def test_a_revert_among_stored_per_event_updates_takes_out_the_right_event(exact_up_to):
+    """Per-event updates stored and not yet filed: reverting an event filed before, or one of those stored, or
+    one never counted (refused, nothing changed) gives the counts of the stream it describes."""
+    rng = np.random.default_rng(3)
+    y, s = rng.random(400) < 0.4, np.round(rng.random(400), 3)
+    acc = se.BinaryAccumulator(threshold=0.5, exact_up_to=exact_up_to)
+    acc.update_many(y[:300], s[:300])
+    for i in range(300, 400):
+        acc.update(bool(y[i]), float(s[i]))
+    acc.revert(bool(y[5]), float(s[5]))  # filed before
+    acc.revert(bool(y[350]), float(s[350]))  # still stored
+    keep = np.ones(400, dtype=bool)
+    keep[[5, 350]] = False
+    want = se.BinaryAccumulator(threshold=0.5, exact_up_to=exact_up_to)
+    want.update_many(y[keep], s[keep])
+    assert acc == want
+    before = acc.to_bytes()
+    with pytest.raises(ValueError, match="cannot take out"):
+        acc.revert(True, 2.5)
+    assert acc.to_bytes() == before
