@@ -806,3 +806,27 @@ def test_a_run_across_the_tables_end_is_still_found_after_a_score_leaves_it(home
     assert table.used == x.size - 1
     assert table.take_out(x[1:], ones[1:])
     assert table.used == 0 and (table.keys == histogram._EMPTY).all()
+
+
+@needs_compiled
+def test_a_large_table_counts_and_takes_out_as_a_small_one():
+    """A table of more than 16,384 slots (whose count fetches the slots of events ahead) counts 60,000 events of
+    30,000 scores, and takes a third of them out again, as the scores' counts say."""
+    from streameval.histogram import HashedCounts
+
+    rng = np.random.default_rng(8)
+    x = np.round(rng.random(60_000), 5)
+    labels = (rng.random(x.size) < 0.3).astype(np.uint8)
+    table = HashedCounts(None)
+    assert table.count(x, labels, 0) == (x.size, False)
+    assert table.keys.size > 16_384
+    out = rng.random(x.size) < 1 / 3
+    assert table.take_out(x[out], labels[out])
+    keep = ~out
+    values = np.unique(x[keep])
+    got = table.sorted()
+    np.testing.assert_array_equal(got.values, values)
+    at = np.searchsorted(values, x[keep])
+    np.testing.assert_array_equal(got.pos, np.bincount(at, weights=labels[keep], minlength=values.size))
+    np.testing.assert_array_equal(got.neg, np.bincount(at, weights=1 - labels[keep], minlength=values.size))
+    assert table.used == values.size
