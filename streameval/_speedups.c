@@ -2192,6 +2192,20 @@ static PyTypeObject ClassRowsType = {
 
 #define LOG_MAX_ARITY 8
 
+/* The C function and object of a compiled update (a bound method of METH_FASTCALL | METH_KEYWORDS), to call
+ * straight, without the method object's dispatch; NULL for any other callable. */
+static _PyCFunctionFastWithKeywords
+direct_update(PyObject *update, PyObject **self)
+{
+    *self = NULL;
+    if (PyCFunction_Check(update) && PyCFunction_GET_FLAGS(update) == (METH_FASTCALL | METH_KEYWORDS) &&
+        PyCFunction_GET_SELF(update) != NULL) {
+        *self = PyCFunction_GET_SELF(update);
+        return (_PyCFunctionFastWithKeywords)(void (*)(void))PyCFunction_GET_FUNCTION(update);
+    }
+    return NULL;
+}
+
 typedef union {
     double f;
     int64_t i;
@@ -2200,6 +2214,8 @@ typedef union {
 typedef struct {
     PyObject_HEAD
     PyObject *count_one; /* checks (and counts) an event the typed columns will hold, first */
+    _PyCFunctionFastWithKeywords direct; /* count_one's C function when it is a compiled method, else NULL */
+    PyObject *direct_self;               /* its object (count_one holds the reference) */
     PyObject *on_full;   /* called when `every` events are pending */
     PyObject *on_odd;    /* checks, counts and keeps an event the typed columns cannot hold */
     Py_ssize_t every;
@@ -2258,6 +2274,7 @@ EventLog_init(EventLog *self, PyObject *args, PyObject *kwds)
     Py_XSETREF(self->count_one, count_one);
     Py_XSETREF(self->on_full, on_full);
     Py_XSETREF(self->on_odd, on_odd);
+    self->direct = direct_update(count_one, &self->direct_self);
     self->every = every;
     self->pending = self->n = 0;
     self->odd = 0;
@@ -2320,7 +2337,8 @@ EventLog_update(EventLog *self, PyObject *const *args, size_t nargsf, PyObject *
         self->capacity[k] = grown;
     }
     if (typed) {
-        r = PyObject_Vectorcall(self->count_one, args, nargsf, kwnames);
+        r = self->direct != NULL ? self->direct(self->direct_self, args, nargs, NULL)
+                                 : PyObject_Vectorcall(self->count_one, args, nargsf, NULL);
         if (r == NULL)
             return NULL; /* refused: nothing stored */
         Py_DECREF(r);
@@ -2381,6 +2399,7 @@ EventLog_retarget(EventLog *self, PyObject *count_one)
 {
     Py_INCREF(count_one);
     Py_XSETREF(self->count_one, count_one);
+    self->direct = direct_update(count_one, &self->direct_self);
     Py_RETURN_NONE;
 }
 
@@ -2690,13 +2709,7 @@ EventCounter_init(EventCounter *self, PyObject *args, PyObject *kwds)
     Py_XSETREF(self->slow, slow);
     /* a compiled update (a bound method of METH_FASTCALL | METH_KEYWORDS) is called straight, without the
      * method object's dispatch */
-    self->direct = NULL;
-    self->direct_self = NULL;
-    if (PyCFunction_Check(count_one) && PyCFunction_GET_FLAGS(count_one) == (METH_FASTCALL | METH_KEYWORDS) &&
-        PyCFunction_GET_SELF(count_one) != NULL) {
-        self->direct = (_PyCFunctionFastWithKeywords)(void (*)(void))PyCFunction_GET_FUNCTION(count_one);
-        self->direct_self = PyCFunction_GET_SELF(count_one);
-    }
+    self->direct = direct_update(count_one, &self->direct_self);
     self->events = 0;
     self->due = due;
     self->fast = fast;
