@@ -383,6 +383,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             self._take_out_counted(x, is_pos, weights)
 
     def _take_out_counted(self, x: np.ndarray, is_pos: np.ndarray, weights: np.ndarray | None) -> None:
+        """Take checked events out of the counts filed so far; ``ValueError``, nothing changed, if they lack one."""
         sums = plus(self._sums, CalibrationSums.of(x, is_pos, weights), -1)
         self._hist.take_out(x, is_pos, weights)
         self._sums = sums

@@ -41,8 +41,8 @@ class Accumulator(Protocol):
         ``update(...)`` counts one event, ``update_many(...)`` a batch (all of
         it or, on bad input, none), ``revert(...)`` takes one event counted
         before back out and ``revert_many(...)`` a batch of them (what a
-        sliding window does with the events that leave it). The arguments are the kind's own (``y, score, w``
-        for a binary accumulator).
+        sliding window does with the events that leave it). The arguments
+        are the kind's own (``y, score, w`` for a binary accumulator).
     Reading
         ``get()`` returns a frozen report; ``n`` is the count (or total
         weight) of events.
