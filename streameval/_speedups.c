@@ -1645,6 +1645,71 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(calibration_sums_counts_doc,
+"calibration_sums_counts(values, neg, pos) -> (positives, outside, brier, log_loss) or None\n\n"
+"calibration_sums of the events that whole counts of distinct scores stand for: `neg[i]` events of label 0\n"
+"and `pos[i]` of label 1 scoring `values[i]` (float64; int64 counts >= 0). Each score's two terms are\n"
+"worked out once, in whole units as for its events, and multiplied by its counts: the same sums as a pass over\n"
+"the events. None without 128-bit integers.");
+
+static PyObject *
+calibration_sums_counts(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer vb, nb, pb;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &vb, &nb, &pb))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = vb.len / (Py_ssize_t)sizeof(double);
+    if (vb.len % 8 || nb.len != vb.len || pb.len != vb.len) {
+        PyErr_SetString(PyExc_ValueError, "calibration_sums_counts: inconsistent arguments");
+        goto done;
+    }
+#ifdef __SIZEOF_INT128__
+    const double *xs = (const double *)vb.buf;
+    const int64_t *neg = (const int64_t *)nb.buf, *pos = (const int64_t *)pb.buf;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        if (neg[j] < 0 || pos[j] < 0) {
+            PyErr_SetString(PyExc_ValueError, "calibration_sums_counts: a count below 0");
+            goto done;
+        }
+    }
+    FloatBits b0[CHUNK], l0[CHUNK], b1[CHUNK], l1[CHUNK];
+    uint8_t zeros[CHUNK], ones[CHUNK], out[CHUNK], out1[CHUNK];
+    memset(zeros, 0, sizeof zeros);
+    memset(ones, 1, sizeof ones);
+    unsigned __int128 brier = 0, log_loss = 0;
+    uint64_t outside = 0, positives = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t start = 0; start < n; start += CHUNK) {
+        Py_ssize_t m = n - start < CHUNK ? n - start : CHUNK;
+        calibration_chunk(xs + start, zeros, m, 1, b0, l0, out);
+        calibration_chunk(xs + start, ones, m, 1, b1, l1, out1);
+        for (Py_ssize_t j = 0; j < m; j++) {
+            uint64_t a = (uint64_t)neg[start + j], b = (uint64_t)pos[start + j];
+            brier += (unsigned __int128)b0[j].u * a + (unsigned __int128)b1[j].u * b;
+            log_loss += (unsigned __int128)l0[j].u * a + (unsigned __int128)l1[j].u * b;
+            outside += out[j] ? a + b : 0;
+            positives += b;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyObject *b_all = uint128_long((uint64_t)(brier >> 64), (uint64_t)brier);
+    PyObject *l_all = uint128_long((uint64_t)(log_loss >> 64), (uint64_t)log_loss);
+    if (b_all && l_all)
+        result = Py_BuildValue("KKOO", (unsigned long long)positives, (unsigned long long)outside, b_all, l_all);
+    Py_XDECREF(b_all);
+    Py_XDECREF(l_all);
+#else
+    (void)n;
+    result = Py_NewRef(Py_None);
+#endif
+done:
+    PyBuffer_Release(&vb);
+    PyBuffer_Release(&nb);
+    PyBuffer_Release(&pb);
+    return result;
+}
+
 /* ------------------------------------------------------------------------ */
 
 
@@ -5155,6 +5220,7 @@ static PyMethodDef module_methods[] = {
     {"rehash_exact", rehash_exact, METH_VARARGS, rehash_exact_doc},
     {"fill_exact", fill_exact, METH_VARARGS, fill_exact_doc},
     {"calibration_sums", calibration_sums, METH_VARARGS, calibration_sums_doc},
+    {"calibration_sums_counts", calibration_sums_counts, METH_VARARGS, calibration_sums_counts_doc},
     {"row_argmax", row_argmax, METH_VARARGS, row_argmax_doc},
     {"score_columns", score_columns, METH_VARARGS, score_columns_doc},
     {"small_codes", small_codes, METH_VARARGS, small_codes_doc},

@@ -238,9 +238,12 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         weights = as_weights("w", w, x.size)
         # without weights the kernel checks scores and 0/1 labels as it counts; on
         # bad input it takes back what it counted and the plain checks below explain
-        if compiled and weights is None and self._hist.add_checking(x, is_pos):
-            self._sums = plus(self._sums, CalibrationSums.of(x, is_pos, None))  # checked 0/1 labels now
-            return
+        if compiled and weights is None:
+            counted, by_score = self._hist.add_checking_counts(x, is_pos)
+            if counted:  # checked 0/1 labels now; a batch of many events a score summed by score
+                batch = None if by_score is None else CalibrationSums.of_counts(*by_score.arrays())
+                self._sums = plus(self._sums, CalibrationSums.of(x, is_pos, None) if batch is None else batch)
+                return
         if raw is not None:
             is_pos = as_labels("y", raw, self.pos_label, self.neg_label)
         check_no_nan("scores", x)

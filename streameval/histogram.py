@@ -130,6 +130,10 @@ class ExactCounts:
         out.values[out.values == 0] = 0.0  # -0.0 and 0.0 are one score
         return out.without_empty()
 
+    def arrays(self) -> tuple[Array, np.ndarray, np.ndarray]:
+        """The distinct scores and their negatives and positives."""
+        return self.values, self.neg, self.pos
+
     def without_empty(self) -> ExactCounts:
         keep = (self.neg != 0) | (self.pos != 0)
         if not keep.all():
@@ -210,6 +214,7 @@ class ExactCounts:
 
 _EMPTY = np.uint64(0x7FF8DEADBEEFCAFE)  # an empty slot of the compiled table (a NaN pattern: never a score)
 _LOAD = 0.8  # the most of a table's slots in use
+_EVENTS_A_SLOT = 4  # a batch with this many events a slot of its exact table is summed by score, not by event
 
 
 class HashedCounts:
@@ -705,6 +710,25 @@ class ScoreHistogram:
             self._exact = both
             start = stop
         return n
+
+    def add_checking_counts(self, x: Array, labels: np.ndarray) -> tuple[bool, ExactCounts | None]:
+        """:meth:`add_checking`, and, when the batch went into this exact table as it was (no growth, no switch
+        to bins) and has several events a slot, its counts by distinct score: the table's counts after, less
+        those before (a pass over the slots, not over the events; what per-score sums of a batch need).
+        """
+        table = self._exact if isinstance(self._exact, HashedCounts) else None
+        before = None
+        if table is not None and x.size >= _EVENTS_A_SLOT * table.keys.size:
+            before = table.keys, table.counts.copy()
+        if not self.add_checking(x, labels):
+            return False, None
+        if table is None or before is None or self._exact is not table or table.keys is not before[0]:
+            return True, None
+        added = table.counts - before[1]
+        at = np.flatnonzero(added.any(axis=1))
+        batch = ExactCounts()
+        batch.values, batch.neg, batch.pos = table.keys[at].view(np.float64), added[at, 0], added[at, 1]
+        return True, batch
 
     def add_checking(self, x: Array, labels: np.ndarray | bool) -> bool:
         """Count unweighted events in one compiled pass that checks them; whether they were counted.

@@ -256,6 +256,43 @@ def test_sums_of_the_counts_of_distinct_scores_equal_the_sums_of_the_events():
     assert CalibrationSums.of_counts(r.values, r.neg, r.pos) == r.calibration
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    scores=st.lists(st.floats(allow_nan=False, width=64), min_size=0, max_size=40, unique=True),
+    counts=st.lists(st.tuples(st.integers(0, 2**40), st.integers(0, 2**40)), min_size=40, max_size=40),
+)
+def test_sums_of_counts_by_score_equal_the_events_they_stand_for(scores, counts):
+    """of_counts (each score's terms times its counts, compiled with 128-bit products) equals its numpy twin,
+    and, for counts small enough to spell out, the sums of the events themselves: any floats, scores outside
+    [0, 1], counts up to 2^40 a score."""
+    values = np.array(scores, dtype=np.float64)
+    neg = np.array([a for a, _ in counts[: values.size]], dtype=np.int64)
+    pos = np.array([b for _, b in counts[: values.size]], dtype=np.int64)
+    got = CalibrationSums.of_counts(values, neg, pos)
+    small_neg, small_pos = neg % 4, pos % 4
+    small = CalibrationSums.of_counts(values, small_neg, small_pos)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(calibration, "sums_kernel", lambda: False)
+        assert CalibrationSums.of_counts(values, neg, pos) == got
+    events = np.concatenate([np.repeat(values, small_neg), np.repeat(values, small_pos)])
+    labels = np.arange(events.size) >= small_neg.sum()
+    assert small == CalibrationSums.of(events, labels, None)
+
+
+@pytest.mark.parametrize("rounding", [2, 3])
+def test_a_batch_of_many_events_a_score_is_summed_by_score_as_by_event(rounding):
+    """A batch with several events a slot of its exact table gets its sums from the table's counts (after less
+    before): the state of the events summed one by one, and scikit-learn's Brier score and log loss."""
+    y, p = _calibrated(21, 60_000, rounding=rounding)
+    acc = se.BinaryAccumulator()
+    acc.update_many(y[:1_000], p[:1_000])
+    acc.update_many(y[1_000:], p[1_000:])  # into the table as it is: summed by score
+    assert acc.get().is_exact
+    assert acc.get().calibration == CalibrationSums.of(p, y, None)
+    assert acc.get().brier == pytest.approx(brier_score_loss(y, p), rel=1e-12)
+    assert acc.get().log_loss == pytest.approx(log_loss(y, p), rel=1e-12)
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10**6), cuts=st.lists(st.integers(0, 400), min_size=0, max_size=4))
 def test_shards_merged_in_any_order_equal_one_stream_exactly(seed, cuts):
