@@ -279,6 +279,15 @@ def test_sums_of_counts_by_score_equal_the_events_they_stand_for(scores, counts)
     assert small == CalibrationSums.of(events, labels, None)
 
 
+@pytest.mark.skipif(SPEEDUPS is None, reason="the compiled paths are not in use")
+def test_calibration_sums_counts_refuses_inconsistent_counts():
+    values = np.array([0.1, 0.2])
+    with pytest.raises(ValueError, match="calibration_sums_counts: inconsistent arguments"):
+        SPEEDUPS.calibration_sums_counts(values, np.array([1], dtype=np.int64), np.array([1, 2], dtype=np.int64))
+    with pytest.raises(ValueError, match="calibration_sums_counts: a count below 0"):
+        SPEEDUPS.calibration_sums_counts(values, np.array([1, -1], dtype=np.int64), np.array([1, 2], dtype=np.int64))
+
+
 @pytest.mark.parametrize("rounding", [2, 3])
 def test_a_batch_of_many_events_a_score_is_summed_by_score_as_by_event(rounding):
     """A batch with several events a slot of its exact table gets its sums from the table's counts (after less
