@@ -713,15 +713,20 @@ class ScoreHistogram:
 
     def add_checking_counts(self, x: Array, labels: np.ndarray) -> tuple[bool, ExactCounts | None]:
         """:meth:`add_checking`, and, when the batch went into this exact table as it was (no growth, no switch
-        to bins) and has several events a slot, its counts by distinct score: the table's counts after, less
-        those before (a pass over the slots, not over the events; what per-score sums of a batch need).
+        to bins), or into a new one as the first batch, and has several events a slot, its counts by distinct
+        score: the table's counts after, less those before (a pass over the slots, not over the events; what
+        per-score sums of a batch need).
         """
         table = self._exact if isinstance(self._exact, HashedCounts) else None
+        empty = isinstance(self._exact, ExactCounts) and not self._exact.is_weighted and self._exact.values.size == 0
         before = None
         if table is not None and x.size >= _EVENTS_A_SLOT * table.keys.size:
             before = table.keys, table.counts.copy()
         if not self.add_checking(x, labels):
             return False, None
+        if empty and isinstance(self._exact, HashedCounts):  # a new table holds the batch alone
+            table = self._exact
+            before = (table.keys, np.zeros_like(table.counts)) if x.size >= _EVENTS_A_SLOT * table.keys.size else None
         if table is None or before is None or self._exact is not table or table.keys is not before[0]:
             return True, None
         added = table.counts - before[1]

@@ -298,6 +298,9 @@ def test_a_batch_of_many_events_a_score_is_summed_by_score_as_by_event(rounding)
     acc.update_many(y[1_000:], p[1_000:])  # into the table as it is: summed by score
     assert acc.get().is_exact
     assert acc.get().calibration == CalibrationSums.of(p, y, None)
+    first = se.BinaryAccumulator()
+    first.update_many(y, p)  # the first batch, into a new table: summed by score too
+    assert first.get().calibration == CalibrationSums.of(p, y, None)
     assert acc.get().brier == pytest.approx(brier_score_loss(y, p), rel=1e-12)
     assert acc.get().log_loss == pytest.approx(log_loss(y, p), rel=1e-12)
 
