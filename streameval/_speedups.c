@@ -426,9 +426,14 @@ release_batch(Batch *b)
     PyBuffer_Release(&b->hits);
 }
 
-/* Check the batch against the table (codes fall below 2 ** code_bits) and count it. */
+/* Adds the calibration terms of m checked events (x, 0/1 labels) into sums: Brier units low and high words, log
+ * loss units low and high words, events outside [0, 1], positives, events (defined with the calibration sums). */
+static void add_chunk_sums(const double *x, const uint8_t *labels, Py_ssize_t m, uint64_t *sums);
+
+/* Check the batch against the table (codes fall below 2 ** code_bits) and count it; with `sums` (seven uint64,
+ * added to), the calibration sums of the events counted too, from the chunk the count has just read. */
 static PyObject *
-run_count(Batch *b, Table *tb, uint64_t code_limit, coder code, const Coding *coding)
+run_count(Batch *b, Table *tb, uint64_t code_limit, coder code, const Coding *coding, uint64_t *sums)
 {
     Py_ssize_t n = b->x.len / (Py_ssize_t)sizeof(double);
     int width = b->width;
@@ -496,6 +501,8 @@ run_count(Batch *b, Table *tb, uint64_t code_limit, coder code, const Coding *co
         Py_ssize_t counted =
             weighted ? count_weighted_chunk(tb, codes, weights + i, tb->hits + (tb->check_threshold ? i : 0), m)
                      : count_chunk(tb, codes, x + i, m);
+        if (sums != NULL && counted > 0)
+            add_chunk_sums(x + i, chunk_labels, counted, sums);
         i += counted;
         if (tb->bad)
             break;
@@ -550,8 +557,11 @@ run_count(Batch *b, Table *tb, uint64_t code_limit, coder code, const Coding *co
                      &b.block, __VA_ARGS__)
 
 PyDoc_STRVAR(count_range_free_doc,
-"count_range_free" COUNT_SIGNATURE "shift, tag_shift)\n--\n\n" COUNT_DOC
-"\n\nCodes of a range-free scheme (``RangeFreeBins._labelled_codes``).");
+"count_range_free" COUNT_SIGNATURE "shift, tag_shift, sums=None)\n--\n\n" COUNT_DOC
+"\n\nCodes of a range-free scheme (``RangeFreeBins._labelled_codes``). With ``sums`` (seven uint64, added\n"
+"to; unweighted events with ``sign`` 1 only), the calibration sums of the events counted as well, from\n"
+"each chunk as it is counted: Brier units (low and high words), log-loss units (low and high words),\n"
+"events outside [0, 1], positives and events, as calibration_sums gives them.");
 
 static PyObject *
 count_range_free(PyObject *Py_UNUSED(module), PyObject *args)
@@ -559,14 +569,26 @@ count_range_free(PyObject *Py_UNUSED(module), PyObject *args)
     Batch b = {0};
     Table tb = {0};
     Coding c = {0};
-    if (!PARSE_BATCH("ii:count_range_free", &c.shift, &c.tag_shift))
+    PyObject *sums_obj = Py_None;
+    if (!PARSE_BATCH("ii|O:count_range_free", &c.shift, &c.tag_shift, &sums_obj))
         return NULL;
     PyObject *result = NULL;
+    Py_buffer sums = {0};
+    int with_sums = sums_obj != Py_None;
+    if (with_sums && PyObject_GetBuffer(sums_obj, &sums, PyBUF_WRITABLE) < 0) {
+        sums.obj = NULL;
+        release_batch(&b);
+        return NULL;
+    }
     /* every 64-bit pattern shifted by `shift`, with two tag bits on top, falls below 2 ** (66 - shift) */
-    if (c.shift < 8 || c.shift > 63 || c.tag_shift != 64 - c.shift)
+    if (c.shift < 8 || c.shift > 63 || c.tag_shift != 64 - c.shift ||
+        (with_sums && (sums.len != 7 * 8 || b.weights.len > 0 || tb.sign != 1)))
         PyErr_SetString(PyExc_ValueError, "count kernel: inconsistent arguments");
     else
-        result = run_count(&b, &tb, (uint64_t)1 << (66 - c.shift), code_range_free, &c);
+        result = run_count(&b, &tb, (uint64_t)1 << (66 - c.shift), code_range_free, &c,
+                           with_sums ? (uint64_t *)sums.buf : NULL);
+    if (with_sums)
+        PyBuffer_Release(&sums);
     release_batch(&b);
     return result;
 }
@@ -594,7 +616,7 @@ count_uniform(PyObject *Py_UNUSED(module), PyObject *args)
         upper.len != n_edges * (Py_ssize_t)sizeof(double))
         PyErr_SetString(PyExc_ValueError, "count kernel: inconsistent arguments");
     else
-        result = run_count(&b, &tb, 2 * c.n_codes, code_uniform, &c);
+        result = run_count(&b, &tb, 2 * c.n_codes, code_uniform, &c, NULL);
     PyBuffer_Release(&lower);
     PyBuffer_Release(&upper);
     release_batch(&b);
@@ -621,7 +643,7 @@ count_edges(PyObject *Py_UNUSED(module), PyObject *args)
     if (c.n_edges < 1)
         PyErr_SetString(PyExc_ValueError, "count kernel: inconsistent arguments");
     else
-        result = run_count(&b, &tb, 2 * c.n_codes, code_edges, &c);
+        result = run_count(&b, &tb, 2 * c.n_codes, code_edges, &c, NULL);
     PyBuffer_Release(&edges);
     release_batch(&b);
     return result;
@@ -1536,6 +1558,28 @@ calibration_chunk(const double *restrict x, const uint8_t *restrict labels, Py_s
         logloss[j].u = (L.u - shift_bits) & in;
         outside[j] = (uint8_t)(~in & 1);
     }
+}
+
+static void
+add_chunk_sums(const double *x, const uint8_t *labels, Py_ssize_t m, uint64_t *sums)
+{
+    FloatBits brier[CHUNK], logloss[CHUNK];
+    uint8_t out[CHUNK];
+    calibration_chunk(x, labels, m, 1, brier, logloss, out);
+    uint64_t bs = 0, ls = 0, outside = 0, positives = 0; /* each unit count is below 2^52: 2^11 of them fit */
+    for (Py_ssize_t j = 0; j < m; j++) {
+        bs += brier[j].u;
+        ls += logloss[j].u;
+        outside += out[j];
+        positives += labels[j];
+    }
+    sums[0] += bs;
+    sums[1] += sums[0] < bs;
+    sums[2] += ls;
+    sums[3] += sums[2] < ls;
+    sums[4] += outside;
+    sums[5] += positives;
+    sums[6] += (uint64_t)m;
 }
 
 PyDoc_STRVAR(calibration_sums_doc,

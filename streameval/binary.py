@@ -239,9 +239,12 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         # without weights the kernel checks scores and 0/1 labels as it counts; on
         # bad input it takes back what it counted and the plain checks below explain
         if compiled and weights is None:
-            counted, by_score = self._hist.add_checking_counts(x, is_pos)
-            if counted:  # checked 0/1 labels now; a batch of many events a score summed by score
-                batch = None if by_score is None else CalibrationSums.of_counts(*by_score.arrays())
+            counted, found = self._hist.add_checking_counts(x, is_pos)
+            if counted:  # checked 0/1 labels now: summed in the counting pass, by score, or in a pass of their own
+                if isinstance(found, tuple):
+                    batch: CalibrationSums | None = CalibrationSums(*found)
+                else:
+                    batch = None if found is None else CalibrationSums.of_counts(*found.arrays())
                 self._sums = plus(self._sums, CalibrationSums.of(x, is_pos, None) if batch is None else batch)
                 return
         if raw is not None:

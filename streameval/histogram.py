@@ -711,19 +711,29 @@ class ScoreHistogram:
             start = stop
         return n
 
-    def add_checking_counts(self, x: Array, labels: np.ndarray) -> tuple[bool, ExactCounts | None]:
-        """:meth:`add_checking`, and, when the batch went into this exact table as it was (no growth, no switch
-        to bins), or into a new one as the first batch, and has several events a slot, its counts by distinct
-        score: the table's counts after, less those before (a pass over the slots, not over the events; what
-        per-score sums of a batch need).
+    def add_checking_counts(
+        self, x: Array, labels: np.ndarray
+    ) -> tuple[bool, ExactCounts | tuple[int, int, int, int, int] | None]:
+        """:meth:`add_checking`, and what the batch's calibration sums can come from without a pass of their own:
+
+        * counted whole in range-free bins, the sums themselves from the counting pass, as
+          ``(events, positives, outside, brier, log_loss)``;
+        * into this exact table as it was (no growth, no switch to bins), or into a new one as the first batch,
+          with several events a slot, its counts by distinct score: the table's counts after, less those before
+          (a pass over the slots, not over the events);
+        * otherwise ``None``.
         """
         table = self._exact if isinstance(self._exact, HashedCounts) else None
         empty = isinstance(self._exact, ExactCounts) and not self._exact.is_weighted and self._exact.values.size == 0
         before = None
         if table is not None and x.size >= _EVENTS_A_SLOT * table.keys.size:
             before = table.keys, table.counts.copy()
-        if not self.add_checking(x, labels):
+        sums = np.zeros(7, dtype=np.uint64)
+        if not self.add_checking(x, labels, sums):
             return False, None
+        if int(sums[6]) == x.size:  # every event summed as it was counted
+            brier, log_loss = (int(sums[1]) << 64) | int(sums[0]), (int(sums[3]) << 64) | int(sums[2])
+            return True, (x.size, int(sums[5]), int(sums[4]), brier, log_loss)
         if empty and isinstance(self._exact, HashedCounts):  # a new table holds the batch alone
             table = self._exact
             before = (table.keys, np.zeros_like(table.counts)) if x.size >= _EVENTS_A_SLOT * table.keys.size else None
@@ -735,7 +745,7 @@ class ScoreHistogram:
         batch.values, batch.neg, batch.pos = table.keys[at].view(np.float64), added[at, 0], added[at, 1]
         return True, batch
 
-    def add_checking(self, x: Array, labels: np.ndarray | bool) -> bool:
+    def add_checking(self, x: Array, labels: np.ndarray | bool, sums: np.ndarray | None = None) -> bool:
         """Count unweighted events in one compiled pass that checks them; whether they were counted.
 
         ``labels`` may be unchecked integer labels that must be 0 or 1. The
@@ -744,13 +754,16 @@ class ScoreHistogram:
         returned with the state as before. ``False`` too when there is no
         compiled kernel, or while exact no table to count into (see
         :meth:`_table`): the caller checks the events and calls :meth:`add`.
+
+        With ``sums`` (seven uint64 zeros), a batch counted whole in range-free bins adds its calibration sums
+        to them in the same pass (``count_range_free``'s layout; its last item counts the events summed).
         """
         if x.size == 0:
             return True
         kernel = batch_kernel(self.bins)
         if kernel is not None and self._overflows_when_empty(x):
             xs, lab = _kernel_inputs(x, labels)
-            return self._in_bins_from(kernel, xs, lab, True, 0)  # refused: as before
+            return self._in_bins_from(kernel, xs, lab, True, 0, sums)  # refused: as before
         if self._exact is not None:
             table = self._table(x.size)
             if table is None:
@@ -769,14 +782,18 @@ class ScoreHistogram:
             return False
         if kernel is None:
             return False
-        return not self._add_compiled(kernel, x, labels, 1)
+        return not self._add_compiled(kernel, x, labels, 1, sums)
 
-    def _in_bins_from(self, kernel: Kernel, xs: Array, labels: np.ndarray, was_empty: bool, done: int) -> bool:
+    def _in_bins_from(
+        self, kernel: Kernel, xs: Array, labels: np.ndarray, was_empty: bool, done: int, sums: np.ndarray | None = None
+    ) -> bool:
         """Leave the exact regime (:meth:`_leave_for_bins`) and count the batch in bins from where that starts,
-        checking it; whether it was counted. A refusal puts the exact regime back as it was."""
+        checking it; whether it was counted. A refusal puts the exact regime back as it was. ``sums``: as for
+        :meth:`add_checking`, where the whole batch is counted in bins."""
         exact, placeholder, above = self._exact, self._counts, self._above.copy()
         start = self._leave_for_bins(was_empty, done)
-        if not self._add_compiled(kernel, xs[start:], labels if labels.size == 1 else labels[start:], 1):
+        rest = labels if labels.size == 1 else labels[start:]
+        if not self._add_compiled(kernel, xs[start:], rest, 1, sums if start == 0 else None):
             return True
         self._exact, self._counts, self._above = exact, placeholder, above
         return False
@@ -832,16 +849,23 @@ class ScoreHistogram:
         """The compiled kernels' threshold arguments: its two codes, whether to check, the threshold."""
         return self._t_args
 
-    def _add_compiled(self, kernel: Kernel, x: Array, is_pos: np.ndarray | bool, sign: int) -> bool:
-        """:meth:`add` of unweighted events in one compiled pass; whether the input was refused."""
+    def _add_compiled(
+        self, kernel: Kernel, x: Array, is_pos: np.ndarray | bool, sign: int, sums: np.ndarray | None = None
+    ) -> bool:
+        """:meth:`add` of unweighted events in one compiled pass; whether the input was refused. ``sums``: the
+        events' calibration sums, added in the same pass by the range-free kernel (else left as they are)."""
         function, scheme_args = kernel
+        if function is not SPEEDUPS.count_range_free or sign != 1:  # type: ignore[union-attr]
+            sums = None
         state = self._counts
         n = x.size
         x, labels = _kernel_inputs(x, is_pos)
         at_threshold = self._at_threshold()
         done, refused = 0, False
         try:
-            done, refused, above = state.count_compiled(function, x, labels, sign, at_threshold, scheme_args, 0, n)
+            done, refused, above = state.count_compiled(
+                function, x, labels, sign, at_threshold, scheme_args, 0, n, sums
+            )
         finally:
             if refused and done:
                 state.count_compiled(function, x, labels, -sign, at_threshold, scheme_args, 0, done)

@@ -137,7 +137,7 @@ class LabelledCounts:
     def count_compiled(
         self, kernel: Callable[..., tuple[int, bool, int, int, int]], x: npt.NDArray[np.float64],
         labels: np.ndarray, sign: int, threshold_args: tuple[Any, ...], scheme_args: tuple[Any, ...],
-        start: int, end: int,
+        start: int, end: int, sums: np.ndarray | None = None,
     ) -> tuple[int, bool, list[int]]:  # fmt: skip
         """Count scores ``x[start:end]`` with a compiled kernel (``_speedups.count_*``).
 
@@ -148,13 +148,15 @@ class LabelledCounts:
         stopped, whether bad input (a NaN score, a label other than 0 and 1)
         stopped it, and the kernel's [negatives, positives] at the threshold
         codes. If growing fails, what was counted is taken back out before the
-        error propagates.
+        error propagates. ``sums`` (for ``count_range_free``): the calibration
+        sums of the events counted, added in the same pass.
         """
 
         def run(begin: int, stop: int, s: int) -> tuple[int, bool, int, int]:
+            scheme = scheme_args if sums is None or s != sign else (*scheme_args, sums)  # sums of the count alone
             return self._run_kernel(
                 kernel, x, labels, self._counts, self.is_weighted, s, threshold_args, begin, stop,
-                (_NO_WEIGHTS, _SCRATCH, _SCRATCH, 0), scheme_args,
+                (_NO_WEIGHTS, _SCRATCH, _SCRATCH, 0), scheme,
             )  # fmt: skip
 
         above = [0, 0]

@@ -280,6 +280,49 @@ def test_sums_of_counts_by_score_equal_the_events_they_stand_for(scores, counts)
 
 
 @pytest.mark.skipif(SPEEDUPS is None, reason="the compiled paths are not in use")
+@settings(max_examples=100, deadline=None)
+@given(
+    scores=st.lists(st.floats(allow_nan=False, width=64), min_size=1, max_size=700),
+    seed=st.integers(0, 2**32 - 1),
+    exact_up_to=st.sampled_from([0, 5]),
+    labels_as=st.sampled_from([np.bool_, np.uint8, np.int64]),
+)
+def test_sums_added_as_a_batch_is_counted_in_bins_equal_a_pass_of_their_own(scores, seed, exact_up_to, labels_as):
+    """A batch counted whole in range-free bins gets its calibration sums from the counting pass: the sums of a
+    pass of their own, for any floats (outside [0, 1] too), label types, and a batch that leaves the exact
+    regime at its first score or later."""
+    rng = np.random.default_rng(seed)
+    x = np.array(scores, dtype=np.float64)
+    y = (rng.random(x.size) < 0.4).astype(labels_as)
+    acc = se.BinaryAccumulator(exact_up_to=exact_up_to)
+    acc.update_many(y, x)
+    assert acc.get().calibration == CalibrationSums.of(x, y.astype(bool), None)
+    more = rng.random(300)
+    acc.update_many(np.ones(300, dtype=labels_as), more)  # into bins that exist
+    both = CalibrationSums.of(np.concatenate([x, more]), np.concatenate([y.astype(bool), np.ones(300, bool)]), None)
+    assert acc.get().calibration == both
+
+
+@pytest.mark.skipif(SPEEDUPS is None, reason="the compiled paths are not in use")
+def test_count_range_free_sums_only_unweighted_events_counted_in():
+    from streameval.state import LabelledCounts
+
+    bins = se.Bins.range_free()
+    counts = LabelledCounts(2 * bins.n_codes)
+    function, scheme = bins.compiled_kernel()
+    x, labels = np.array([0.2, 0.7]), np.array([1, 0], dtype=np.uint8)
+    sums = np.zeros(7, dtype=np.uint64)
+    done, refused, _ = counts.count_compiled(function, x, labels, 1, (0, 0, False, 0.0), scheme, 0, 2, sums)
+    assert (done, refused) == (2, False) and int(sums[6]) == 2 and int(sums[5]) == 1
+    want = CalibrationSums.of(x, labels == 1, None)
+    assert (int(sums[1]) << 64 | int(sums[0]), int(sums[3]) << 64 | int(sums[2])) == (want.brier, want.log_loss)
+    args = (x, labels, labels.itemsize, counts._base, counts._page_of_row, counts._n_stored, counts._counts, False)
+    for sign, short in ((-1, sums), (1, sums[:6])):  # taking out, and a short buffer
+        with pytest.raises(ValueError, match="count kernel: inconsistent arguments"):
+            function(*args, sign, 0, 0, False, 0.0, 0, 2, np.zeros(0), np.zeros(0), np.zeros(0), 0, *scheme, short)
+
+
+@pytest.mark.skipif(SPEEDUPS is None, reason="the compiled paths are not in use")
 def test_calibration_sums_counts_refuses_inconsistent_counts():
     values = np.array([0.1, 0.2])
     with pytest.raises(ValueError, match="calibration_sums_counts: inconsistent arguments"):
