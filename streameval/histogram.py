@@ -651,9 +651,30 @@ class ScoreHistogram:
         if x.size == 1 and weights is None and not self._counts.is_weighted:  # one event (a revert): its bin
             self._take_out_one(float(x[0]), bool(np.asarray(is_pos).reshape(-1)[0]))
             return
+        kernel = batch_kernel(self.bins)
+        if kernel is not None and weights is None and not self._counts.is_weighted:
+            if not self._take_out_compiled(kernel, x, is_pos):
+                raise ValueError("cannot take out counts that were not added: the result would be negative")
+            return
         events = ScoreHistogram(self.bins, self.threshold, 0)  # binned from the first event, as these counts are
         events.add(x, is_pos, weights)
         self._merge_binned(events, -1)
+
+    def _take_out_compiled(self, kernel: Kernel, x: Array, is_pos: npt.NDArray[np.bool_] | bool) -> bool:
+        """:meth:`take_out` of unweighted events from whole binned counts by the count kernel with a sign of -1,
+        then a check of every count (and of the threshold's bin: its events at or above the threshold no more than
+        it holds); where one went below 0, the events are counted back in. Whether they were taken out."""
+        above = self._above.copy()
+        refused = self._add_compiled(kernel, x, is_pos, -1)
+        assert not refused, "checked events were refused"
+        over = not self._t_is_edge and any(
+            int(self._above[k]) > self._counts.count_at(int(code)) for k, code in enumerate(self._t_codes)
+        )
+        if not (over or self._counts.any_negative() or (self._above < 0).any()):
+            return True
+        self._add_compiled(kernel, x, is_pos, 1)  # the same codes: the counts as they were
+        self._above = above
+        return False
 
     def _take_out_one(self, score: float, is_pos: bool) -> None:
         """:meth:`take_out` of one unweighted event in the binned regime: its bin's count, and the count apart

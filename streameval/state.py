@@ -342,6 +342,10 @@ class LabelledCounts:
         flat = self.flat_index(codes.copy())
         self._counts[flat] = values
 
+    def any_negative(self) -> bool:
+        """Whether some count is below 0 (events taken out that were not counted)."""
+        return bool((self._counts[: self._n_stored * PAGE] < 0).any())
+
     def total(self) -> int | float:
         """The sum of every count."""
         total = self._counts[: self._n_stored * PAGE].sum()

@@ -385,6 +385,9 @@ def test_a_binned_revert_refuses_what_its_bin_and_the_threshold_did_not_count():
         with pytest.raises(ValueError, match="cannot take out"):
             acc -= one
         assert acc.to_bytes() == before
+    with pytest.raises(ValueError, match="cannot take out"):  # a batch: the first event leaves the bin's
+        acc.revert_many([0, 1], [0.30, 0.36])  # negatives fewer than those at or above the threshold
+    assert acc.to_bytes() == before
     acc.revert(0, 0.95)  # the bin of 0.9: its counts as without that event (its calibration terms are 0.95's)
     rest = se.BinaryAccumulator(bins=se.Bins.uniform(0.0, 1.0, 8), threshold=0.37, exact_up_to=0)
     rest.update_many([1, 1, 0], [0.30, 0.36, 0.37])
@@ -414,3 +417,47 @@ def test_a_revert_among_stored_per_event_updates_takes_out_the_right_event(exact
     with pytest.raises(ValueError, match="cannot take out"):
         acc.revert(True, 2.5)
     assert acc.to_bytes() == before
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    bins=st.sampled_from(["range-free", "uniform", "edges"]),
+    threshold=st.sampled_from([0.5, 0.37, -math.inf]),
+)
+def test_binned_batches_reverted_leave_the_counts_of_the_others_or_nothing(seed, bins, threshold):
+    """In the binned regime revert_many takes a batch out of its bins in one pass (the count kernel with a sign
+    of -1, then every count checked): the stream without the batch; a batch holding an event no count holds
+    (its bin, label or side of the threshold) is refused whole and changes nothing."""
+    scheme = {"range-free": se.Bins.range_free(), "uniform": se.Bins.uniform(0.0, 1.0, 8),
+              "edges": se.Bins.from_edges([0.0, 0.3, 0.37, 0.5, 1.0])}[bins]  # fmt: skip
+    rng = np.random.default_rng(seed)
+    y = rng.random(400) < 0.4
+    s = np.round(rng.random(400), int(rng.integers(1, 4)))
+    s[:20] = threshold if math.isfinite(threshold) else 0.25
+    acc = se.BinaryAccumulator(bins=scheme, threshold=threshold, exact_up_to=0)
+    acc.update_many(y, s)
+    gone = rng.random(400) < 0.4
+    acc.revert_many(y[gone], s[gone])
+    rest = se.BinaryAccumulator(bins=scheme, threshold=threshold, exact_up_to=0)
+    rest.update_many(y[~gone], s[~gone])
+    assert acc == rest
+    before = acc.to_bytes()
+    with pytest.raises(ValueError, match="cannot take out"):
+        acc.revert_many(y, s)  # every event, those gone too: more than the bins hold
+    assert acc.to_bytes() == before
+
+
+def test_a_binned_batch_that_a_bin_lacks_is_counted_back_in():
+    """A batch whose calibration sums could go out but whose bins lack an event: the count kernel took it out,
+    found a count below 0, and counted it back in; nothing changed, and the next batch is taken out as usual."""
+    acc = se.BinaryAccumulator(bins=se.Bins.uniform(0.0, 1.0, 8), threshold=0.5, exact_up_to=0)
+    acc.update_many([1, 1, 1, 0, 0, 0], [0.1, 0.1, 0.1, 0.9, 0.9, 0.9])
+    before = acc.to_bytes()
+    with pytest.raises(ValueError, match="cannot take out"):
+        acc.revert_many([1, 0], [0.1, 0.15])  # no negative in the bin of 0.15
+    assert acc.to_bytes() == before
+    acc.revert_many([1, 0], [0.1, 0.9])
+    rest = se.BinaryAccumulator(bins=se.Bins.uniform(0.0, 1.0, 8), threshold=0.5, exact_up_to=0)
+    rest.update_many([1, 1, 0, 0], [0.1, 0.1, 0.9, 0.9])
+    assert acc == rest
