@@ -254,7 +254,18 @@ class Bins:
         return self.labelled_codes_into(x, lab, ws).copy()
 
     def labelled_code(self, score: float, is_pos: bool) -> int:
-        """The labelled code of one score (not NaN) with its label: ``labelled_codes([score], [is_pos])[0]``."""
+        """The labelled code of one score (not NaN) with its label: ``labelled_codes([score], [is_pos])[0]``.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> bins = se.Bins.range_free()
+        >>> bins.labelled_code(0.3, True) == int(bins.labelled_codes([0.3], [True])[0])
+        True
+        >>> quarters = se.Bins.uniform(0.0, 1.0, 4)
+        >>> quarters.labelled_code(0.3, False), quarters.labelled_code(0.3, True)  # the positives' codes follow
+        (2, 8)
+        """
         return int(self.labelled_codes(np.array([float(score)]), np.array([bool(is_pos)]))[0])
 
     def decode(self, codes: npt.ArrayLike) -> tuple[KeyArray, npt.NDArray[np.bool_]]:
