@@ -251,13 +251,14 @@ class PyEventLog:
     ``on_full()`` is called when ``every`` events are pending.
     """
 
-    __slots__ = ("_on_full", "_on_odd", "every", "pending")
+    __slots__ = ("_on_full", "_on_odd", "every", "pending", "typed")
 
     def __init__(
         self, count_one: Callable[..., Any], on_full: Callable[[], Any], on_odd: Callable[..., Any], every: int
     ) -> None:
         self._on_full, self._on_odd, self.every = on_full, on_odd, every  # count_one: only the compiled twin's
         self.pending = 0
+        self.typed = 0  # events in the typed run: none here
 
     def update(self, *args: Any, **kwargs: Any) -> None:
         """Count one event and keep it (through ``on_odd``)."""

@@ -2521,6 +2521,7 @@ EventLog_set_odd(EventLog *self, PyObject *Py_UNUSED(ignored))
 
 static PyMemberDef EventLog_members[] = {
     {"pending", T_PYSSIZET, offsetof(EventLog, pending), READONLY, "Events since the last reset_pending()."},
+    {"typed", T_PYSSIZET, offsetof(EventLog, n), READONLY, "Events in the typed run (take() empties it)."},
     {NULL, 0, 0, 0, NULL},
 };
 

@@ -468,6 +468,48 @@ class Segmented(AccumulatorBase):
                 added = part
             self._segments[key] -= added
 
+    def revert_many(self, segments: Any, *columns: Any, **kwargs: Any) -> None:
+        """Take a batch of events counted before back out (:meth:`update_many`'s arguments); all of them or, on bad
+        input or an event never counted, none. Each segment's events leave its accumulator by that one's
+        ``revert_many``; a segment left with no events goes.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> seg = se.Segmented(se.BinaryAccumulator)
+        >>> seg.update_many(["eu", "us", "eu"], [1, 0, 0], [0.9, 0.2, 0.4])
+        >>> seg.revert_many(["us", "eu"], [0, 0], [0.2, 0.4])
+        >>> seg.segments, seg["eu"].n
+        (['eu'], 1)
+        """
+        keys, codes, counts = _segment_codes(segments)
+        n = codes.size
+        cols = [_rows(f"argument {i + 2}", c, n) for i, c in enumerate(columns)]
+        kw = {k: _rows(k, v, n) for k, v in kwargs.items()}
+        if n == 0:
+            return
+        for key in keys:
+            if key not in self._segments:
+                raise ValueError(f"cannot take out events of segment {_show(key)}: it was never counted")
+        grouped, bounds = _grouped(codes, len(keys), [*cols, *kw.values()], counts)
+        grouped_cols, grouped_kw = grouped[: len(cols)], dict(zip(kw, grouped[len(cols) :], strict=True))
+        self._routes.clear()
+        taken: list[tuple[Any, list[Any], dict[str, Any]]] = []  # (accumulator, its events) taken out so far
+        try:
+            for g, key in enumerate(keys):
+                lo, hi = int(bounds[g]), int(bounds[g + 1])
+                args = [_slice(c, lo, hi) for c in grouped_cols]
+                keywords = {k: _slice(v, lo, hi) for k, v in grouped_kw.items()}
+                self._segments[key].revert_many(*args, **keywords)
+                taken.append((self._segments[key], args, keywords))
+        except BaseException:
+            for acc, args, keywords in reversed(taken):  # counted back in: those segments as they were
+                acc.update_many(*args, **keywords)
+            raise
+        for key in keys:
+            if not self._segments[key].n:
+                del self._segments[key]
+
     def revert(self, segment: Any, *event: Any, **kwargs: Any) -> None:
         """Take one event of ``segment`` back out (``ValueError``, and no change, if it was never counted)."""
         key = segment_key(segment)

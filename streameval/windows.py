@@ -202,7 +202,8 @@ class Sliding:
     def _keep_odd(self, *args: Any, **kwargs: Any) -> None:
         """Count and keep an event that the log's typed columns do not hold, after the log's run."""
         self._acc.update(*args, **kwargs)  # checks the event before anything changes
-        self._close_log()
+        if self._log.typed:  # the log's typed run first (after it, the log sends every event here until filed)
+            self._close_log()
         self._log.set_odd()  # until the next filing, so that the runs keep the events' order
         if kwargs or self._run_keywords or len(args) != self._run_arity:
             self._new_run(args, kwargs)

@@ -765,3 +765,27 @@ def test_integer_segments_of_a_kind_without_the_one_pass_count():
     seg.update_many(np.array([1, 1]), np.array([1, 1]))
     assert seg.segments == [3, 1]
     assert seg[3].get() == {1: 2, 0: 1} and seg[1].get() == {0: 1, 1: 2}
+
+
+def test_revert_many_takes_each_segments_events_out_or_none():
+    """revert_many takes each segment's events out of its accumulator (a segment left with none goes); a batch
+    with an event of a segment never counted, or one its segment did not count, changes nothing."""
+    rng = np.random.default_rng(12)
+    names = np.array(["eu", "us", "asia"])[rng.integers(0, 3, 900)]
+    y, s = rng.random(900) < 0.3, np.round(rng.random(900), 3)
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update_many(names, y, s)
+    gone = (rng.random(900) < 0.5) | (names == "asia")
+    seg.revert_many(names[gone], y[gone], s[gone])
+    rest = se.Segmented(se.BinaryAccumulator)
+    rest.update_many(names[~gone], y[~gone], s[~gone])
+    assert seg == rest and "asia" not in seg.segments
+    before = seg.to_bytes()
+    for bad_names in (np.array(["eu", "africa"]), np.array(["eu", "asia"])):
+        with pytest.raises(ValueError, match="never counted"):
+            seg.revert_many(bad_names, [1, 1], [0.5, 0.5])
+        assert seg.to_bytes() == before
+    eu, us = (int(np.flatnonzero(~gone & (names == k))[0]) for k in ("eu", "us"))
+    with pytest.raises(ValueError, match="cannot take out"):  # eu's event taken out, then us refuses: eu's back in
+        seg.revert_many(names[[eu, us]], [y[eu], y[us]], [s[eu], 2.5])
+    assert seg.to_bytes() == before
