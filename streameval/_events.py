@@ -340,11 +340,14 @@ class PySegmentRouter:
         return self._slow(*args, **kwargs)
 
 
-def log_columns(taken: list[tuple[str, bytes]]) -> tuple[Any, ...]:
-    """The typed run of an event log as numpy columns: float64, int64 or bool."""
+def log_columns(taken: list[tuple[str, Any]]) -> tuple[Any, ...]:
+    """The typed run of an event log as numpy columns: float64, int64 or bool; a column of str as its list."""
     kinds = {"f": np.float64, "i": np.int64, "b": np.int64}
-    columns = []
+    columns: list[Any] = []
     for tag, data in taken:
+        if tag == "s":
+            columns.append(data)  # as a run of per-event calls gives str values (windows' _column)
+            continue
         column = np.frombuffer(data, dtype=kinds[tag])
         columns.append(column.astype(np.bool_) if tag == "b" else column.copy())  # astype copies already
     return tuple(columns)

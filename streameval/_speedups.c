@@ -2318,6 +2318,7 @@ direct_update(PyObject *update, PyObject **self)
 typedef union {
     double f;
     int64_t i;
+    PyObject *o; /* a str, whose reference the log holds */
 } LogValue;
 
 typedef struct {
@@ -2355,11 +2356,23 @@ EventLog_clear_refs(EventLog *self)
     return 0;
 }
 
+/* Let go of the str values the typed run holds, and empty it. */
+static void
+log_drop_objects(EventLog *self)
+{
+    for (int k = 0; k < self->arity && self->n > 0; k++)
+        if (self->tags[k] == 's')
+            for (Py_ssize_t r = 0; r < self->n; r++)
+                Py_DECREF(self->columns[k][r].o);
+    self->n = 0;
+}
+
 static void
 EventLog_dealloc(EventLog *self)
 {
     PyObject_GC_UnTrack(self);
     EventLog_clear_refs(self);
+    log_drop_objects(self);
     for (int k = 0; k < LOG_MAX_ARITY; k++)
         PyMem_Free(self->columns[k]);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -2413,6 +2426,10 @@ log_tag(PyObject *v, LogValue *out)
         out->i = (int64_t)x;
         return 'i';
     }
+    if (PyUnicode_CheckExact(v)) { /* such as a segment's name: the log keeps a reference once it stores it */
+        out->o = v;
+        return 's';
+    }
     return 0;
 }
 
@@ -2455,8 +2472,11 @@ EventLog_update(EventLog *self, PyObject *const *args, size_t nargsf, PyObject *
             self->arity = (int)nargs;
             memcpy(self->tags, tags, nargs);
         }
-        for (Py_ssize_t k = 0; k < nargs; k++)
+        for (Py_ssize_t k = 0; k < nargs; k++) {
+            if (tags[k] == 's')
+                Py_INCREF(row[k].o);
             self->columns[k][self->n] = row[k];
+        }
         self->n++;
     } else {
         r = PyObject_Vectorcall(self->on_odd, args, nargsf, kwnames);
@@ -2474,7 +2494,8 @@ EventLog_update(EventLog *self, PyObject *const *args, size_t nargsf, PyObject *
     Py_RETURN_NONE;
 }
 
-/* take() -> list of (tag, bytes) per column of the typed run; the run is emptied. */
+/* take() -> list of (tag, bytes) per column of the typed run, (tag, list) for a column of str; the run is
+ * emptied (on an error, nothing is taken). */
 static PyObject *
 EventLog_take(EventLog *self, PyObject *Py_UNUSED(ignored))
 {
@@ -2482,8 +2503,17 @@ EventLog_take(EventLog *self, PyObject *Py_UNUSED(ignored))
     if (out == NULL || self->n == 0)
         return out;
     for (int k = 0; k < self->arity; k++) {
-        PyObject *item = Py_BuildValue("Cy#", self->tags[k], (const char *)self->columns[k],
-                                       (Py_ssize_t)(self->n * sizeof(LogValue)));
+        PyObject *item;
+        if (self->tags[k] == 's') {
+            PyObject *values = PyList_New(self->n);
+            if (values != NULL)
+                for (Py_ssize_t r = 0; r < self->n; r++)
+                    PyList_SET_ITEM(values, r, Py_NewRef(self->columns[k][r].o));
+            item = values == NULL ? NULL : Py_BuildValue("CN", self->tags[k], values);
+        }
+        else
+            item = Py_BuildValue("Cy#", self->tags[k], (const char *)self->columns[k],
+                                 (Py_ssize_t)(self->n * sizeof(LogValue)));
         if (item == NULL || PyList_Append(out, item) < 0) {
             Py_XDECREF(item);
             Py_DECREF(out);
@@ -2491,7 +2521,7 @@ EventLog_take(EventLog *self, PyObject *Py_UNUSED(ignored))
         }
         Py_DECREF(item);
     }
-    self->n = 0;
+    log_drop_objects(self); /* the lists hold their own references */
     return out;
 }
 

@@ -501,6 +501,71 @@ def test_sliding_event_log_equals_its_python_twin():
     assert compiled == pure
 
 
+SEGMENT_LOG_SCRIPT = textwrap.dedent(
+    """
+    import numpy as np
+    import streameval as se
+
+    rng = np.random.default_rng(8)
+    names = ["eu", "us", "asia", "af"]
+    for size in (50, 3000, 9000):
+        win = se.Sliding(lambda: se.Segmented(se.BinaryAccumulator), size=size)
+        for i in range(20000):
+            g = "".join(names[int(rng.integers(0, 4))])  # a str made afresh: held by the window alone
+            y, s = bool(rng.random() < 0.3), float(round(rng.random(), 3))
+            kind = i % 29
+            try:
+                if kind == 1:
+                    win.update(g, int(y), s, w=2.0)
+                elif kind == 2:
+                    win.update(int(rng.integers(0, 3)), y, s)  # an int segment
+                elif kind == 3 and i % 3 == 0:
+                    win.update(g, 2, s)  # refused: nothing kept
+                elif kind == 4 and i % 5 == 0:
+                    win.update(g, y, float("nan"))  # refused
+                else:
+                    win.update(g, y, s)
+            except ValueError as exc:
+                print(i, exc)
+            if i % 2999 == 0:
+                r = win.get()
+                print(i, win.n, sorted(map(str, r.segments)), r.overall.n, r.overall.tp, r.overall.auc)
+        r = win.accumulator().get()
+        print(size, {str(k): round(v.auc, 12) for k, v in zip(r.segments, r.reports.values(), strict=True)})
+    """
+)
+
+
+@needs_compiled
+def test_sliding_over_segments_equals_its_python_twin():
+    """A window over segments named by str: the compiled log keeps the names in a column of its own (holding
+    their references), the Python twin in runs of calls; the same reports, refusals and segments."""
+    compiled, pure = _run(SEGMENT_LOG_SCRIPT, False), _run(SEGMENT_LOG_SCRIPT, True)
+    assert "y must be 1 (positive) or 0 (negative), got 2" in compiled and "NaN" in compiled
+    assert compiled.count("\n") > 30
+    assert compiled == pure
+
+
+@needs_compiled
+def test_the_log_lets_go_of_the_names_it_held():
+    """Every reference the log takes to a str value is given back: once the window is gone, a name's reference
+    count is what it was."""
+    import gc
+
+    name = "".join(["seg", "ment"])  # not interned: counted here alone
+    before = sys.getrefcount(name)
+    win = se.Sliding(lambda: se.Segmented(se.BinaryAccumulator), size=3000)
+    for i in range(10_000):
+        win.update(name, i % 3 == 0, (i % 97) / 97)
+    assert win.get()[name].n == 3000
+    partial = se.Sliding(lambda: se.Segmented(se.BinaryAccumulator), size=3000)
+    for _ in range(100):  # still in the log's typed run when the window goes
+        partial.update(name, True, 0.5)
+    del win, partial
+    gc.collect()
+    assert sys.getrefcount(name) == before
+
+
 PANE_ROUTER_SCRIPT = textwrap.dedent(
     """
     import numpy as np
