@@ -530,6 +530,11 @@ def bench_windows(n: int, rows: list[str]) -> None:
     _, t_seg, seg_ratio = paired_ratio(
         lambda: segment_loop(noop_segment), lambda: segment_loop(se.Segmented(se.BinaryAccumulator).update), 5
     )
+    _, t_seg_win, seg_win_ratio = paired_ratio(
+        lambda: segment_loop(noop_segment),
+        lambda: segment_loop(se.Sliding(lambda: se.Segmented(se.BinaryAccumulator), size=10_000).update),
+        5,
+    )
 
     def noop_at(y: object, score: object, t: float = 0.0) -> None:
         """The floor of a per-event call with a time."""
@@ -554,6 +559,10 @@ def bench_windows(n: int, rows: list[str]) -> None:
         _, t_window, ratio = paired_ratio(lambda floor=floor, timed=timed: loop(floor, timed), window, 5)
         rows.append(f"| {name} | {t_window / n * 1e9:,.0f} ns | {ratio:.1f}x |")
     rows.append(f"| `Segmented(BinaryAccumulator)`, 4 str segments | {t_seg / n * 1e9:,.0f} ns | {seg_ratio:.1f}x |")
+    rows.append(
+        f"| `Sliding` of 10,000 events over `Segmented(BinaryAccumulator)`, 4 str segments | "
+        f"{t_seg_win / n * 1e9:,.0f} ns | {seg_win_ratio:.1f}x |"
+    )
 
 
 def exact_window(size: int) -> se.Sliding:
