@@ -345,8 +345,10 @@ def log_columns(taken: list[tuple[str, Any]]) -> tuple[Any, ...]:
     kinds = {"f": np.float64, "i": np.int64, "b": np.int64}
     columns: list[Any] = []
     for tag, data in taken:
-        if tag == "s":
-            columns.append(data)  # as a run of per-event calls gives str values (windows' _column)
+        if tag == "s":  # the str objects themselves, in an array (a list would be copied into one value by value)
+            values = np.empty(len(data), dtype=object)
+            values[:] = data
+            columns.append(values)
             continue
         column = np.frombuffer(data, dtype=kinds[tag])
         columns.append(column.astype(np.bool_) if tag == "b" else column.copy())  # astype copies already

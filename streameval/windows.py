@@ -58,10 +58,15 @@ _SETTLE_EVERY = 4096  # per-event updates are filed (and old events taken out) i
 
 
 def _column(values: list[Any]) -> Any:
-    """A column of per-event values as a compact array when they are all plain floats, ints or bools."""
+    """A column of per-event values as a compact array when they are all plain floats, ints or bools, and as an
+    array of the objects themselves when they are all str (such as segments' names, which a log keeps so too)."""
     kinds = set(map(type, values))
     if len(kinds) == 1:
         (kind,) = kinds
+        if kind is str:
+            names = np.empty(len(values), dtype=object)
+            names[:] = values
+            return names
         dtype = {float: np.float64, bool: np.bool_, int: np.int64}.get(kind)
         if dtype is not None:
             try:
