@@ -581,18 +581,18 @@ class ScoreHistogram:
         return out
 
     # -- counting -----------------------------------------------------------
-    def add(self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, weights: Array | None, sign: int = 1) -> None:
-        """Count validated events (``sign=-1`` takes them back out).
+    def add(self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, weights: Array | None) -> None:
+        """Count validated events (:meth:`take_out` takes them back out).
 
         Everything is computed before anything is applied.
         """
         n = x.size
         if n == 0:
             return
-        if sign > 0 and weights is None and self._overflows_when_empty(x):
+        if weights is None and self._overflows_when_empty(x):
             self._leave_for_bins(True, 0)
         if self._exact is not None:
-            table = self._table(n) if sign > 0 and weights is None else None
+            table = self._table(n) if weights is None else None
             if table is not None:  # compiled: count into the table until done or past the budget
                 xs, labels = _kernel_inputs(x, is_pos)
                 was_empty = table.used == 0
@@ -605,9 +605,6 @@ class ScoreHistogram:
                 done = self._leave_for_bins(was_empty, done)
                 x, is_pos = x[done:], is_pos if isinstance(is_pos, (bool, np.bool_)) else is_pos[done:]
                 n = x.size
-            elif sign < 0:
-                self._exact = self._sorted().combined(ExactCounts.of(x, is_pos, weights), -1)
-                return
             else:
                 if weights is not None:
                     with np.errstate(over="ignore"):
@@ -623,12 +620,12 @@ class ScoreHistogram:
                 n = x.size
         kernel = batch_kernel(self.bins)
         if kernel is not None and weights is None:
-            refused = self._add_compiled(kernel, x, is_pos, sign)
+            refused = self._add_compiled(kernel, x, is_pos, 1)
             assert not refused, "checked events were refused"
             return
         tally, above = self._tally_and_above(x, is_pos, weights)
-        self._counts.apply(tally if sign > 0 else -tally, weights is not None)
-        self._add_above(None if above is None else (sign * above[0], sign * above[1]))
+        self._counts.apply(tally, weights is not None)
+        self._add_above(above)
 
     def take_out(self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, weights: Array | None) -> None:
         """Take validated events counted before back out; ``ValueError``, with nothing changed, where one was not

@@ -108,7 +108,7 @@ def test_batch_kernel_of_fixed_bins_equals_the_numpy_path(name, threshold):
     def feed(acc):
         acc.update_many(y, s)
         acc._hist.add(s[:500], True, None)
-        acc._hist.add(s[500:900], y[500:900], None, sign=-1)
+        acc._hist.take_out(s[500:900], y[500:900], None)
 
     _assert_same(lambda: se.BinaryAccumulator(bins=bins, threshold=threshold), feed)
 
@@ -125,7 +125,7 @@ def test_weighted_batch_kernel_sums_like_the_numpy_path(bins, threshold):
         acc.update_many(y, s, w)
         acc.update_many(y[:5000], s[:5000], 0.3)
         acc._hist.add(s[:70_000], True, w[:70_000])
-        acc._hist.add(s[:1000], y[:1000], w[:1000], sign=-1)
+        acc._hist.take_out(s[:1000], y[:1000], w[:1000])
 
     acc = _assert_same(lambda: se.BinaryAccumulator(bins=bins, threshold=threshold), feed)
     assert acc.get().n == pytest.approx(w.sum() + 1500.0 + w[:70_000].sum() - w[:1000].sum())
@@ -137,12 +137,12 @@ def test_batch_kernel_takes_events_back_out_exactly():
 
     def feed(acc):
         acc.update_many(y, s)
-        acc._hist.add(s[:7000], y[:7000], None, sign=-1)
+        acc._hist.take_out(s[:7000], y[:7000], None)
 
     _assert_same(lambda: se.BinaryAccumulator(threshold=0.377), feed)
     back = se.BinaryAccumulator(threshold=0.377, exact_up_to=0)
     back.update_many(y, s)
-    back._hist.add(s, y, None, sign=-1)
+    back._hist.take_out(s, y, None)
     assert back._hist.same(se.BinaryAccumulator(threshold=0.377, exact_up_to=0)._hist)
 
 
