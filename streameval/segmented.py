@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -373,16 +373,11 @@ class Segmented(AccumulatorBase):
         self._routes.clear()  # the segments change: routes are found again by the checked path
         if self._counted_in_place(segments, columns, kwargs):
             return
-        keys, codes, counts = _segment_codes(segments)
-        n = codes.size
-        cols = [_rows(f"argument {i + 2}", c, n) for i, c in enumerate(columns)]
-        kw = {k: _rows(k, v, n) for k, v in kwargs.items()}
+        batch = _by_segment(segments, columns, kwargs)
+        keys, codes, cols, kw, n = batch.keys, batch.codes, batch.cols, batch.kw, batch.codes.size
         if n == 0:
             return
         self._room(sum(k not in self._segments for k in keys))
-        # each segment's events, contiguous: then one segment's are slices of the batch
-        grouped, bounds = _grouped(codes, len(keys), [*cols, *kw.values()], counts)
-        grouped_cols, grouped_kw = grouped[: len(cols)], dict(zip(kw, grouped[len(cols) :], strict=True))
         # with few segments counted before, each segment's events are counted apart, in an empty accumulator in its
         # regime (binned events added to binned counts need no conversion), then added: on bad input no segment
         # has changed. With many, making and adding those costs more than checking the batch whole first and
@@ -393,10 +388,7 @@ class Segmented(AccumulatorBase):
         parts: list[tuple[Hashable, Any, Any]] = []  # (segment, its accumulator or None when new, its events')
         applied: list[tuple[Hashable, Any]] = []  # (segment, what was added: None when new, or its events)
         try:
-            for g, key in enumerate(keys):
-                lo, hi = int(bounds[g]), int(bounds[g + 1])
-                args = [_slice(c, lo, hi) for c in grouped_cols]
-                keywords = {k: _slice(v, lo, hi) for k, v in grouped_kw.items()}
+            for key, (args, keywords) in zip(keys, batch.parts, strict=True):
                 target = self._segments.get(key)
                 if target is not None and in_place:
                     counting = target
@@ -482,31 +474,21 @@ class Segmented(AccumulatorBase):
         >>> seg.segments, seg["eu"].n
         (['eu'], 1)
         """
-        keys, codes, counts = _segment_codes(segments)
-        n = codes.size
-        cols = [_rows(f"argument {i + 2}", c, n) for i, c in enumerate(columns)]
-        kw = {k: _rows(k, v, n) for k, v in kwargs.items()}
-        if n == 0:
-            return
-        for key in keys:
+        batch = _by_segment(segments, columns, kwargs)
+        for key in batch.keys:
             if key not in self._segments:
                 raise ValueError(f"cannot take out events of segment {_show(key)}: it was never counted")
-        grouped, bounds = _grouped(codes, len(keys), [*cols, *kw.values()], counts)
-        grouped_cols, grouped_kw = grouped[: len(cols)], dict(zip(kw, grouped[len(cols) :], strict=True))
         self._routes.clear()
         taken: list[tuple[Any, list[Any], dict[str, Any]]] = []  # (accumulator, its events) taken out so far
         try:
-            for g, key in enumerate(keys):
-                lo, hi = int(bounds[g]), int(bounds[g + 1])
-                args = [_slice(c, lo, hi) for c in grouped_cols]
-                keywords = {k: _slice(v, lo, hi) for k, v in grouped_kw.items()}
+            for key, (args, keywords) in zip(batch.keys, batch.parts, strict=True):
                 self._segments[key].revert_many(*args, **keywords)
                 taken.append((self._segments[key], args, keywords))
         except BaseException:
             for acc, args, keywords in reversed(taken):  # counted back in: those segments as they were
                 acc.update_many(*args, **keywords)
             raise
-        for key in keys:
+        for key in batch.keys:
             if not self._segments[key].n:
                 del self._segments[key]
 
@@ -637,6 +619,34 @@ class Segmented(AccumulatorBase):
 
     def __repr__(self) -> str:
         return f"Segmented({type(self._template).__name__}, segments={len(self._segments)}, n={self.n})"
+
+
+class _SegmentBatch(NamedTuple):
+    """A batch of events by segment: what :meth:`Segmented.update_many` and ``revert_many`` share."""
+
+    keys: list[Hashable]  # the distinct segments, in order of first appearance
+    codes: np.ndarray  # each event's index into keys
+    cols: list[Any]  # the accumulators' positional columns, checked for length
+    kw: dict[str, Any]  # and keyword columns
+    parts: list[tuple[list[Any], dict[str, Any]]]  # each segment's events: its columns and keyword columns
+
+
+def _by_segment(segments: Any, columns: tuple[Any, ...], kwargs: dict[str, Any]) -> _SegmentBatch:
+    """A batch's segments coded, its columns checked for length, and each segment's events as slices of the
+    batch reordered so that they are contiguous (none for an empty batch)."""
+    keys, codes, counts = _segment_codes(segments)
+    n = codes.size
+    cols = [_rows(f"argument {i + 2}", c, n) for i, c in enumerate(columns)]
+    kw = {k: _rows(k, v, n) for k, v in kwargs.items()}
+    if n == 0:
+        return _SegmentBatch(keys, codes, cols, kw, [])
+    grouped, bounds = _grouped(codes, len(keys), [*cols, *kw.values()], counts)
+    grouped_cols, grouped_kw = grouped[: len(cols)], dict(zip(kw, grouped[len(cols) :], strict=True))
+    parts = []
+    for g in range(len(keys)):
+        lo, hi = int(bounds[g]), int(bounds[g + 1])
+        parts.append(([_slice(c, lo, hi) for c in grouped_cols], {k: _slice(v, lo, hi) for k, v in grouped_kw.items()}))
+    return _SegmentBatch(keys, codes, cols, kw, parts)
 
 
 def _grouped(
