@@ -36,6 +36,7 @@ from .calibration import CalibrationSums, decode_sums, plus
 from .histogram import (
     DEFAULT_EXACT_UP_TO,
     NEW_GROUPS_UP_TO,
+    ExactCounts,
     ScoreHistogram,
     add_checking_grouped,
     check_exact_up_to,
@@ -239,13 +240,13 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         # without weights the kernel checks scores and 0/1 labels as it counts; on
         # bad input it takes back what it counted and the plain checks below explain
         if compiled and weights is None:
-            counted, found = self._hist.add_checking_counts(x, is_pos)
-            if counted:  # checked 0/1 labels now: summed in the counting pass, by score, or in a pass of their own
-                if isinstance(found, tuple):
-                    batch: CalibrationSums | None = CalibrationSums(*found)
-                else:
-                    batch = None if found is None else CalibrationSums.of_counts(*found.arrays())
-                self._sums = plus(self._sums, CalibrationSums.of(x, is_pos, None) if batch is None else batch)
+            counted, found = self._hist.add_checking_sums(x, is_pos)
+            if counted:  # checked 0/1 labels now: summed as counted, by score, or in a pass of their own
+                by_score = None
+                if isinstance(found, ExactCounts):  # the batch's counts by distinct score
+                    by_score = CalibrationSums.of_counts(found.values, found.neg, found.pos)
+                summed = CalibrationSums(*found) if isinstance(found, tuple) else by_score
+                self._sums = plus(self._sums, CalibrationSums.of(x, is_pos, None) if summed is None else summed)
                 return
         if raw is not None:
             is_pos = as_labels("y", raw, self.pos_label, self.neg_label)

@@ -224,6 +224,7 @@ class CalibrationSums:
         ):
             return self.combined(CalibrationSums.of(x, is_pos, None))
         positives, outside, brier, log_loss = SPEEDUPS.calibration_sums(x, is_pos, 1, None)
+        # combined's sums, added here: through combined a flush of one event took 7.4-8.7 against 6.1 us
         return CalibrationSums(
             self.events + x.size, self.positives + positives, self.outside + outside,
             self.brier + brier, self.log_loss + log_loss,

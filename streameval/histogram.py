@@ -130,10 +130,6 @@ class ExactCounts:
         out.values[out.values == 0] = 0.0  # -0.0 and 0.0 are one score
         return out.without_empty()
 
-    def arrays(self) -> tuple[Array, np.ndarray, np.ndarray]:
-        """The distinct scores and their negatives and positives."""
-        return self.values, self.neg, self.pos
-
     def without_empty(self) -> ExactCounts:
         keep = (self.neg != 0) | (self.pos != 0)
         if not keep.all():
@@ -731,7 +727,7 @@ class ScoreHistogram:
             start = stop
         return n
 
-    def add_checking_counts(
+    def add_checking_sums(
         self, x: Array, labels: np.ndarray
     ) -> tuple[bool, ExactCounts | tuple[int, int, int, int, int] | None]:
         """:meth:`add_checking`, and what the batch's calibration sums can come from without a pass of their own:
