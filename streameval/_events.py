@@ -42,6 +42,7 @@ __all__ = [
     "SegmentRouter",
     "float_columns",
     "log_columns",
+    "str_column",
 ]
 
 FLUSH_EVERY = 4096  # per-event updates are counted in batches of this size
@@ -245,9 +246,9 @@ class PyEventLog:
     """Pure Python twin of the compiled per-event log of a sliding window.
 
     ``update(*args, **kwargs)`` hands the event to ``on_odd``, which checks,
-    counts and keeps it; the compiled twin counts a call of plain float, int
-    and bool arguments with ``count_one`` and keeps it in typed columns itself
-    (``take()`` gives them), and hands only the others to ``on_odd``.
+    counts and keeps it; the compiled twin counts a call of plain float, int,
+    bool and str arguments with ``count_one`` and keeps it in typed columns
+    itself (``take()`` gives them), and hands only the others to ``on_odd``.
     ``on_full()`` is called when ``every`` events are pending.
     """
 
@@ -340,15 +341,21 @@ class PySegmentRouter:
         return self._slow(*args, **kwargs)
 
 
+def str_column(values: list[str]) -> np.ndarray:
+    """str values (segments' names) as an array of the objects themselves: what a list would be copied into,
+    value by value, before the segments are factorized."""
+    column = np.empty(len(values), dtype=object)
+    column[:] = values
+    return column
+
+
 def log_columns(taken: list[tuple[str, Any]]) -> tuple[Any, ...]:
     """The typed run of an event log as numpy columns: float64, int64 or bool; a column of str as its list."""
     kinds = {"f": np.float64, "i": np.int64, "b": np.int64}
     columns: list[Any] = []
     for tag, data in taken:
-        if tag == "s":  # the str objects themselves, in an array (a list would be copied into one value by value)
-            values = np.empty(len(data), dtype=object)
-            values[:] = data
-            columns.append(values)
+        if tag == "s":
+            columns.append(str_column(data))
             continue
         column = np.frombuffer(data, dtype=kinds[tag])
         columns.append(column.astype(np.bool_) if tag == "b" else column.copy())  # astype copies already

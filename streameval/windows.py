@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._events import FLUSH_EVERY, EventCounter, EventLog, PaneRouter, log_columns
+from ._events import FLUSH_EVERY, EventCounter, EventLog, PaneRouter, log_columns, str_column
 from ._numeric import finite_and_ascending
 from ._validation import as_scores, as_weights, check_no_nan, check_real
 from .averaging import metric_value
@@ -64,9 +64,7 @@ def _column(values: list[Any]) -> Any:
     if len(kinds) == 1:
         (kind,) = kinds
         if kind is str:
-            names = np.empty(len(values), dtype=object)
-            names[:] = values
-            return names
+            return str_column(values)
         dtype = {float: np.float64, bool: np.bool_, int: np.int64}.get(kind)
         if dtype is not None:
             try:
@@ -170,8 +168,8 @@ class Sliding:
         self._run_keywords: list[dict[str, Any]] = []
         self._run_arity = -1
         self._runs: list[_Batch] = []
-        # per-event updates: counted by the accumulator's update, then kept by the log (plain float, int and
-        # bool arguments in compiled typed columns; any other call in the runs above, through _keep_odd)
+        # per-event updates: counted by the accumulator's update, then kept by the log (plain float, int, bool
+        # and str arguments in compiled typed columns; any other call in the runs above, through _keep_odd)
         self._log = EventLog(acc.update, self._settle, self._keep_odd, self._settle_every())
         self.update = self._log.update  # type: ignore[method-assign]
 
@@ -628,7 +626,7 @@ class Decayed:
         (checked there at once), which joins the state when the window is
         read, merged or rescaled: a per-event update costs one weighted
         update of the accumulator. With ``by="events"`` plain events (float,
-        int and bool arguments) are kept in compiled columns instead and
+        int, bool and str arguments) are kept in compiled columns instead and
         counted as one batch when the window is read or every 16,384 events.
         """
         self._update_checked(*args, t=t, w=w, **kwargs)
