@@ -349,24 +349,30 @@ def test_a_new_kind_works_in_windows_the_format_and_averaging(tmp_path):
     bins=st.sampled_from(["range-free", "uniform", "edges"]),
     threshold=st.sampled_from([0.5, 0.37, -math.inf]),
 )
-def test_binned_events_reverted_one_by_one_leave_the_counts_of_the_others(seed, bins, threshold):
+def test_binned_events_reverted_leave_the_counts_of_the_others(seed, bins, threshold):
     """In the binned regime a revert takes one event out of its bin (and of the count apart at or above the
-    threshold in the threshold's bin): the counts of the stream without it; an event whose bin, label or side of
-    the threshold has no count left is refused and changes nothing."""
+    threshold in the threshold's bin), and revert_many a batch in one pass (the count kernel with a sign of -1,
+    then every count checked): the counts of the stream without them; a batch of more than the bins hold is
+    refused whole and changes nothing."""
     scheme = {"range-free": se.Bins.range_free(), "uniform": se.Bins.uniform(0.0, 1.0, 8),
               "edges": se.Bins.from_edges([0.0, 0.3, 0.37, 0.5, 1.0])}[bins]  # fmt: skip
     rng = np.random.default_rng(seed)
-    y = rng.random(300) < 0.4
-    s = np.round(rng.random(300), int(rng.integers(1, 4)))
+    y = rng.random(400) < 0.4
+    s = np.round(rng.random(400), int(rng.integers(1, 4)))
     s[:20] = threshold if math.isfinite(threshold) else 0.25  # scores at the threshold itself
     acc = se.BinaryAccumulator(bins=scheme, threshold=threshold, exact_up_to=0)
     acc.update_many(y, s)
-    gone = rng.random(300) < 0.3
-    for label, score in zip(y[gone].tolist(), s[gone].tolist(), strict=True):
+    way = rng.integers(0, 3, 400)  # 0: stays, 1: reverted one by one, 2: in one batch
+    for label, score in zip(y[way == 1].tolist(), s[way == 1].tolist(), strict=True):
         acc.revert(label, score)
+    acc.revert_many(y[way == 2], s[way == 2])
     rest = se.BinaryAccumulator(bins=scheme, threshold=threshold, exact_up_to=0)
-    rest.update_many(y[~gone], s[~gone])
+    rest.update_many(y[way == 0], s[way == 0])
     assert acc == rest
+    before = acc.to_bytes()
+    with pytest.raises(ValueError, match="cannot take out"):
+        acc.revert_many(y, s)  # every event, those gone too: more than the bins hold
+    assert acc.to_bytes() == before
 
 
 def test_a_binned_revert_refuses_what_its_bin_and_the_threshold_did_not_count():
@@ -416,35 +422,6 @@ def test_a_revert_among_stored_per_event_updates_takes_out_the_right_event(exact
     before = acc.to_bytes()
     with pytest.raises(ValueError, match="cannot take out"):
         acc.revert(True, 2.5)
-    assert acc.to_bytes() == before
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    bins=st.sampled_from(["range-free", "uniform", "edges"]),
-    threshold=st.sampled_from([0.5, 0.37, -math.inf]),
-)
-def test_binned_batches_reverted_leave_the_counts_of_the_others_or_nothing(seed, bins, threshold):
-    """In the binned regime revert_many takes a batch out of its bins in one pass (the count kernel with a sign
-    of -1, then every count checked): the stream without the batch; a batch holding an event no count holds
-    (its bin, label or side of the threshold) is refused whole and changes nothing."""
-    scheme = {"range-free": se.Bins.range_free(), "uniform": se.Bins.uniform(0.0, 1.0, 8),
-              "edges": se.Bins.from_edges([0.0, 0.3, 0.37, 0.5, 1.0])}[bins]  # fmt: skip
-    rng = np.random.default_rng(seed)
-    y = rng.random(400) < 0.4
-    s = np.round(rng.random(400), int(rng.integers(1, 4)))
-    s[:20] = threshold if math.isfinite(threshold) else 0.25
-    acc = se.BinaryAccumulator(bins=scheme, threshold=threshold, exact_up_to=0)
-    acc.update_many(y, s)
-    gone = rng.random(400) < 0.4
-    acc.revert_many(y[gone], s[gone])
-    rest = se.BinaryAccumulator(bins=scheme, threshold=threshold, exact_up_to=0)
-    rest.update_many(y[~gone], s[~gone])
-    assert acc == rest
-    before = acc.to_bytes()
-    with pytest.raises(ValueError, match="cannot take out"):
-        acc.revert_many(y, s)  # every event, those gone too: more than the bins hold
     assert acc.to_bytes() == before
 
 
