@@ -139,6 +139,10 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         self._wbuf_weight = array("d")
         self._wbuf_pos = array("b")
         self._wbuf_total = 0.0
+        # events reverted one by one: out of the counts at once, their calibration terms taken out of the sums at
+        # the next filing (a batch of them, by the compiled pass)
+        self._out_score = array("d")
+        self._out_pos = array("b")
 
     def _buffered(self) -> int:
         """Events stored but not yet counted."""
@@ -198,6 +202,17 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             self._wbuf_weight = array("d")
             self._wbuf_pos = array("b")
             self._wbuf_total = 0.0
+        if len(self._out_score):
+            self._file_taken_out()
+
+    def _file_taken_out(self) -> None:
+        """Take the calibration terms of the events reverted one by one out of the sums (their counts are out)."""
+        x = np.frombuffer(self._out_score, dtype=np.float64)
+        is_pos = np.frombuffer(self._out_pos, dtype=np.int8).astype(np.bool_)
+        if self._sums is not None:
+            self._sums = plus(self._sums, CalibrationSums.of(x, is_pos, None), -1)
+        self._out_score = array("d")
+        self._out_pos = array("b")
 
     def _count(self, x: np.ndarray, is_pos: np.ndarray, weights: np.ndarray | None) -> None:
         """Count checked events: their scores, then (once that succeeded) their calibration sums."""
@@ -343,6 +358,15 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         (2, 1.0)
         """
         is_pos = self._is_pos(y)
+        plain = type(score) in (float, np.float64) and score == score and type(w) in (float, int) and w == 1
+        # a plain event: out of the counts filed so far at once, if they hold it; its calibration terms are taken
+        # out with the next filing's
+        if plain and self._hist.take_out_one(score, is_pos):
+            self._out_score.append(score)
+            self._out_pos.append(is_pos)
+            if len(self._out_score) >= FLUSH_EVERY:
+                self._file_taken_out()
+            return
         s = check_real("score", score)
         weight = check_real("w", w, finite=True, nonnegative=True)
         self._take_out(np.array([s]), np.array([is_pos]), None if weight == 1.0 else np.array([weight]))
@@ -496,7 +520,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
     @property
     def nbytes(self) -> int:
         """Bytes held by this accumulator's arrays and buffers."""
-        buffers = (self._wbuf_score, self._wbuf_weight, self._wbuf_pos)
+        buffers = (self._wbuf_score, self._wbuf_weight, self._wbuf_pos, self._out_score, self._out_pos)
         weighted = sum(b.buffer_info()[1] * b.itemsize for b in buffers)
         return self._hist.nbytes + self._unit_nbytes + weighted
 

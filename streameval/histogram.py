@@ -10,6 +10,7 @@ scheme when there is one, and with numpy otherwise, with identical counts.
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -210,6 +211,7 @@ class ExactCounts:
 
 _EMPTY = np.uint64(0x7FF8DEADBEEFCAFE)  # an empty slot of the compiled table (a NaN pattern: never a score)
 _LOAD = 0.8  # the most of a table's slots in use
+_ONE_SCORE, _ONE_LABEL = struct.Struct("=d"), (b"\x00", b"\x01")  # one event's score and label for count_exact
 _EVENTS_A_SLOT = 4  # a batch with this many events a slot of its exact table is summed by score, not by event
 
 
@@ -335,6 +337,14 @@ class HashedCounts:
         elif batch:
             self.used = SPEEDUPS.compact_exact(self.keys, self.counts)
         return not refused
+
+    def take_out_one(self, score: float, is_pos: bool) -> bool:
+        """:meth:`take_out` of one event (a revert, the score a float): whether the table held it."""
+        assert SPEEDUPS is not None
+        done, _, self.used = SPEEDUPS.count_exact(
+            _ONE_SCORE.pack(score), _ONE_LABEL[is_pos], 1, self.keys, self.counts, self.used, self.used, 0, 1, -1
+        )
+        return bool(done)
 
     def count(
         self, x: Array, labels: np.ndarray, start: int, sign: int = 1, keep_slots: bool = False
@@ -654,6 +664,25 @@ class ScoreHistogram:
         events = ScoreHistogram(self.bins, self.threshold, 0)  # binned from the first event, as these counts are
         events.add(x, is_pos, weights)
         self._merge_binned(events, -1)
+
+    def take_out_one(self, score: float, is_pos: bool) -> bool:
+        """Take one unweighted event out of these counts where they hold it, in place; whether they did.
+
+        ``False``, with nothing changed, where they do not hold it (it may wait among the per-event updates not
+        yet counted) and where :meth:`take_out` alone takes it out: weighted counts, and exact counts kept as
+        sorted arrays (after a read, and without the compiled module).
+        """
+        if self._exact is not None:
+            if not isinstance(self._exact, HashedCounts):
+                return False
+            return self._exact.take_out_one(score, is_pos)
+        if self._counts.is_weighted:
+            return False
+        try:
+            self._take_out_one(score, is_pos)
+        except ValueError:
+            return False
+        return True
 
     def _take_out_compiled(self, kernel: Kernel, x: Array, is_pos: npt.NDArray[np.bool_] | bool) -> bool:
         """:meth:`take_out` of unweighted events from whole binned counts by the count kernel with a sign of -1,

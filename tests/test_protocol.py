@@ -425,6 +425,67 @@ def test_a_revert_among_stored_per_event_updates_takes_out_the_right_event(exact
     assert acc.to_bytes() == before
 
 
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), exact_up_to=st.sampled_from([8192, 0]))
+def test_events_reverted_one_by_one_leave_the_state_of_the_others(seed, exact_up_to):
+    """A per-event revert takes its event out of the counts at once and its calibration terms out of the sums at
+    the next filing: whatever comes between (per-event updates, reads, copies, merges, states, pickles), the
+    accumulator equals one fed only the events left, and a revert of an event not counted is refused with
+    nothing changed."""
+    rng = np.random.default_rng(seed)
+    decimals = int(rng.integers(1, 4))  # ties, at most 1,001 distinct scores: the default budget holds them
+    live: list[tuple[bool, float]] = []
+
+    def fresh() -> se.BinaryAccumulator:
+        return se.BinaryAccumulator(threshold=0.5, exact_up_to=exact_up_to)
+
+    def left() -> se.BinaryAccumulator:
+        ref = fresh()
+        if live:
+            ref.update_many([y for y, _ in live], [s for _, s in live])
+        return ref
+
+    acc = fresh()
+    for _ in range(int(rng.integers(200, 1200))):
+        step = rng.random()
+        if step < 0.45 or not live:
+            event = (bool(rng.random() < 0.4), float(np.round(rng.random(), decimals)))
+            acc.update(*event)
+            live.append(event)
+        elif step < 0.9:
+            acc.revert(*live.pop(int(rng.integers(len(live)))))
+        elif step < 0.93:
+            before = acc.to_bytes()
+            with pytest.raises(ValueError, match="cannot take out"):
+                acc.revert(True, 2.5)  # a score never counted
+            assert acc.to_bytes() == before
+        elif step < 0.96:
+            got, want = acc.get(), left().get()
+            assert (got.n, got.tp, got.fp) == (want.n, want.tp, want.fp)
+            assert got.brier == want.brier or (math.isnan(got.brier) and math.isnan(want.brier))
+        elif step < 0.98:
+            assert acc.copy() == left() and acc + fresh() == left()
+        else:
+            assert pickle.loads(pickle.dumps(acc)) == left()
+    assert acc == left()
+    assert acc.get().log_loss == left().get().log_loss or not live
+
+
+def test_many_reverts_without_a_read_keep_little_memory():
+    """The calibration terms of events reverted one by one wait for at most one filing's worth of them."""
+    rng = np.random.default_rng(4)
+    y, s = rng.random(20_000) < 0.3, np.round(rng.random(20_000), 3)
+    acc = se.BinaryAccumulator()
+    acc.update_many(y, s)
+    before = acc.nbytes
+    for label, score in zip(y[:12_000].tolist(), s[:12_000].tolist(), strict=True):
+        acc.revert(label, score)
+        assert acc.nbytes <= before + 9 * 4096 + 4096
+    rest = se.BinaryAccumulator()
+    rest.update_many(y[12_000:], s[12_000:])
+    assert acc == rest
+
+
 def test_a_binned_batch_that_a_bin_lacks_is_counted_back_in():
     """A batch whose calibration sums could go out but whose bins lack an event: the count kernel took it out,
     found a count below 0, and counted it back in; nothing changed, and the next batch is taken out as usual."""
