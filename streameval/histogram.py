@@ -669,13 +669,16 @@ class ScoreHistogram:
         """Take one unweighted event out of these counts where they hold it, in place; whether they did.
 
         ``False``, with nothing changed, where they do not hold it (it may wait among the per-event updates not
-        yet counted) and where :meth:`take_out` alone takes it out: weighted counts, and exact counts kept as
-        sorted arrays (after a read, and without the compiled module).
+        yet counted) and where the batch path alone takes it out (weighted binned counts).
         """
         if self._exact is not None:
-            if not isinstance(self._exact, HashedCounts):
+            if isinstance(self._exact, HashedCounts):
+                return self._exact.take_out_one(score, is_pos)
+            try:  # sorted counts: merged, or a table again (as a batch would be)
+                self.take_out(np.array((score,)), np.array((is_pos,)), None)
+            except ValueError:
                 return False
-            return self._exact.take_out_one(score, is_pos)
+            return True
         if self._counts.is_weighted:
             return False
         try:

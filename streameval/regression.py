@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -10,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._codec import FormatError, decode_bins, decode_float, decode_histogram, require_fields
-from ._events import FloatEvents, float_columns
+from ._events import FLUSH_EVERY, FloatEvents, float_columns
 from ._validation import as_scores, as_weights, check_real, check_same_length, check_total
 from .bins import Bins
 from .histogram import ScoreHistogram
@@ -21,6 +22,7 @@ __all__ = ["Moments", "QuantileEstimate", "RegressionAccumulator", "RegressionRe
 
 
 _EPS = float(np.finfo(np.float64).eps)  # scikit-learn's floor on |y| in MAPE
+_PLAIN = (float, np.float64, int)  # values a revert takes out without a check of its own
 
 
 class RegressionAccumulator(AccumulatorBase):
@@ -64,6 +66,9 @@ class RegressionAccumulator(AccumulatorBase):
         self._reset_buffers()
 
     def _reset_buffers(self) -> None:
+        # predictions taken out one by one, (y, y_pred) in turn: out of the counts (and of n) at once, out of the
+        # moments, the sums and max_abs at the next filing, once the per-event updates stored before them are in
+        self._out = array("d")
         self._buffer = FloatEvents(2, self._flush, self._update_checked)
         self.update = self._buffer.update  # type: ignore[method-assign]  # plain events stored in C
 
@@ -90,6 +95,8 @@ class RegressionAccumulator(AccumulatorBase):
     _update_checked.__qualname__ = "RegressionAccumulator.update"  # as a wrong call's error says
 
     def _flush(self) -> None:
+        if len(self._out):
+            self._settle()
         if len(self._buffer):
             (y, p), w = float_columns(self._buffer)
             self._ingest(y, p, w)  # a refusal (a total weight that overflows) keeps the events buffered
@@ -115,6 +122,8 @@ class RegressionAccumulator(AccumulatorBase):
             if bad.size:
                 raise ValueError(f"{name} must be finite, got {float(arr[bad[0]])!r} at index {bad[0]}")
         weights = as_weights("w", w, yv.size)
+        if len(self._out):  # the predictions taken out one by one leave the moments first, as they left the counts
+            self._settle()
         self._ingest(yv, pv, weights)
 
     def _ingest(self, y: np.ndarray, p: np.ndarray, w: np.ndarray | None) -> None:
@@ -191,23 +200,7 @@ class RegressionAccumulator(AccumulatorBase):
             raise ValueError(f"cannot take out {other._n} events from {self._n}: the result would be negative")
         self._hist.merge_in(other._hist, -1)  # checks the counts before anything changes
         self._n -= other._n
-        if self._n == 0:
-            self._y = self._e = Moments(0.0, 0.0, 0.0)
-            self._sum_abs = self._sum_ape = self._max_abs = 0.0
-            return
-        self._y = self._y.remove(other._y)
-        self._e = self._e.remove(other._e)
-        if self._n == 1:  # one event has no spread, whatever rounding says
-            self._y = Moments(self._y.weight, self._y.mean, 0.0)
-            self._e = Moments(self._e.weight, self._e.mean, 0.0)
-        self._sum_abs = max(self._sum_abs - other._sum_abs, 0.0)
-        self._sum_ape = max(self._sum_ape - other._sum_ape, 0.0)
-        # the largest |e| left is not known exactly: at most the top of the highest non-empty bin
-        keys, _, _ = self._hist.histogram()
-        if keys.size == 0:
-            self._max_abs = 0.0
-        elif keys[-1] < self.bins.key_max:
-            self._max_abs = min(self._max_abs, float(self.bins.lower_edges([keys[-1] + 1])[0]))
+        self._remove_moments(other._y, other._e, other._sum_abs, other._sum_ape)
 
     def _scale_in(self, factor: float) -> None:
         self._flush()
@@ -236,9 +229,61 @@ class RegressionAccumulator(AccumulatorBase):
         >>> acc.get().n, acc.get().mae
         (2, 0.25)
         """
+        plain = type(y) in _PLAIN and type(y_pred) in _PLAIN and type(w) in (float, int) and w == 1
+        if plain and math.isfinite(y) and math.isfinite(y_pred) and self._take_out_filed(float(y), float(y_pred)):
+            return
         one = RegressionAccumulator(bins=self.bins)
         one.update(y, y_pred, w)
         self -= one
+
+    def _take_out_filed(self, y: float, y_pred: float) -> bool:
+        """One plain prediction taken out of the counts of absolute errors filed so far, without filing the
+        per-event updates stored since (whether they held its error's bin); its moments and sums follow at the
+        next filing."""
+        if not self._hist.take_out_one(abs(y_pred - y), False):
+            return False
+        self._n -= 1
+        self._out.append(y)
+        self._out.append(y_pred)
+        if len(self._out) >= 2 * FLUSH_EVERY:
+            self._settle()
+        return True
+
+    def _settle(self) -> None:
+        """The per-event updates stored, then the predictions taken out one by one out of the moments and sums,
+        as ``-=`` of them would (once they are all counted, whatever their order: a prediction taken out may be
+        one of those stored, another of the same absolute error filed before having left the counts)."""
+        if len(self._buffer):
+            (y, p), w = float_columns(self._buffer)
+            self._ingest(y, p, w)
+            self._buffer.clear()
+        rows = np.frombuffer(self._out, dtype=np.float64).reshape(-1, 2)
+        y, p = rows[:, 0].copy(), rows[:, 1].copy()
+        self._out = array("d")
+        abs_e = np.abs(p - y)
+        ape = abs_e / np.maximum(np.abs(y), _EPS)
+        self._remove_moments(Moments.of(y), Moments.of(p - y), float(abs_e.sum()), float(ape.sum()))
+
+    def _remove_moments(self, y: Moments, e: Moments, sum_abs: float, sum_ape: float) -> None:
+        """The moments, sums and bound of the largest error left once predictions of these moments and sums are
+        out of the counts (and of n)."""
+        if self._n == 0:
+            self._y = self._e = Moments(0.0, 0.0, 0.0)
+            self._sum_abs = self._sum_ape = self._max_abs = 0.0
+            return
+        self._y = self._y.remove(y)
+        self._e = self._e.remove(e)
+        if self._n == 1:  # one event has no spread, whatever rounding says
+            self._y = Moments(self._y.weight, self._y.mean, 0.0)
+            self._e = Moments(self._e.weight, self._e.mean, 0.0)
+        self._sum_abs = max(self._sum_abs - sum_abs, 0.0)
+        self._sum_ape = max(self._sum_ape - sum_ape, 0.0)
+        # the largest |e| left is not known exactly: at most the top of the highest non-empty bin
+        keys, _, _ = self._hist.histogram()
+        if keys.size == 0:
+            self._max_abs = 0.0
+        elif keys[-1] < self.bins.key_max:
+            self._max_abs = min(self._max_abs, float(self.bins.lower_edges([keys[-1] + 1])[0]))
 
     @property
     def n(self) -> int:

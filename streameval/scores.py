@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -10,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._codec import FormatError, decode_bins, decode_float, require_fields
-from ._events import FloatEvents, float_columns
+from ._events import FLUSH_EVERY, FloatEvents, float_columns
 from ._validation import as_scores, as_weights, check_no_nan, check_real, check_total
 from .bins import Bins
 from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, check_exact_up_to
@@ -67,6 +68,9 @@ class ScoreAccumulator(AccumulatorBase):
         self._reset_buffers()
 
     def _reset_buffers(self) -> None:
+        # scores taken out one by one: out of the counts (and of n) at once, out of the moments and the range at the
+        # next filing, once the per-event updates stored before them are in
+        self._out = array("d")
         self._buffer = FloatEvents(1, self._flush, self._update_checked)
         self.update = self._buffer.update  # type: ignore[method-assign]  # plain events stored in C
 
@@ -93,6 +97,8 @@ class ScoreAccumulator(AccumulatorBase):
     _update_checked.__qualname__ = "ScoreAccumulator.update"  # as a wrong call's error says
 
     def _flush(self) -> None:
+        if len(self._out):
+            self._settle()
         if len(self._buffer):
             (s,), w = float_columns(self._buffer)
             self._ingest(s, w)  # a refusal (a total weight that overflows) keeps the events buffered
@@ -116,7 +122,10 @@ class ScoreAccumulator(AccumulatorBase):
             check_no_nan("scores", x)
             bad = np.flatnonzero(~np.isfinite(x))
             raise ValueError(f"scores must be finite, got {float(x[bad[0]])!r} at index {bad[0]}")
-        self._ingest(x, as_weights("w", w, x.size), (low, high))
+        weights = as_weights("w", w, x.size)
+        if len(self._out):  # the scores taken out one by one leave the moments first, as they left the counts
+            self._settle()
+        self._ingest(x, weights, (low, high))
 
     def _ingest(
         self, x: npt.NDArray[np.float64], w: npt.NDArray[np.float64] | None, span: tuple[float, float] | None = None
@@ -144,14 +153,56 @@ class ScoreAccumulator(AccumulatorBase):
         >>> acc.get().max, acc.get().n
         (0.4, 2)
         """
+        plain = type(score) in (float, np.float64) and type(w) in (float, int) and w == 1 and math.isfinite(score)
+        if plain and self._take_out_filed(float(score)):
+            return
         one = ScoreAccumulator(self.bins, self.exact_up_to)
         one.update(score, w)
         self -= one
+
+    def _take_out_filed(self, score: float) -> bool:
+        """One plain score taken out of the counts filed so far, without filing the per-event updates stored since
+        (whether they held it, or one of its bin); its moments and the range follow at the next filing."""
+        if not self._hist.take_out_one(score, False):
+            return False
+        self._n -= 1
+        self._out.append(score)
+        if len(self._out) >= FLUSH_EVERY:
+            self._settle()
+        return True
+
+    def _settle(self) -> None:
+        """The per-event updates stored, then the scores taken out one by one out of the moments and the range,
+        as ``-=`` of them would (once they are all counted, whatever their order: a score taken out may be one
+        of those stored, an equal score filed before having left the counts)."""
+        if len(self._buffer):
+            (s,), w = float_columns(self._buffer)
+            self._ingest(s, w)
+            self._buffer.clear()
+        out = np.frombuffer(self._out, dtype=np.float64).copy()
+        self._out = array("d")
+        self._remove_moments(Moments.of(out))
+
+    def _remove_moments(self, taken: Moments) -> None:
+        """The moments and the range left once scores of moments ``taken`` are out of the counts (and of n)."""
+        if self._n == 0:
+            self._moments, self._min, self._max = Moments(0.0, 0.0, 0.0), math.inf, -math.inf
+            return
+        self._moments = self._moments.remove(taken)
+        if self._n == 1:
+            self._moments = Moments(self._moments.weight, self._moments.mean, 0.0)
+        report = self._report()  # the range left: exact scores, or the edges of the end bins
+        self._min = max(self._min, float(report.edges[0]))
+        self._max = min(self._max, float(report.upper_edges[-1]))
 
     # -- reading ------------------------------------------------------------
     def get(self) -> ScoreReport:
         """A frozen report; the counts do not change."""
         self._flush()
+        return self._report()
+
+    def _report(self) -> ScoreReport:
+        """The report of the scores filed so far."""
         view = self._hist.read()
         return ScoreReport(
             n=self._n,
@@ -201,15 +252,7 @@ class ScoreAccumulator(AccumulatorBase):
             raise ValueError(f"cannot take out {other._n} scores from {self._n}: the result would be negative")
         self._hist.merge_in(other._hist, -1)  # checks the counts before anything changes
         self._n -= other._n
-        if self._n == 0:
-            self._moments, self._min, self._max = Moments(0.0, 0.0, 0.0), math.inf, -math.inf
-            return
-        self._moments = self._moments.remove(other._moments)
-        if self._n == 1:
-            self._moments = Moments(self._moments.weight, self._moments.mean, 0.0)
-        report = self.get()  # the range left: exact scores, or the edges of the end bins
-        self._min = max(self._min, float(report.edges[0]))
-        self._max = min(self._max, float(report.upper_edges[-1]))
+        self._remove_moments(other._moments)
 
     def _scale_in(self, factor: float) -> None:
         self._flush()

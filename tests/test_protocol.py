@@ -425,50 +425,87 @@ def test_a_revert_among_stored_per_event_updates_takes_out_the_right_event(exact
     assert acc.to_bytes() == before
 
 
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), exact_up_to=st.sampled_from([8192, 0]))
-def test_events_reverted_one_by_one_leave_the_state_of_the_others(seed, exact_up_to):
-    """A per-event revert takes its event out of the counts at once and its calibration terms out of the sums at
-    the next filing: whatever comes between (per-event updates, reads, copies, merges, states, pickles), the
-    accumulator equals one fed only the events left, and a revert of an event not counted is refused with
-    nothing changed."""
-    rng = np.random.default_rng(seed)
+def _binary_stream(rng, n):
     decimals = int(rng.integers(1, 4))  # ties, at most 1,001 distinct scores: the default budget holds them
-    live: list[tuple[bool, float]] = []
+    return (rng.random(n) < 0.4, np.round(rng.random(n), decimals))
 
-    def fresh() -> se.BinaryAccumulator:
-        return se.BinaryAccumulator(threshold=0.5, exact_up_to=exact_up_to)
 
-    def left() -> se.BinaryAccumulator:
-        ref = fresh()
+REVERTED_ONE_BY_ONE = {  # kind: (accumulator, events, an event never counted)
+    "binary": (lambda: se.BinaryAccumulator(threshold=0.5), _binary_stream, (True, 2.5)),
+    "binary-binned": (lambda: se.BinaryAccumulator(threshold=0.5, exact_up_to=0), _binary_stream, (True, 2.5)),
+    "scores": (se.ScoreAccumulator, _score_events, (1e6,)),
+    "scores-binned": (lambda: se.ScoreAccumulator(exact_up_to=0), _score_events, (1e6,)),
+    "regression": (se.RegressionAccumulator, _regression_events, (1.0, 1e6)),  # an absolute error never counted
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(list(REVERTED_ONE_BY_ONE)))
+def test_events_reverted_one_by_one_leave_the_state_of_the_others(seed, kind):
+    """A per-event revert takes its event out of the counts filed at once, without filing the per-event updates
+    stored since; its calibration terms (binary), or its moments and sums and the range or largest error (scores,
+    predictions), follow at the next filing. Whatever comes between (updates, reads, copies, merges, pickles),
+    the accumulator has the metrics of one fed the events left (integer states equal; extremes within their bins,
+    and bounds of them), and a revert of an event not counted is refused with nothing changed."""
+    make, events, never = REVERTED_ONE_BY_ONE[kind]
+    rng = np.random.default_rng(seed)
+    stream = list(zip(*(a.tolist() for a in events(rng, int(rng.integers(300, 1500)))), strict=True))
+    live: list[tuple[Any, ...]] = []
+
+    def left() -> Any:
+        ref = make()
         if live:
-            ref.update_many([y for y, _ in live], [s for _, s in live])
+            ref.update_many(*(np.array(c) for c in zip(*live, strict=True)))
         return ref
 
-    acc = fresh()
-    for _ in range(int(rng.integers(200, 1200))):
+    acc = make()
+    for event in stream:
         step = rng.random()
-        if step < 0.45 or not live:
-            event = (bool(rng.random() < 0.4), float(np.round(rng.random(), decimals)))
+        if step < 0.5 or not live:
             acc.update(*event)
             live.append(event)
-        elif step < 0.9:
-            acc.revert(*live.pop(int(rng.integers(len(live)))))
         elif step < 0.93:
+            acc.revert(*live.pop(int(rng.integers(len(live)))))
+        elif step < 0.95:
             before = acc.to_bytes()
-            with pytest.raises(ValueError, match="cannot take out"):
-                acc.revert(True, 2.5)  # a score never counted
+            with pytest.raises(ValueError):
+                acc.revert(*never)
             assert acc.to_bytes() == before
-        elif step < 0.96:
-            got, want = acc.get(), left().get()
-            assert (got.n, got.tp, got.fp) == (want.n, want.tp, want.fp)
-            assert got.brier == want.brier or (math.isnan(got.brier) and math.isnan(want.brier))
-        elif step < 0.98:
-            assert acc.copy() == left() and acc + fresh() == left()
+        elif step < 0.97:
+            _same_metrics(acc, left(), rel=1e-7)
+        elif step < 0.99:
+            _same_metrics(acc.copy() + make(), left(), rel=1e-7)
         else:
-            assert pickle.loads(pickle.dumps(acc)) == left()
-    assert acc == left()
-    assert acc.get().log_loss == left().get().log_loss or not live
+            _same_metrics(pickle.loads(pickle.dumps(acc)), left(), rel=1e-7)
+    _same_metrics(acc, left(), rel=1e-7)
+    got = acc.get()
+    if kind.startswith("binary"):
+        assert acc == left()
+    elif live and kind == "regression":  # a bound of the largest error left
+        assert got.max_error >= max(abs(p - y) for y, p in live)
+    elif live:  # bounds of the scores left, exact while the scores are
+        low, high = min(s for (s,) in live), max(s for (s,) in live)
+        assert got.min <= low and got.max >= high
+        if kind == "scores":
+            assert (got.min, got.max) == (low, high)
+
+
+def test_a_revert_of_a_stored_event_whose_bin_a_filed_one_shares_leaves_the_filed_one():
+    """The event reverted waits among the per-event updates, and the counts filed hold another of its bin (or
+    absolute error): that count leaves at once, and the moments lose the event reverted only once the stored
+    updates are in, so the filed event's moments stay whole."""
+    scores = se.ScoreAccumulator(bins=se.Bins.uniform(0.0, 1.0, 4), exact_up_to=0)
+    scores.update_many([0.1])
+    scores.update(0.2)  # stored, in the bin of 0.1
+    scores.revert(0.2)
+    got = scores.get()
+    assert (got.n, got.std) == (1, 0.0) and got.mean == pytest.approx(0.1, rel=1e-12)
+    reg = se.RegressionAccumulator()
+    reg.update_many([1.0], [1.5])
+    reg.update(2.0, 1.5)  # stored, with the same absolute error
+    reg.revert(2.0, 1.5)
+    got = reg.get()
+    assert got.n == 1 and (got.bias, got.mae, got.mape) == pytest.approx((0.5, 0.5, 0.5), rel=1e-12)
 
 
 def test_many_reverts_without_a_read_keep_little_memory():
