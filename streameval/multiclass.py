@@ -637,6 +637,8 @@ class MulticlassAccumulator(AccumulatorBase):
         >>> acc.get().confusion_matrix.tolist()
         [[1, 0], [0, 0]]
         """
+        if type(w) in (float, int) and w == 1 and self._take_out_filed(y, scores):
+            return
         self._flush()
         one = MulticlassAccumulator(
             classes=self._classes if self._fixed else None, bins=self.bins, exact_up_to=self.exact_up_to
@@ -646,6 +648,40 @@ class MulticlassAccumulator(AccumulatorBase):
                 one._add_class(label)
         one.update(y, scores, w)
         self -= one
+
+    def _take_out_filed(self, y: Any, scores: Any) -> bool:
+        """One unit-weight event of known classes taken out of the whole counts filed so far, without filing the
+        per-event updates stored since (counts add up: a filed event of the same class, predicted class and
+        score bins stands for it); whether they held it. ``False``, with nothing changed, for anything but plain
+        float scores of exactly the classes (or a predicted class): the checked path takes those."""
+        if self._cm.dtype == np.float64 or self._mode is None:
+            return False
+        try:
+            t = self._index.get(y)
+            if self._mode == "labels":
+                p = None if isinstance(scores, (Mapping, list, tuple, np.ndarray)) else self._index.get(scores)
+                row: list[Any] = []
+            elif isinstance(scores, Mapping) and len(scores) == len(self._classes):
+                row = [scores[c] for c in self._classes]
+            elif isinstance(scores, (list, tuple)) and len(scores) == len(self._classes):
+                row = list(scores)
+            else:
+                return False
+        except (KeyError, TypeError):  # a class missing from the scores, or a label that is not hashable
+            return False
+        if row:
+            if not all(type(v) in (float, np.float64) and v == v for v in row):
+                return False
+            p = self._index[_best(zip(self._classes, row, strict=True))]
+        if t is None or p is None or self._cm[t, p] < 1:
+            return False
+        for c, hist in enumerate(self._ovr):
+            if not hist.take_out_one(float(row[c]), c == t):
+                for d in range(c):  # this class's counts lack it: the classes before get it back
+                    self._ovr[d].add(np.array([float(row[d])]), np.array([d == t]), None)
+                return False
+        self._cm[t, p] -= 1
+        return True
 
     def __eq__(self, other: object) -> bool:
         """Same classes (in any order), same counts, same histograms."""

@@ -436,6 +436,18 @@ REVERTED_ONE_BY_ONE = {  # kind: (accumulator, events, an event never counted)
     "scores": (se.ScoreAccumulator, _score_events, (1e6,)),
     "scores-binned": (lambda: se.ScoreAccumulator(exact_up_to=0), _score_events, (1e6,)),
     "regression": (se.RegressionAccumulator, _regression_events, (1.0, 1e6)),  # an absolute error never counted
+    # classes not in their sorted order: ties of the highest score go to the class first in that order
+    "multiclass": (lambda: se.MulticlassAccumulator(classes=["b", "c", "a"]), _multiclass_events, ("a", [5.0] * 3)),
+    "multiclass-binned": (
+        lambda: se.MulticlassAccumulator(classes=["a", "b", "c"], exact_up_to=0),
+        _multiclass_events,
+        ("b", [5.0] * 3),
+    ),
+    "multiclass-labels": (
+        lambda: se.MulticlassAccumulator(classes=["a", "b", "c"]),
+        lambda rng, n: (_multiclass_events(rng, n)[0], _multiclass_events(rng, n)[0]),
+        ("a", "z"),  # a class it does not know
+    ),
 }
 
 
@@ -444,9 +456,10 @@ REVERTED_ONE_BY_ONE = {  # kind: (accumulator, events, an event never counted)
 def test_events_reverted_one_by_one_leave_the_state_of_the_others(seed, kind):
     """A per-event revert takes its event out of the counts filed at once, without filing the per-event updates
     stored since; its calibration terms (binary), or its moments and sums and the range or largest error (scores,
-    predictions), follow at the next filing. Whatever comes between (updates, reads, copies, merges, pickles),
-    the accumulator has the metrics of one fed the events left (integer states equal; extremes within their bins,
-    and bounds of them), and a revert of an event not counted is refused with nothing changed."""
+    predictions), follow at the next filing (multiclass has counts alone). Whatever comes between (updates,
+    reads, copies, merges, pickles), the accumulator has the metrics of one fed the events left (integer states
+    equal; extremes within their bins, and bounds of them), and a revert of an event not counted is refused with
+    nothing changed."""
     make, events, never = REVERTED_ONE_BY_ONE[kind]
     rng = np.random.default_rng(seed)
     stream = list(zip(*(a.tolist() for a in events(rng, int(rng.integers(300, 1500)))), strict=True))
@@ -479,7 +492,7 @@ def test_events_reverted_one_by_one_leave_the_state_of_the_others(seed, kind):
             _same_metrics(pickle.loads(pickle.dumps(acc)), left(), rel=1e-7)
     _same_metrics(acc, left(), rel=1e-7)
     got = acc.get()
-    if kind.startswith("binary"):
+    if kind.startswith(("binary", "multiclass")):
         assert acc == left()
     elif live and kind == "regression":  # a bound of the largest error left
         assert got.max_error >= max(abs(p - y) for y, p in live)
@@ -506,6 +519,21 @@ def test_a_revert_of_a_stored_event_whose_bin_a_filed_one_shares_leaves_the_file
     reg.revert(2.0, 1.5)
     got = reg.get()
     assert got.n == 1 and (got.bias, got.mae, got.mape) == pytest.approx((0.5, 0.5, 0.5), rel=1e-12)
+
+
+def test_a_multiclass_revert_that_one_class_lacks_changes_nothing():
+    """An event whose class, predicted class and first class's score were counted, but whose other scores were
+    not: the first class's count goes back in, and the revert is refused with nothing changed."""
+    acc = se.MulticlassAccumulator(classes=["a", "b", "c"])
+    acc.update_many(["a", "b", "a"], [[0.9, 0.05, 0.05], [0.2, 0.7, 0.1], [0.6, 0.3, 0.1]])
+    before = acc.to_bytes()
+    with pytest.raises(ValueError, match="cannot take out"):
+        acc.revert("a", {"a": 0.9, "b": 0.06, "c": 0.04})
+    assert acc.to_bytes() == before
+    acc.revert("a", {"a": 0.9, "b": 0.05, "c": 0.05})  # a mapping, as river's predict_proba_one gives
+    rest = se.MulticlassAccumulator(classes=["a", "b", "c"])
+    rest.update_many(["b", "a"], [[0.2, 0.7, 0.1], [0.6, 0.3, 0.1]])
+    assert acc == rest
 
 
 def test_many_reverts_without_a_read_keep_little_memory():
