@@ -17,6 +17,9 @@ from .protocol import AccumulatorBase
 
 __all__ = ["PairedAccumulator", "PairedReport"]
 
+_PLAIN_LABELS = (int, bool, str)  # labels whose equality a dict lookup decides as the batch path does
+_PLAIN_SCORES = (float, int, np.float64)
+
 
 class PairedAccumulator(AccumulatorBase):
     """Two classifiers evaluated on the same stream, for McNemar's test.
@@ -47,6 +50,9 @@ class PairedAccumulator(AccumulatorBase):
         check_label_pair(pos_label, neg_label)
         self.pos_label, self.neg_label = pos_label, neg_label
         self._counts: np.ndarray = np.zeros((2, 2, 2), dtype=np.int64)
+        # plain labels (int, bool or str) to their side, for the per-event path; anything else is checked in full
+        plain = all(type(v) in _PLAIN_LABELS for v in (pos_label, neg_label))
+        self._sides: dict[Any, int] = {neg_label: 0, pos_label: 1} if plain else {}
 
     def _predictions(self, name: str, values: Any) -> npt.NDArray[np.bool_]:
         if self.threshold is None:
@@ -73,7 +79,29 @@ class PairedAccumulator(AccumulatorBase):
 
     def update(self, y: Any, pred_a: Any, pred_b: Any, w: float = 1.0) -> None:
         """Count one event seen by both classifiers."""
+        cell = self._cell(y, pred_a, pred_b, w)
+        if cell is not None:
+            self._counts[cell] += 1
+            return
         self.update_many([y], [pred_a], [pred_b], [check_real("w", w, finite=True, nonnegative=True)])
+
+    def _cell(self, y: Any, pred_a: Any, pred_b: Any, w: Any) -> tuple[int, int, int] | None:
+        """The cell of one plain unit-weight event of whole counts, found without arrays; ``None`` for anything
+        else (the batch path checks it, and explains a refusal)."""
+        if not (type(w) in (float, int) and w == 1) or self._counts.dtype == np.float64:
+            return None
+        sides = self._sides
+        truth = sides.get(y) if type(y) in _PLAIN_LABELS else None
+        if self.threshold is None:
+            a = sides.get(pred_a) if type(pred_a) in _PLAIN_LABELS else None
+            b = sides.get(pred_b) if type(pred_b) in _PLAIN_LABELS else None
+        else:
+            t = self.threshold
+            a = int(pred_a >= t) if type(pred_a) in _PLAIN_SCORES and pred_a == pred_a else None
+            b = int(pred_b >= t) if type(pred_b) in _PLAIN_SCORES and pred_b == pred_b else None
+        if truth is None or a is None or b is None:
+            return None
+        return truth, a, b
 
     def update_many(self, y: Any, pred_a: Any, pred_b: Any, w: Any = None) -> None:
         """Count many events; all of them or, on any bad input, none."""
@@ -91,6 +119,10 @@ class PairedAccumulator(AccumulatorBase):
         >>> acc.get().a.n
         1
         """
+        cell = self._cell(y, pred_a, pred_b, w)
+        if cell is not None and self._counts[cell] >= 1:
+            self._counts[cell] -= 1
+            return
         one = PairedAccumulator(self.threshold, self.pos_label, self.neg_label)
         one.update(y, pred_a, pred_b, w)
         self -= one

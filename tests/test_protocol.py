@@ -448,6 +448,12 @@ REVERTED_ONE_BY_ONE = {  # kind: (accumulator, events, an event never counted)
         lambda rng, n: (_multiclass_events(rng, n)[0], _multiclass_events(rng, n)[0]),
         ("a", "z"),  # a class it does not know
     ),
+    "paired": (lambda: se.PairedAccumulator(threshold=0.5), _paired_events, (2, 0.9, 0.1)),  # a label it lacks
+    "paired-labels": (
+        lambda: se.PairedAccumulator(pos_label="yes", neg_label="no"),
+        lambda rng, n: tuple(np.array(["no", "yes"])[rng.integers(0, 2, n)] for _ in range(3)),
+        ("yes", "maybe", "no"),
+    ),
 }
 
 
@@ -456,7 +462,7 @@ REVERTED_ONE_BY_ONE = {  # kind: (accumulator, events, an event never counted)
 def test_events_reverted_one_by_one_leave_the_state_of_the_others(seed, kind):
     """A per-event revert takes its event out of the counts filed at once, without filing the per-event updates
     stored since; its calibration terms (binary), or its moments and sums and the range or largest error (scores,
-    predictions), follow at the next filing (multiclass has counts alone). Whatever comes between (updates,
+    predictions), follow at the next filing (multiclass and paired have counts alone). Whatever comes between (updates,
     reads, copies, merges, pickles), the accumulator has the metrics of one fed the events left (integer states
     equal; extremes within their bins, and bounds of them), and a revert of an event not counted is refused with
     nothing changed."""
@@ -492,7 +498,7 @@ def test_events_reverted_one_by_one_leave_the_state_of_the_others(seed, kind):
             _same_metrics(pickle.loads(pickle.dumps(acc)), left(), rel=1e-7)
     _same_metrics(acc, left(), rel=1e-7)
     got = acc.get()
-    if kind.startswith(("binary", "multiclass")):
+    if kind.startswith(("binary", "multiclass", "paired")):
         assert acc == left()
     elif live and kind == "regression":  # a bound of the largest error left
         assert got.max_error >= max(abs(p - y) for y, p in live)
