@@ -549,6 +549,12 @@ def bench_windows(n: int, rows: list[str]) -> None:
                lambda size=size: metrics.RollingROCAUC(window_size=size).update, False) for size in (10_000, 100_000)],
             ("river `utils.Rolling(streameval.river.ROCAUC, window_size=10,000)` (a `revert` an event)",
              lambda: utils.Rolling(se_river.ROCAUC, window_size=10_000).update, False),
+            ("river `utils.Rolling(streameval.river.Adapter, metric='mae', kind='regression', window_size=1,000)` "
+             "(target the score, prediction 1 - score)",
+             lambda: as_regression(utils.Rolling(se_river.Adapter, window_size=1000, metric="mae", kind="regression")),
+             False),
+            ("river `utils.Rolling(metrics.MAE, window_size=1,000)` (the same events, for scale)",
+             lambda: as_regression(utils.Rolling(metrics.MAE, window_size=1000)), False),
         ]  # fmt: skip
     for name, make, timed in makers:
         floor = noop_at if timed else noop  # the same loop, with the same arguments, calling nothing
@@ -563,6 +569,16 @@ def bench_windows(n: int, rows: list[str]) -> None:
         f"| `Sliding` of 10,000 events over `Segmented(BinaryAccumulator)`, 4 str segments | "
         f"{t_seg_win / n * 1e9:,.0f} ns | {seg_win_ratio:.1f}x |"
     )
+
+
+def as_regression(metric: Any) -> Callable[[object, float], object]:
+    """A regression metric's update fed a binary event as (target: the score, prediction: 1 - the score)."""
+    update = metric.update
+
+    def feed_one(y: object, score: float) -> object:
+        return update(score, 1.0 - score)
+
+    return feed_one
 
 
 def exact_window(size: int) -> se.Sliding:

@@ -22,7 +22,7 @@ __all__ = ["Moments", "QuantileEstimate", "RegressionAccumulator", "RegressionRe
 
 
 _EPS = float(np.finfo(np.float64).eps)  # scikit-learn's floor on |y| in MAPE
-_PLAIN = (float, np.float64, int)  # values a revert takes out without a check of its own
+_PLAIN = (float, np.float64, int, bool)  # values a revert takes out without a check of its own
 
 
 class RegressionAccumulator(AccumulatorBase):
