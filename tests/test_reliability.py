@@ -231,6 +231,29 @@ def test_eight_threads_on_one_locked_accumulator_count_exactly():
     assert se.BinaryAccumulator.merge_all(per_thread) == reference
 
 
+def test_a_locked_method_is_the_accumulators_method_of_the_moment():
+    """Locked keeps one wrapper a method name, which looks the method up at each call: a method the accumulator
+    binds anew (as a buffer's update) is the one called, under the lock."""
+
+    class Rebinding:
+        def __init__(self) -> None:
+            self.calls: list[str] = []
+            self.update = lambda x: self.calls.append(f"first {x}")
+
+        def get(self) -> list[str]:
+            return self.calls
+
+    inner = Rebinding()
+    locked = se.Locked(inner)
+    update = locked.update
+    update(1)
+    inner.update = lambda x: inner.calls.append(f"second {x}")
+    update(2)
+    locked.update(3)
+    assert locked.get() == ["first 1", "second 2", "second 3"]
+    assert locked.update is update and locked.update.__name__ == "update"
+
+
 @pytest.mark.parametrize(
     "make", [_binary, _multi, _regression, lambda: se.MulticlassAccumulator(), lambda: se.BinaryAccumulator()]
 )
