@@ -198,7 +198,9 @@ class PyClassRows:
     ``update(y, scores, w=1.0)`` hands every call to ``slow`` (the owner's
     checked path), which stores the checked event with ``push``; the compiled
     twin stores a known class with a dict of float scores of exactly the known
-    classes itself (predicted class -1: found when the buffer is counted).
+    classes itself (predicted class -1: found when the buffer is counted), and
+    a known class with a known predicted class where the classes are given as
+    ``set_classes(index, None)``.
     """
 
     __slots__ = ("_on_full", "_pred", "_scores", "_slow", "_weights", "_y", "weighted")

@@ -60,6 +60,8 @@
  *                     update(y, {class: score}) stores a known class and a
  *                     dict of float scores of exactly the known classes; the
  *                     predicted class is found when the buffer is counted.
+ *                     update(y, predicted) of two known classes is stored
+ *                     as it is.
  *   EventLog          the per-event log of a sliding window: counts an event
  *                     with the accumulator's update, then keeps it in typed
  *                     columns (floats, ints, bools) until the window files it.
@@ -2038,7 +2040,7 @@ typedef struct {
     double *weights;    /* CAPACITY */
     Py_ssize_t cap_k;   /* k the scores block was allocated for */
     PyObject *index;    /* dict class -> int, or NULL: no fast path */
-    PyObject *keys;     /* tuple of the classes in order */
+    PyObject *keys;     /* tuple of the classes in order, or NULL with an index: predicted classes, not scores */
     PyObject *on_full;
     PyObject *slow;
 } ClassRows;
@@ -2128,7 +2130,27 @@ static PyObject *
 ClassRows_update(ClassRows *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (kwnames == NULL && nargs == 2 && self->index != NULL && PyDict_CheckExact(args[1])) {
+    if (kwnames == NULL && nargs == 2 && self->index != NULL && self->keys == NULL && !PyDict_Check(args[1]) &&
+        !PyList_Check(args[1]) && !PyTuple_Check(args[1])) { /* a known class and a known predicted class */
+        PyObject *hit = PyDict_GetItemWithError(self->index, args[0]);
+        PyObject *pred = hit == NULL ? NULL : PyDict_GetItemWithError(self->index, args[1]);
+        if (PyErr_Occurred())
+            PyErr_Clear(); /* an unhashable label: the checked path explains */
+        if (hit != NULL && pred != NULL) {
+            long label = PyLong_AsLong(hit), predicted = PyLong_AsLong(pred);
+            if ((label == -1 || predicted == -1) && PyErr_Occurred())
+                return NULL;
+            if (class_rows_room(self, 0) < 0)
+                return NULL;
+            self->y[self->n] = label;
+            self->pred[self->n] = predicted;
+            self->weights[self->n] = 1.0;
+            if (one_stored(&self->n, self->on_full) < 0)
+                return NULL;
+            Py_RETURN_NONE;
+        }
+    }
+    if (kwnames == NULL && nargs == 2 && self->index != NULL && self->keys != NULL && PyDict_CheckExact(args[1])) {
         PyObject *scores = args[1];
         Py_ssize_t k = PyTuple_GET_SIZE(self->keys);
         PyObject *hit = PyDict_GetItemWithError(self->index, args[0]);
@@ -2207,7 +2229,8 @@ ClassRows_push(ClassRows *self, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *
 ClassRows_set_classes(ClassRows *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2 || (args[0] != Py_None && (!PyDict_CheckExact(args[0]) || !PyTuple_Check(args[1])))) {
+    if (nargs != 2 ||
+        (args[0] != Py_None && (!PyDict_CheckExact(args[0]) || (args[1] != Py_None && !PyTuple_Check(args[1]))))) {
         PyErr_SetString(PyExc_TypeError, "set_classes(index: dict or None, classes: tuple or None)");
         return NULL;
     }
@@ -2216,9 +2239,13 @@ ClassRows_set_classes(ClassRows *self, PyObject *const *args, Py_ssize_t nargs)
         Py_CLEAR(self->keys);
     } else {
         Py_INCREF(args[0]);
-        Py_INCREF(args[1]);
         Py_XSETREF(self->index, args[0]);
-        Py_XSETREF(self->keys, args[1]);
+        if (args[1] == Py_None) /* predicted classes */
+            Py_CLEAR(self->keys);
+        else {
+            Py_INCREF(args[1]);
+            Py_XSETREF(self->keys, args[1]);
+        }
     }
     Py_RETURN_NONE;
 }
@@ -2267,7 +2294,8 @@ static PyMethodDef ClassRows_methods[] = {
     {"push", (PyCFunction)(void (*)(void))ClassRows_push, METH_FASTCALL,
      "push(y_index, pred_index, scores, w): store one checked event (pred_index -1: found when counted)."},
     {"set_classes", (PyCFunction)(void (*)(void))ClassRows_set_classes, METH_FASTCALL,
-     "set_classes(index, classes): the classes the fast path knows (None: no fast path)."},
+     "set_classes(index, classes): the classes the fast path knows (None: no fast path; classes None: the\n"
+     "events are a class and a predicted class, not scores)."},
     {"arrays", (PyCFunction)ClassRows_arrays, METH_NOARGS,
      "(y int64 bytes, pred int64 bytes, scores float64 bytes row by row, weights float64 bytes or None)."},
     {"clear", (PyCFunction)ClassRows_clear, METH_NOARGS, "Empty the buffer (once its events are counted)."},

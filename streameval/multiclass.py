@@ -164,9 +164,12 @@ class MulticlassAccumulator(AccumulatorBase):
         self._sync_fast_path()
 
     def _sync_fast_path(self) -> None:
-        """Tell the per-event buffer the classes whose score mappings it may store without the checked path."""
+        """Tell the per-event buffer the classes whose score mappings (or predicted classes) it may store without
+        the checked path."""
         if self._mode == "scores" and len(self._classes) >= 2:
             self._buffer.set_classes(self._index, tuple(self._classes))
+        elif self._mode == "labels" and self._classes:
+            self._buffer.set_classes(self._index, None)  # a known class and a known predicted class
         else:
             self._buffer.set_classes(None, None)
 

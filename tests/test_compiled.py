@@ -436,10 +436,30 @@ CLASS_ROWS_SCRIPT = textwrap.dedent(
             if i % 1000 == 0:
                 print(i, acc.n, acc.classes, se.to_bytes(acc).hex()[-64:])
         print(acc.n, acc.classes, acc.get().confusion_matrix.tolist(), acc.get().macro_auc)
-    labels = se.MulticlassAccumulator()
-    for i in range(5000):
-        labels.update(i % 4, (i * 7) % 4)
-    print(labels.get().confusion_matrix.tolist())
+    for fixed in (True, False):  # predicted classes: two known classes are stored in C, anything else checked
+        labels = se.MulticlassAccumulator(classes=[0, 1, 2, 3] if fixed else None)
+        for i in range(6000):
+            y, pred = i % 4, (i * 7) % 4
+            kind = i % 13
+            if kind == 1:
+                pred = 9  # a class not known: learnt, or refused
+            elif kind == 2:
+                y = [1]  # unhashable
+            elif kind == 3:
+                pred = np.int64(pred)
+            elif kind == 4:
+                pred = {0: 0.5, 1: 0.5}  # scores, to an accumulator of predicted classes
+            elif kind == 5:
+                y = True  # equal to the class 1
+            elif kind == 6:
+                pred = (1,)
+            try:
+                labels.update(y, pred, w=2.0) if kind == 7 else labels.update(y, pred)
+            except (TypeError, ValueError) as exc:
+                print(i, type(exc).__name__, exc)
+            if i % 1000 == 0:
+                print(i, labels.n, labels.classes, se.to_bytes(labels).hex()[-64:])
+        print(labels.get().confusion_matrix.tolist(), labels.classes)
     """
 )
 
@@ -448,7 +468,8 @@ CLASS_ROWS_SCRIPT = textwrap.dedent(
 def test_class_rows_path_equals_its_python_twin():
     compiled, pure = _run(CLASS_ROWS_SCRIPT, False), _run(CLASS_ROWS_SCRIPT, True)
     for message in ("scores['b'] must not be NaN", "must be one of the classes", "missing ['c']",
-                    "MulticlassAccumulator.update() missing 1 required positional argument"):  # fmt: skip
+                    "MulticlassAccumulator.update() missing 1 required positional argument",
+                    "counts labels, got scores", "y must be a hashable class label"):  # fmt: skip
         assert message in compiled, message
     assert compiled == pure
 
