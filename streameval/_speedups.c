@@ -61,7 +61,7 @@
  *                     dict of float scores of exactly the known classes; the
  *                     predicted class is found when the buffer is counted.
  *                     update(y, predicted) of two known classes is stored
- *                     as it is.
+ *                     as it is; either with a float weight (w=, or third).
  *   EventLog          the per-event log of a sliding window: counts an event
  *                     with the accumulator's update, then keeps it in typed
  *                     columns (floats, ints, bools) until the window files it.
@@ -2130,8 +2130,22 @@ static PyObject *
 ClassRows_update(ClassRows *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (kwnames == NULL && nargs == 2 && self->index != NULL && self->keys == NULL && !PyDict_Check(args[1]) &&
-        !PyList_Check(args[1]) && !PyTuple_Check(args[1])) { /* a known class and a known predicted class */
+    double w = 1.0;
+    int plain = kwnames == NULL && nargs == 2; /* (y, scores), or with a weight: a float third or as w= */
+    if (!plain && self->index != NULL) {
+        PyObject *weight = NULL;
+        if (kwnames == NULL && nargs == 3)
+            weight = args[2];
+        else if (nargs == 2 && PyTuple_GET_SIZE(kwnames) == 1 &&
+                 PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "w") == 0)
+            weight = args[2];
+        if (weight != NULL && PyFloat_CheckExact(weight)) {
+            w = PyFloat_AS_DOUBLE(weight);
+            plain = isfinite(w) && w >= 0.0; /* else the checked path explains */
+        }
+    }
+    if (plain && self->index != NULL && self->keys == NULL && !PyDict_Check(args[1]) && !PyList_Check(args[1]) &&
+        !PyTuple_Check(args[1])) { /* a known class and a known predicted class */
         PyObject *hit = PyDict_GetItemWithError(self->index, args[0]);
         PyObject *pred = hit == NULL ? NULL : PyDict_GetItemWithError(self->index, args[1]);
         if (PyErr_Occurred())
@@ -2144,13 +2158,14 @@ ClassRows_update(ClassRows *self, PyObject *const *args, size_t nargsf, PyObject
                 return NULL;
             self->y[self->n] = label;
             self->pred[self->n] = predicted;
-            self->weights[self->n] = 1.0;
+            self->weights[self->n] = w;
+            self->weighted |= w != 1.0;
             if (one_stored(&self->n, self->on_full) < 0)
                 return NULL;
             Py_RETURN_NONE;
         }
     }
-    if (kwnames == NULL && nargs == 2 && self->index != NULL && self->keys != NULL && PyDict_CheckExact(args[1])) {
+    if (plain && self->index != NULL && self->keys != NULL && PyDict_CheckExact(args[1])) {
         PyObject *scores = args[1];
         Py_ssize_t k = PyTuple_GET_SIZE(self->keys);
         PyObject *hit = PyDict_GetItemWithError(self->index, args[0]);
@@ -2178,7 +2193,8 @@ ClassRows_update(ClassRows *self, PyObject *const *args, size_t nargsf, PyObject
                 self->y[self->n] = label;
                 self->pred[self->n] = -1;
                 memcpy(self->scores + self->n * k, row, k * sizeof(double));
-                self->weights[self->n] = 1.0;
+                self->weights[self->n] = w;
+                self->weighted |= w != 1.0;
                 if (one_stored(&self->n, self->on_full) < 0)
                     return NULL;
                 Py_RETURN_NONE;

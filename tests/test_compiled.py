@@ -403,6 +403,7 @@ CLASS_ROWS_SCRIPT = textwrap.dedent(
 
     rng = np.random.default_rng(6)
     odd = [float("nan"), 1, True, np.float64(0.2), "x", None, float("inf"), -float("inf")]
+    weights = [2.5, float("inf"), -1.0, 0.0, np.float64(0.5), 3, float("nan"), "2"]
     for fixed in (True, False):
         acc = se.MulticlassAccumulator(classes=["a", "b", "c"] if fixed else None)
         for i in range(9000):
@@ -427,6 +428,8 @@ CLASS_ROWS_SCRIPT = textwrap.dedent(
                     acc.update(y, scores, w=2.0)
                 elif kind == 8:
                     acc.update(y, scores, 1.0)
+                elif kind == 10:  # weights: stored in C when a plain float >= 0, else checked
+                    acc.update(y, scores, weights[(i // 11) % len(weights)])
                 elif kind == 9:
                     acc.update(y)
                 else:
@@ -454,7 +457,12 @@ CLASS_ROWS_SCRIPT = textwrap.dedent(
             elif kind == 6:
                 pred = (1,)
             try:
-                labels.update(y, pred, w=2.0) if kind == 7 else labels.update(y, pred)
+                if kind == 7:
+                    labels.update(y, pred, w=2.0)
+                elif kind == 8:
+                    labels.update(y, pred, weights[(i // 13) % len(weights)])
+                else:
+                    labels.update(y, pred)
             except (TypeError, ValueError) as exc:
                 print(i, type(exc).__name__, exc)
             if i % 1000 == 0:
