@@ -142,7 +142,8 @@ def bench_per_event(n: int, rows: list[str], with_river: bool = True) -> dict[st
 
 
 def bench_kinds_per_event(n: int, rows: list[str], with_river: bool = True) -> None:
-    """Per-event update of the score, regression and multiclass kinds against a no-op call with the same arguments."""
+    """Per-event update of the score, regression, multiclass and paired kinds against a no-op call with the same
+    arguments."""
     rng = np.random.default_rng(4)
     scores = rng.random(n).tolist()
     truth = (rng.random(n) * 10).tolist()
@@ -162,12 +163,25 @@ def bench_kinds_per_event(n: int, rows: list[str], with_river: bool = True) -> N
         for a, b in zip(left, right, strict=True):
             update(a, b)
 
+    paired = list(zip([v < 0.3 for v in scores], scores, predicted, strict=True))
+
+    def noop_three(a: object, b: object, c: object) -> None:
+        """The floor of a three-argument call."""
+
+    def three(update: Callable[[object, object, object], object]) -> None:
+        for a, b, c in paired:
+            update(a, b, c)
+
     cases: list[tuple[str, Callable[[], None], Callable[[], None], str]] = [
         ("`ScoreAccumulator.update(score)`", lambda: one(noop_one), lambda: one(se.ScoreAccumulator().update), "3x"),
         ("`RegressionAccumulator.update(y, y_pred)`", lambda: two(noop, truth, predicted),
          lambda: two(se.RegressionAccumulator().update, truth, predicted), "3x"),
         ("`MulticlassAccumulator.update(y, {class: p})`, 5 classes", lambda: two(noop, labels, dicts),
          lambda: two(se.MulticlassAccumulator(classes=classes).update, labels, dicts), "10x"),
+        ("`MulticlassAccumulator.update(y, predicted class)`, 5 classes", lambda: two(noop, labels, labels),
+         lambda: two(se.MulticlassAccumulator(classes=classes).update, labels, labels), "-"),
+        ("`PairedAccumulator.update(y, score_a, score_b)`", lambda: three(noop_three),
+         lambda: three(se.PairedAccumulator(threshold=0.5).update), "-"),
     ]  # fmt: skip
     if with_river:
         try:
