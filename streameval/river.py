@@ -349,11 +349,11 @@ class Adapter(river_metrics.base.Metric):
 
     def update(self, y_true: Any, y_pred: Any, w: float = 1.0) -> None:
         """Count one event."""
-        self._acc.update(*self._args(y_true, y_pred), w=w)
+        self._acc.update(*self._args(y_true, y_pred), w)  # w by position: the accumulators' compiled paths take it
 
     def revert(self, y_true: Any, y_pred: Any, w: float = 1.0) -> None:
         """Take back an event counted before (``utils.Rolling`` uses this)."""
-        self._acc.revert(*self._args(y_true, y_pred), w=w)
+        self._acc.revert(*self._args(y_true, y_pred), w)
 
     def get(self) -> float:
         """The current value of the metric."""
