@@ -187,11 +187,18 @@ def bench_kinds_per_event(n: int, rows: list[str], with_river: bool = True) -> N
         try:
             from river import metrics
 
+            from streameval import river as se_river
+
             cases += [
                 ("river `MSE()` (for scale)", lambda: two(noop, truth, predicted),
                  lambda: two(metrics.MSE().update, truth, predicted), "-"),
                 ("river `MacroF1()` with predicted labels (for scale)", lambda: two(noop, labels, labels),
                  lambda: two(metrics.MacroF1().update, labels, labels), "-"),
+                ("`streameval.river.MacroF1()` with the probability dicts", lambda: two(noop, labels, dicts),
+                 lambda: two(se_river.MacroF1().update, labels, dicts), "-"),
+                ("`streameval.river.Adapter('kappa', kind='multiclass')` with the probability dicts",
+                 lambda: two(noop, labels, dicts),
+                 lambda: two(se_river.Adapter("kappa", kind="multiclass").update, labels, dicts), "-"),
             ]  # fmt: skip
         except ImportError:
             pass
