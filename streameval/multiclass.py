@@ -353,7 +353,12 @@ class MulticlassAccumulator(AccumulatorBase):
         n = y_arr.size
         new: list[Hashable] = []
         y_idx = self._label_indices("y", y_arr, new)
-        if isinstance(scores, (list, tuple)) and scores and isinstance(scores[0], Mapping):
+        plain = self._plain_rows(scores)
+        if plain is not None:  # dicts of exactly the known classes, real scores: one pass, no check a value
+            mode = "scores"
+            check_same_length(("y", y_arr), ("scores", scores))
+            scores_arr, predicted_rows = plain, self._canonical_argmax(plain)
+        elif isinstance(scores, (list, tuple)) and scores and isinstance(scores[0], Mapping):
             mode = "scores"
             check_same_length(("y", y_arr), ("scores", scores))
             for i, row in enumerate(scores):
@@ -414,10 +419,29 @@ class MulticlassAccumulator(AccumulatorBase):
         if n == 0:
             return
         if mode == "scores":
-            mapped = isinstance(scores, (list, tuple)) and scores and isinstance(scores[0], Mapping)
+            mapped = plain is not None or (
+                isinstance(scores, (list, tuple)) and scores and isinstance(scores[0], Mapping)
+            )
             self._ingest_scores(y_idx, scores_arr, weights, predicted_rows if mapped else None)
         else:
             self._ingest_labels(y_idx, pred_idx, weights)
+
+    def _plain_rows(self, rows: Any) -> np.ndarray | None:
+        """The score matrix of a list of dicts that each hold exactly the known classes with real scores (no
+        NaN), in class order; ``None`` for anything else, which the checked loop takes (and explains)."""
+        k = len(self._classes)
+        if not isinstance(rows, (list, tuple)) or not rows or k == 0:
+            return None
+        try:
+            table = [[row[c] for c in self._classes] for row in rows if type(row) is dict and len(row) == k]
+        except (KeyError, TypeError):  # a class missing (or a label that is not hashable)
+            return None
+        if len(table) != len(rows):
+            return None
+        matrix = np.array(table)
+        if matrix.dtype != np.float64 or matrix.shape != (len(rows), k) or np.isnan(matrix).any():
+            return None  # values that are not all real numbers (str, None, ...), or NaN
+        return matrix
 
     def _count_confusion(self, y_idx: np.ndarray, pred_idx: np.ndarray, w: np.ndarray | None) -> None:
         k = len(self._classes)

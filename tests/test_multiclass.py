@@ -79,6 +79,52 @@ def test_per_event_mappings_sequences_and_batch_agree():
     assert mapped == batch
 
 
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), order=st.permutations(["a", "b", "c", "d"]))
+def test_batches_of_score_dicts_equal_their_matrix(seed, order):
+    """A batch of dicts of exactly the classes (in any key order; tied, whole, bool and infinite scores) counts
+    as the matrix of the same scores, and as the same events one by one."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 300))
+    matrix = np.round(rng.random((n, 4)), 1)  # ties of the highest score
+    odd = rng.random((n, 4))
+    matrix[odd < 0.05] = 1.0
+    matrix[odd > 0.98] = np.inf
+    y = [order[i] for i in rng.integers(0, 4, n)]
+    rows = []
+    for r in matrix:
+        keys = list(order)
+        rng.shuffle(keys)
+        rows.append({c: (bool(r[order.index(c)]) if r[order.index(c)] == 1.0 and rng.random() < 0.5
+                         else int(r[order.index(c)]) if r[order.index(c)] == 0.0 else float(r[order.index(c)]))
+                     for c in keys})  # fmt: skip
+    by_matrix = se.MulticlassAccumulator(classes=list(order))
+    by_matrix.update_many(y, matrix)
+    by_dicts = se.MulticlassAccumulator(classes=list(order))
+    by_dicts.update_many(y, rows)
+    assert by_dicts == by_matrix
+    one_by_one = se.MulticlassAccumulator(classes=list(order))
+    for label, row in zip(y, rows, strict=True):
+        one_by_one.update(label, row)
+    assert one_by_one == by_matrix
+
+
+def test_a_batch_of_score_dicts_with_an_odd_row_is_explained_and_changes_nothing():
+    acc = se.MulticlassAccumulator(classes=["a", "b"])
+    acc.update_many(["a"], [{"a": 0.7, "b": 0.3}])
+    before = acc.to_bytes()
+    good = {"a": 0.6, "b": 0.4}
+    for odd, error, message in (
+        ({"a": float("nan"), "b": 0.4}, ValueError, r"scores\[1\]\['a'\] must not be NaN"),
+        ({"a": "0.5", "b": 0.4}, TypeError, r"scores\[1\]\['a'\] must be a real number"),
+        ({"a": 0.5}, ValueError, "missing \\['b'\\] at index 1"),
+        ({"a": 0.5, "b": 0.2, "c": 0.3}, ValueError, "keys must be classes"),
+    ):
+        with pytest.raises(error, match=message):
+            acc.update_many(["a", "b", "a"], [good, odd, good])
+        assert acc.to_bytes() == before
+
+
 def test_hard_labels_only():
     y = ["x", "y", "z", "x", "y"]
     pred = ["x", "z", "z", "y", "y"]
