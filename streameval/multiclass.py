@@ -606,7 +606,10 @@ class MulticlassAccumulator(AccumulatorBase):
         if sign < 0:  # several arrays change: work on a copy, so that a refusal changes nothing
             trial = self.copy()
             trial._add(other, -1)
-            self.__dict__.update(trial.__dict__)
+            # the counts only: the per-event buffer stays this one's (its update may be held, as a window's log does)
+            self._classes, self._index, self._mode = trial._classes, trial._index, trial._mode
+            self._cm, self._ovr, self._fixed = trial._cm, trial._ovr, trial._fixed
+            self._sync_fast_path()
         else:
             self._add(other, 1)
 

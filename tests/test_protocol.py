@@ -149,6 +149,30 @@ def test_scaled_equals_weights_times_the_factor(kind, factor):
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
+def test_an_update_held_before_an_in_place_change_still_counts(kind):
+    """A window's log (and any caller) may hold ``acc.update``: after ``-=``, ``+=`` and a revert, the events it
+    counts are the accumulator's."""
+    acc, args, _ = _fed(kind, 8, 300)
+    update = acc.update
+    part = KINDS[kind][0]()
+    part.update_many(*(a[:100] for a in args))
+    acc -= part
+    acc += part
+    acc -= part
+    later = [a[-1].tolist() if isinstance(a[-1], np.ndarray) else a[-1].item() for a in args]
+    if kind == "multiclass":  # scores as a mapping: the buffer's compiled path
+        later[1] = dict(zip(["a", "b", "c"], later[1], strict=True))
+    acc.revert(*later)
+    for _ in range(3):
+        update(*later)
+    want = KINDS[kind][0]()
+    want.update_many(*(a[100:] for a in args))
+    for _ in range(2):
+        want.update(*later)
+    _same_metrics(acc, want)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
 def test_revert_takes_one_event_back_out(kind):
     acc, args, _ = _fed(kind, 4, 200)
     rest = KINDS[kind][0]()
