@@ -353,11 +353,13 @@ class MulticlassAccumulator(AccumulatorBase):
         n = y_arr.size
         new: list[Hashable] = []
         y_idx = self._label_indices("y", y_arr, new)
-        plain = self._plain_rows(scores)
-        if plain is not None:  # dicts of exactly the known classes, real scores: one pass, no check a value
+        found = self._plain_rows(scores, new)
+        plain = None if found is None else found[0]
+        if found is not None:  # dicts of exactly the classes, real scores: one pass, no check a value
             mode = "scores"
             check_same_length(("y", y_arr), ("scores", scores))
-            scores_arr, predicted_rows = plain, self._canonical_argmax(plain)
+            new.extend(found[1])
+            scores_arr, predicted_rows = found[0], self._canonical_argmax(found[0], self._classes + new)
         elif isinstance(scores, (list, tuple)) and scores and isinstance(scores[0], Mapping):
             mode = "scores"
             check_same_length(("y", y_arr), ("scores", scores))
@@ -426,22 +428,27 @@ class MulticlassAccumulator(AccumulatorBase):
         else:
             self._ingest_labels(y_idx, pred_idx, weights)
 
-    def _plain_rows(self, rows: Any) -> np.ndarray | None:
-        """The score matrix of a list of dicts that each hold exactly the known classes with real scores (no
-        NaN), in class order; ``None`` for anything else, which the checked loop takes (and explains)."""
-        k = len(self._classes)
-        if not isinstance(rows, (list, tuple)) or not rows or k == 0:
+    def _plain_rows(self, rows: Any, new: list[Hashable]) -> tuple[np.ndarray, list[Hashable]] | None:
+        """The score matrix of a list of dicts that each hold exactly the classes (those known, those ``new`` from
+        the labels, then, classes not given, the first dict's other keys: the order the checked loop learns them
+        in) with real scores (no NaN), in class order, and the classes it adds; ``None`` for anything else, which
+        the checked loop takes (and explains)."""
+        if not isinstance(rows, (list, tuple)) or not rows or type(rows[0]) is not dict:
             return None
+        order = self._classes + new
+        extra = [] if self._fixed else [c for c in rows[0] if c not in self._index and c not in new]
+        order += extra
+        k = len(order)
         try:
-            table = [[row[c] for c in self._classes] for row in rows if type(row) is dict and len(row) == k]
+            table = [[row[c] for c in order] for row in rows if type(row) is dict and len(row) == k]
         except (KeyError, TypeError):  # a class missing (or a label that is not hashable)
             return None
-        if len(table) != len(rows):
+        if k == 0 or len(table) != len(rows):
             return None
         matrix = np.array(table)
         if matrix.dtype != np.float64 or matrix.shape != (len(rows), k) or np.isnan(matrix).any():
             return None  # values that are not all real numbers (str, None, ...), or NaN
-        return matrix
+        return matrix, extra
 
     def _count_confusion(self, y_idx: np.ndarray, pred_idx: np.ndarray, w: np.ndarray | None) -> None:
         k = len(self._classes)
@@ -450,13 +457,16 @@ class MulticlassAccumulator(AccumulatorBase):
             self._cm = self._cm.astype(np.float64)
         self._cm += tally.astype(self._cm.dtype, copy=False)
 
-    def _class_order(self) -> np.ndarray:
-        """The columns in the fixed label order (ties of the highest score go to the first)."""
-        return np.array(sorted(range(len(self._classes)), key=lambda j: _order(self._classes[j])), dtype=np.int64)
+    def _class_order(self, classes: list[Hashable] | None = None) -> np.ndarray:
+        """The columns (of these classes, default the accumulator's) in the fixed label order (ties of the highest
+        score go to the first)."""
+        labels = self._classes if classes is None else classes
+        return np.array(sorted(range(len(labels)), key=lambda j: _order(labels[j])), dtype=np.int64)
 
-    def _canonical_argmax(self, scores: np.ndarray) -> np.ndarray:
-        """Column of the highest score per row (no NaN); ties go to the class first in the fixed label order."""
-        order = self._class_order()
+    def _canonical_argmax(self, scores: np.ndarray, classes: list[Hashable] | None = None) -> np.ndarray:
+        """Column of the highest score per row (no NaN), the columns those of ``classes`` (default the
+        accumulator's); ties go to the class first in the fixed label order."""
+        order = self._class_order(classes)
         natural = bool(np.array_equal(order, np.arange(order.size)))
         # the compiled scan is faster on short rows; numpy's argmax (vectorised) on long ones in their own order
         if (

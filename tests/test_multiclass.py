@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -79,18 +81,26 @@ def test_per_event_mappings_sequences_and_batch_agree():
     assert mapped == batch
 
 
-@settings(max_examples=50, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), order=st.permutations(["a", "b", "c", "d"]))
-def test_batches_of_score_dicts_equal_their_matrix(seed, order):
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    order=st.permutations(["a", "b", "c", "d"]),
+    fixed=st.booleans(),
+    y_only=st.booleans(),
+)
+def test_batches_of_score_dicts_equal_their_matrix(seed, order, fixed, y_only):
     """A batch of dicts of exactly the classes (in any key order; tied, whole, bool and infinite scores) counts
-    as the matrix of the same scores, and as the same events one by one."""
+    as the matrix of the same scores, as the same dicts read one by one by the checked loop (classes learnt in
+    the same order), and as the same events one by one; a label that no dict scores takes the checked loop."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 300))
     matrix = np.round(rng.random((n, 4)), 1)  # ties of the highest score
     odd = rng.random((n, 4))
     matrix[odd < 0.05] = 1.0
     matrix[odd > 0.98] = np.inf
-    y = [order[i] for i in rng.integers(0, 4, n)]
+    y = [order[i] for i in rng.integers(0, int(rng.integers(1, 5)), n)]  # some classes in the scores alone
+    if y_only and not fixed:
+        y[-1] = "e"  # a class of the labels alone
     rows = []
     for r in matrix:
         keys = list(order)
@@ -98,15 +108,23 @@ def test_batches_of_score_dicts_equal_their_matrix(seed, order):
         rows.append({c: (bool(r[order.index(c)]) if r[order.index(c)] == 1.0 and rng.random() < 0.5
                          else int(r[order.index(c)]) if r[order.index(c)] == 0.0 else float(r[order.index(c)]))
                      for c in keys})  # fmt: skip
-    by_matrix = se.MulticlassAccumulator(classes=list(order))
-    by_matrix.update_many(y, matrix)
-    by_dicts = se.MulticlassAccumulator(classes=list(order))
+
+    def make() -> se.MulticlassAccumulator:
+        return se.MulticlassAccumulator(classes=list(order) if fixed else None)
+
+    by_dicts = make()
     by_dicts.update_many(y, rows)
-    assert by_dicts == by_matrix
-    one_by_one = se.MulticlassAccumulator(classes=list(order))
+    checked = make()  # mappings that are not dicts: the checked loop
+    checked.update_many(y, [types.MappingProxyType(r) for r in rows])
+    assert by_dicts == checked and by_dicts.classes == checked.classes
+    if fixed:
+        by_matrix = make()
+        by_matrix.update_many(y, matrix)
+        assert by_dicts == by_matrix
+    one_by_one = make()
     for label, row in zip(y, rows, strict=True):
         one_by_one.update(label, row)
-    assert one_by_one == by_matrix
+    assert one_by_one == by_dicts
 
 
 def test_a_batch_of_score_dicts_with_an_odd_row_is_explained_and_changes_nothing():
