@@ -249,17 +249,24 @@ class PyEventLog:
 
     ``update(*args, **kwargs)`` hands the event to ``on_odd``, which checks,
     counts and keeps it; the compiled twin counts a call of plain float, int,
-    bool and str arguments with ``count_one`` and keeps it in typed columns
-    itself (``take()`` gives them), and hands only the others to ``on_odd``.
+    bool and str arguments (and dicts, with ``objects``) with ``count_one`` and
+    keeps it in typed columns itself (``take()`` gives them), and hands only
+    the others to ``on_odd``.
     ``on_full()`` is called when ``every`` events are pending.
     """
 
     __slots__ = ("_on_full", "_on_odd", "every", "pending", "typed")
 
     def __init__(
-        self, count_one: Callable[..., Any], on_full: Callable[[], Any], on_odd: Callable[..., Any], every: int
+        self,
+        count_one: Callable[..., Any],
+        on_full: Callable[[], Any],
+        on_odd: Callable[..., Any],
+        every: int,
+        objects: bool = False,
     ) -> None:
-        self._on_full, self._on_odd, self.every = on_full, on_odd, every  # count_one: only the compiled twin's
+        # count_one and objects (dicts kept in columns too): only the compiled twin's
+        self._on_full, self._on_odd, self.every = on_full, on_odd, every
         self.pending = 0
         self.typed = 0  # events in the typed run: none here
 
@@ -352,12 +359,16 @@ def str_column(values: list[str]) -> np.ndarray:
 
 
 def log_columns(taken: list[tuple[str, Any]]) -> tuple[Any, ...]:
-    """The typed run of an event log as numpy columns: float64, int64 or bool; a column of str as its list."""
+    """The typed run of an event log as numpy columns: float64, int64 or bool; a column of str as an array of
+    the objects; a column of dicts as their list (what ``update_many`` takes as rows of scores)."""
     kinds = {"f": np.float64, "i": np.int64, "b": np.int64}
     columns: list[Any] = []
     for tag, data in taken:
         if tag == "s":
             columns.append(str_column(data))
+            continue
+        if tag == "o":
+            columns.append(data)
             continue
         column = np.frombuffer(data, dtype=kinds[tag])
         columns.append(column.astype(np.bool_) if tag == "b" else column.copy())  # astype copies already

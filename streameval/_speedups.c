@@ -64,7 +64,8 @@
  *                     as it is; either with a float weight (w=, or third).
  *   EventLog          the per-event log of a sliding window: counts an event
  *                     with the accumulator's update, then keeps it in typed
- *                     columns (floats, ints, bools) until the window files it.
+ *                     columns (floats, ints, bools, str and, for a window,
+ *                     dicts) until the window files it.
  *   PaneRouter        the per-event path of a time window: an event of the
  *                     latest pane goes straight to that pane's update.
  *   SegmentRouter     the per-event path of a segmented accumulator: an event
@@ -2362,8 +2363,10 @@ direct_update(PyObject *update, PyObject **self)
 typedef union {
     double f;
     int64_t i;
-    PyObject *o; /* a str, whose reference the log holds */
+    PyObject *o; /* a str or a dict, whose reference the log holds */
 } LogValue;
+
+#define LOG_HOLDS(TAG) ((TAG) == 's' || (TAG) == 'o') /* a column of objects, one reference each */
 
 typedef struct {
     PyObject_HEAD
@@ -2377,8 +2380,9 @@ typedef struct {
     Py_ssize_t n;        /* events in the typed columns */
     Py_ssize_t capacity[LOG_MAX_ARITY]; /* of each column */
     int odd;             /* 1: every event goes to on_odd until reset_pending() */
+    int objects;         /* 1: dicts are kept too (a reference each), as the owner counts them at once */
     int arity;
-    char tags[LOG_MAX_ARITY]; /* 'f' float, 'i' int, 'b' bool */
+    char tags[LOG_MAX_ARITY]; /* 'f' float, 'i' int, 'b' bool, 's' str, 'o' dict */
     LogValue *columns[LOG_MAX_ARITY];
 } EventLog;
 
@@ -2388,6 +2392,10 @@ EventLog_traverse(EventLog *self, visitproc visit, void *arg)
     Py_VISIT(self->count_one);
     Py_VISIT(self->on_full);
     Py_VISIT(self->on_odd);
+    for (int k = 0; k < self->arity && self->n > 0; k++)
+        if (self->tags[k] == 'o') /* dicts may refer back */
+            for (Py_ssize_t r = 0; r < self->n; r++)
+                Py_VISIT(self->columns[k][r].o);
     return 0;
 }
 
@@ -2400,12 +2408,12 @@ EventLog_clear_refs(EventLog *self)
     return 0;
 }
 
-/* Let go of the str values the typed run holds, and empty it. */
+/* Let go of the str and dict values the typed run holds, and empty it. */
 static void
 log_drop_objects(EventLog *self)
 {
     for (int k = 0; k < self->arity && self->n > 0; k++)
-        if (self->tags[k] == 's')
+        if (LOG_HOLDS(self->tags[k]))
             for (Py_ssize_t r = 0; r < self->n; r++)
                 Py_DECREF(self->columns[k][r].o);
     self->n = 0;
@@ -2427,8 +2435,10 @@ EventLog_init(EventLog *self, PyObject *args, PyObject *kwds)
 {
     PyObject *count_one, *on_full, *on_odd;
     Py_ssize_t every;
-    static char *kwlist[] = {"count_one", "on_full", "on_odd", "every", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOn", kwlist, &count_one, &on_full, &on_odd, &every))
+    int objects = 0;
+    static char *kwlist[] = {"count_one", "on_full", "on_odd", "every", "objects", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOn|p", kwlist, &count_one, &on_full, &on_odd, &every,
+                                     &objects))
         return -1;
     if (every < 1) {
         PyErr_Format(PyExc_ValueError, "every must be at least 1, got %zd", every);
@@ -2442,6 +2452,8 @@ EventLog_init(EventLog *self, PyObject *args, PyObject *kwds)
     Py_XSETREF(self->on_odd, on_odd);
     self->direct = direct_update(count_one, &self->direct_self);
     self->every = every;
+    log_drop_objects(self); /* init called again: the run so far goes */
+    self->objects = objects;
     self->pending = self->n = 0;
     self->odd = 0;
     self->arity = 0;
@@ -2450,7 +2462,7 @@ EventLog_init(EventLog *self, PyObject *args, PyObject *kwds)
 
 /* The tag of a value the typed columns can hold, or 0. */
 static inline char
-log_tag(PyObject *v, LogValue *out)
+log_tag(PyObject *v, LogValue *out, int objects)
 {
     if (PyFloat_CheckExact(v)) {
         out->f = PyFloat_AS_DOUBLE(v);
@@ -2474,6 +2486,10 @@ log_tag(PyObject *v, LogValue *out)
         out->o = v;
         return 's';
     }
+    if (objects && PyDict_CheckExact(v)) { /* such as a mapping of class scores, counted by count_one at once */
+        out->o = v;
+        return 'o';
+    }
     return 0;
 }
 
@@ -2487,7 +2503,7 @@ EventLog_update(EventLog *self, PyObject *const *args, size_t nargsf, PyObject *
     char tags[LOG_MAX_ARITY];
     if (typed) {
         for (Py_ssize_t k = 0; k < nargs; k++) {
-            tags[k] = log_tag(args[k], &row[k]);
+            tags[k] = log_tag(args[k], &row[k], self->objects);
             if (tags[k] == 0) {
                 typed = 0;
                 break;
@@ -2517,7 +2533,7 @@ EventLog_update(EventLog *self, PyObject *const *args, size_t nargsf, PyObject *
             memcpy(self->tags, tags, nargs);
         }
         for (Py_ssize_t k = 0; k < nargs; k++) {
-            if (tags[k] == 's')
+            if (LOG_HOLDS(tags[k]))
                 Py_INCREF(row[k].o);
             self->columns[k][self->n] = row[k];
         }
@@ -2538,8 +2554,8 @@ EventLog_update(EventLog *self, PyObject *const *args, size_t nargsf, PyObject *
     Py_RETURN_NONE;
 }
 
-/* take() -> list of (tag, bytes) per column of the typed run, (tag, list) for a column of str; the run is
- * emptied (on an error, nothing is taken). */
+/* take() -> list of (tag, bytes) per column of the typed run, (tag, list) for a column of str or dict; the run
+ * is emptied (on an error, nothing is taken). */
 static PyObject *
 EventLog_take(EventLog *self, PyObject *Py_UNUSED(ignored))
 {
@@ -2548,7 +2564,7 @@ EventLog_take(EventLog *self, PyObject *Py_UNUSED(ignored))
         return out;
     for (int k = 0; k < self->arity; k++) {
         PyObject *item;
-        if (self->tags[k] == 's') {
+        if (LOG_HOLDS(self->tags[k])) {
             PyObject *values = PyList_New(self->n);
             if (values != NULL)
                 for (Py_ssize_t r = 0; r < self->n; r++)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import sys
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -166,11 +166,12 @@ class Sliding:
         # `_run`, the keyword arguments (when any) in `_run_keywords`, and the filed runs before it
         self._run: list[tuple[Any, ...]] = []
         self._run_keywords: list[dict[str, Any]] = []
-        self._run_arity = -1
+        self._run_shape: tuple[Any, ...] | None = None  # the calls of the run: see _call_shape
         self._runs: list[_Batch] = []
         # per-event updates: counted by the accumulator's update, then kept by the log (plain float, int, bool
-        # and str arguments in compiled typed columns; any other call in the runs above, through _keep_odd)
-        self._log = EventLog(acc.update, self._settle, self._keep_odd, self._settle_every())
+        # and str arguments, and dicts such as class scores, in compiled typed columns; any other call in the runs
+        # above, through _keep_odd). A dict is kept by reference, as in the runs, until its event leaves.
+        self._log = EventLog(acc.update, self._settle, self._keep_odd, self._settle_every(), objects=True)
         self.update = self._log.update  # type: ignore[method-assign]
 
     @property
@@ -199,7 +200,7 @@ class Sliding:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._log = EventLog(self._acc.update, self._settle, self._keep_odd, self._settle_every())
+        self._log = EventLog(self._acc.update, self._settle, self._keep_odd, self._settle_every(), objects=True)
         self.update = self._log.update  # type: ignore[method-assign]
 
     def _keep_odd(self, *args: Any, **kwargs: Any) -> None:
@@ -208,31 +209,21 @@ class Sliding:
         if self._log.typed:  # the log's typed run first (after it, the log sends every event here until filed)
             self._close_log()
         self._log.set_odd()  # until the next filing, so that the runs keep the events' order
-        if kwargs or self._run_keywords or len(args) != self._run_arity:
-            self._new_run(args, kwargs)
-        else:
+        shape = _call_shape(args, kwargs)
+        if self._run and shape == self._run_shape:  # called like the run so far: the same batch
             self._run.append(args)
+            if kwargs:
+                self._run_keywords.append(kwargs)
+            return
+        self._close_run()
+        self._run, self._run_shape = [args], shape
+        self._run_keywords = [kwargs] if kwargs else []
 
     def _close_log(self) -> None:
         """The log's typed run as one batch of columns."""
         columns = log_columns(self._log.take())
         if columns:
             self._runs.append(_Batch(columns, {}, len(columns[0])))
-
-    def _new_run(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        """Start a run with this call, unless it is called like the run so far (keywords included)."""
-        if (
-            self._run
-            and len(args) == self._run_arity
-            and self._run_keywords
-            and kwargs.keys() == self._run_keywords[0].keys()
-        ):
-            self._run.append(args)
-            self._run_keywords.append(kwargs)
-            return
-        self._close_run()
-        self._run, self._run_arity = [args], len(args)
-        self._run_keywords = [kwargs] if kwargs else []
 
     def update_many(self, *args: Any, **kwargs: Any) -> None:
         """Count many events in order (the accumulator's ``update_many`` arguments); all of them or none."""
@@ -271,7 +262,7 @@ class Sliding:
             names = self._run_keywords[0].keys() if self._run_keywords else ()
             kwargs = {k: _column([kw[k] for kw in self._run_keywords]) for k in names}
             self._runs.append(_Batch(args, kwargs, len(self._run)))
-        self._run, self._run_keywords, self._run_arity = [], [], -1
+        self._run, self._run_keywords, self._run_shape = [], [], None
 
     def _file_singles(self) -> None:
         """File the per-event updates, in order, as batches of consecutive events called alike."""
@@ -333,6 +324,16 @@ class Sliding:
         raise TypeError("Sliding windows cannot be merged: the last N events of two streams are not defined")
 
     __add__ = merge
+
+
+def _call_shape(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """What a window's per-event calls share to be filed as one batch: as many arguments, the same keywords, and
+    mappings at the same places (a batch's column is of mappings, such as class scores, or of none)."""
+    return (
+        tuple(isinstance(a, Mapping) for a in args),
+        tuple(kwargs),
+        tuple(isinstance(v, Mapping) for v in kwargs.values()),
+    )
 
 
 # -- TimeWindow ------------------------------------------------------------------

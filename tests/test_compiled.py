@@ -575,6 +575,72 @@ def test_sliding_over_segments_equals_its_python_twin():
     assert compiled == pure
 
 
+CLASS_LOG_SCRIPT = textwrap.dedent(
+    """
+    import numpy as np
+    import streameval as se
+
+    rng = np.random.default_rng(8)
+    for size, fixed in ((50, True), (3000, False), (9000, True)):
+        win = se.Sliding(lambda: se.MulticlassAccumulator(classes=["a", "b", "c"] if fixed else None), size=size)
+        for i in range(15000):
+            p = np.round(rng.dirichlet([1.0, 1.0, 1.0]), 2).tolist()
+            y, scores = "abc"[int(rng.integers(0, 3))], dict(zip("abc", p))
+            kind = i % 29
+            try:
+                if kind == 1 and fixed:  # a sequence (aligned with the classes given): a run of calls
+                    win.update(y, p)
+                elif kind == 2:
+                    win.update(y, scores, w=2.0)
+                elif kind == 3:
+                    win.update("z", scores)  # refused with classes given, learnt otherwise
+                elif kind == 4:
+                    scores["b"] = float("nan")
+                    win.update(y, scores)  # refused
+                elif kind == 5:
+                    win.update(y, "a")  # a predicted class: refused
+                else:
+                    win.update(y, scores)
+            except (TypeError, ValueError) as exc:
+                print(i, type(exc).__name__, exc)
+            if i % 2999 == 0:
+                r = win.get()
+                print(i, win.n, r.confusion_matrix.tolist(), round(r.macro_auc, 12))
+        print(size, win.accumulator().classes, win.accumulator().get().confusion_matrix.tolist())
+    """
+)
+
+
+@needs_compiled
+def test_sliding_over_class_scores_equals_its_python_twin():
+    """A window over multiclass events: the compiled log keeps the dicts of class scores in a column of their own
+    (holding their references), the Python twin in runs of calls; the same reports, refusals and classes."""
+    compiled, pure = _run(CLASS_LOG_SCRIPT, False), _run(CLASS_LOG_SCRIPT, True)
+    assert "must not be NaN" in compiled and "either class scores or predicted labels" in compiled
+    assert compiled.count("\n") > 30
+    assert compiled == pure
+
+
+@needs_compiled
+def test_the_log_lets_go_of_the_dicts_it_held():
+    """Every reference the log takes to a dict is given back once the window is gone, with events still in the
+    log's typed run or not."""
+    import gc
+
+    scores = {"a": 0.7, "b": 0.2, "c": 0.1}
+    before = sys.getrefcount(scores)
+    win = se.Sliding(se.MulticlassAccumulator, size=3000)
+    for i in range(10_000):
+        win.update("abc"[i % 3], scores)
+    assert win.get().n == 3000
+    partial = se.Sliding(se.MulticlassAccumulator, size=3000)
+    for _ in range(100):
+        partial.update("a", scores)
+    del win, partial
+    gc.collect()
+    assert sys.getrefcount(scores) == before
+
+
 @needs_compiled
 def test_the_log_lets_go_of_the_names_it_held():
     """Every reference the log takes to a str value is given back: once the window is gone, a name's reference
