@@ -603,9 +603,8 @@ CLASS_LOG_SCRIPT = textwrap.dedent(
                     win.update(y, scores)
             except (TypeError, ValueError) as exc:
                 print(i, type(exc).__name__, exc)
-            if i % 2999 == 0:
-                r = win.get()
-                print(i, win.n, r.confusion_matrix.tolist(), round(r.macro_auc, 12))
+            if i % 2999 == 0:  # a read files the per-event calls
+                print(i, win.n, win.get().confusion_matrix.tolist(), round(win.get().macro_auc, 12))
         print(size, win.accumulator().classes, win.accumulator().get().confusion_matrix.tolist())
     """
 )
