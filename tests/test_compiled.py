@@ -404,6 +404,15 @@ CLASS_ROWS_SCRIPT = textwrap.dedent(
     rng = np.random.default_rng(6)
     odd = [float("nan"), 1, True, np.float64(0.2), "x", None, float("inf"), -float("inf")]
     weights = [2.5, float("inf"), -1.0, 0.0, np.float64(0.5), 3, float("nan"), "2"]
+
+    def attempt(acc, i, *args, **kwargs):
+        try:
+            acc.update(*args, **kwargs)
+        except (TypeError, ValueError) as exc:
+            print(i, type(exc).__name__, exc)
+        if i % 1000 == 0:
+            print(i, acc.n, acc.classes, se.to_bytes(acc).hex()[-64:])
+
     for fixed in (True, False):
         acc = se.MulticlassAccumulator(classes=["a", "b", "c"] if fixed else None)
         for i in range(9000):
@@ -423,21 +432,16 @@ CLASS_ROWS_SCRIPT = textwrap.dedent(
                 y = "z"
             elif kind == 6:
                 scores = p  # a sequence
-            try:
-                if kind == 7:
-                    acc.update(y, scores, w=2.0)
-                elif kind == 8:
-                    acc.update(y, scores, 1.0)
-                elif kind == 10:  # weights: stored in C when a plain float >= 0, else checked
-                    acc.update(y, scores, weights[(i // 11) % len(weights)])
-                elif kind == 9:
-                    acc.update(y)
-                else:
-                    acc.update(y, scores)
-            except (TypeError, ValueError) as exc:
-                print(i, type(exc).__name__, exc)
-            if i % 1000 == 0:
-                print(i, acc.n, acc.classes, se.to_bytes(acc).hex()[-64:])
+            if kind == 7:
+                attempt(acc, i, y, scores, w=2.0)
+            elif kind == 8:
+                attempt(acc, i, y, scores, 1.0)
+            elif kind == 10:  # weights: stored in C when a plain float >= 0, else checked
+                attempt(acc, i, y, scores, weights[(i // 11) % len(weights)])
+            elif kind == 9:
+                attempt(acc, i, y)
+            else:
+                attempt(acc, i, y, scores)
         print(acc.n, acc.classes, acc.get().confusion_matrix.tolist(), acc.get().macro_auc)
     for fixed in (True, False):  # predicted classes: two known classes are stored in C, anything else checked
         labels = se.MulticlassAccumulator(classes=[0, 1, 2, 3] if fixed else None)
@@ -456,17 +460,8 @@ CLASS_ROWS_SCRIPT = textwrap.dedent(
                 y = True  # equal to the class 1
             elif kind == 6:
                 pred = (1,)
-            try:
-                if kind == 7:
-                    labels.update(y, pred, w=2.0)
-                elif kind == 8:
-                    labels.update(y, pred, weights[(i // 13) % len(weights)])
-                else:
-                    labels.update(y, pred)
-            except (TypeError, ValueError) as exc:
-                print(i, type(exc).__name__, exc)
-            if i % 1000 == 0:
-                print(i, labels.n, labels.classes, se.to_bytes(labels).hex()[-64:])
+            weight = {7: {"w": 2.0}, 8: {"w": weights[(i // 13) % len(weights)]}}.get(kind, {})
+            attempt(labels, i, y, pred, **weight)
         print(labels.get().confusion_matrix.tolist(), labels.classes)
     """
 )
