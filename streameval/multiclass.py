@@ -353,13 +353,13 @@ class MulticlassAccumulator(AccumulatorBase):
         n = y_arr.size
         new: list[Hashable] = []
         y_idx = self._label_indices("y", y_arr, new)
+        predicted_rows = None  # the predicted classes, where the checked loop of mappings finds them
         found = self._plain_rows(scores, new)
-        plain = None if found is None else found[0]
         if found is not None:  # dicts of exactly the classes, real scores: one pass, no check a value
             mode = "scores"
             check_same_length(("y", y_arr), ("scores", scores))
+            scores_arr = found[0]
             new.extend(found[1])
-            scores_arr, predicted_rows = found[0], self._canonical_argmax(found[0], self._classes + new)
         elif isinstance(scores, (list, tuple)) and scores and isinstance(scores[0], Mapping):
             mode = "scores"
             check_same_length(("y", y_arr), ("scores", scores))
@@ -421,10 +421,7 @@ class MulticlassAccumulator(AccumulatorBase):
         if n == 0:
             return
         if mode == "scores":
-            mapped = plain is not None or (
-                isinstance(scores, (list, tuple)) and scores and isinstance(scores[0], Mapping)
-            )
-            self._ingest_scores(y_idx, scores_arr, weights, predicted_rows if mapped else None)
+            self._ingest_scores(y_idx, scores_arr, weights, predicted_rows)
         else:
             self._ingest_labels(y_idx, pred_idx, weights)
 
@@ -457,16 +454,13 @@ class MulticlassAccumulator(AccumulatorBase):
             self._cm = self._cm.astype(np.float64)
         self._cm += tally.astype(self._cm.dtype, copy=False)
 
-    def _class_order(self, classes: list[Hashable] | None = None) -> np.ndarray:
-        """The columns (of these classes, default the accumulator's) in the fixed label order (ties of the highest
-        score go to the first)."""
-        labels = self._classes if classes is None else classes
-        return np.array(sorted(range(len(labels)), key=lambda j: _order(labels[j])), dtype=np.int64)
+    def _class_order(self) -> np.ndarray:
+        """The columns in the fixed label order (ties of the highest score go to the first)."""
+        return np.array(sorted(range(len(self._classes)), key=lambda j: _order(self._classes[j])), dtype=np.int64)
 
-    def _canonical_argmax(self, scores: np.ndarray, classes: list[Hashable] | None = None) -> np.ndarray:
-        """Column of the highest score per row (no NaN), the columns those of ``classes`` (default the
-        accumulator's); ties go to the class first in the fixed label order."""
-        order = self._class_order(classes)
+    def _canonical_argmax(self, scores: np.ndarray) -> np.ndarray:
+        """Column of the highest score per row (no NaN); ties go to the class first in the fixed label order."""
+        order = self._class_order()
         natural = bool(np.array_equal(order, np.arange(order.size)))
         # the compiled scan is faster on short rows; numpy's argmax (vectorised) on long ones in their own order
         if (
