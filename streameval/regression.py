@@ -95,12 +95,20 @@ class RegressionAccumulator(AccumulatorBase):
     _update_checked.__qualname__ = "RegressionAccumulator.update"  # as a wrong call's error says
 
     def _flush(self) -> None:
-        if len(self._out):
-            self._settle()
+        """The per-event updates stored, then the predictions taken out one by one out of the moments and sums,
+        as ``-=`` of them would (once they are all counted, whatever their order: a prediction taken out may be
+        one of those stored, another of the same absolute error filed before having left the counts)."""
         if len(self._buffer):
             (y, p), w = float_columns(self._buffer)
             self._ingest(y, p, w)  # a refusal (a total weight that overflows) keeps the events buffered
             self._buffer.clear()
+        if len(self._out):
+            rows = np.frombuffer(self._out, dtype=np.float64).reshape(-1, 2)
+            y, p = rows[:, 0].copy(), rows[:, 1].copy()
+            self._out = array("d")
+            abs_e = np.abs(p - y)
+            ape = abs_e / np.maximum(np.abs(y), _EPS)
+            self._remove_moments(Moments.of(y), Moments.of(p - y), float(abs_e.sum()), float(ape.sum()))
 
     def update_many(self, y: npt.ArrayLike, y_pred: npt.ArrayLike, w: npt.ArrayLike | float | None = None) -> None:
         """Count many predictions; all of them or, on any bad input, none.
@@ -123,7 +131,7 @@ class RegressionAccumulator(AccumulatorBase):
                 raise ValueError(f"{name} must be finite, got {float(arr[bad[0]])!r} at index {bad[0]}")
         weights = as_weights("w", w, yv.size)
         if len(self._out):  # the predictions taken out one by one leave the moments first, as they left the counts
-            self._settle()
+            self._flush()
         self._ingest(yv, pv, weights)
 
     def _ingest(self, y: np.ndarray, p: np.ndarray, w: np.ndarray | None) -> None:
@@ -246,23 +254,8 @@ class RegressionAccumulator(AccumulatorBase):
         self._out.append(y)
         self._out.append(y_pred)
         if len(self._out) >= 2 * FLUSH_EVERY:
-            self._settle()
+            self._flush()
         return True
-
-    def _settle(self) -> None:
-        """The per-event updates stored, then the predictions taken out one by one out of the moments and sums,
-        as ``-=`` of them would (once they are all counted, whatever their order: a prediction taken out may be
-        one of those stored, another of the same absolute error filed before having left the counts)."""
-        if len(self._buffer):
-            (y, p), w = float_columns(self._buffer)
-            self._ingest(y, p, w)
-            self._buffer.clear()
-        rows = np.frombuffer(self._out, dtype=np.float64).reshape(-1, 2)
-        y, p = rows[:, 0].copy(), rows[:, 1].copy()
-        self._out = array("d")
-        abs_e = np.abs(p - y)
-        ape = abs_e / np.maximum(np.abs(y), _EPS)
-        self._remove_moments(Moments.of(y), Moments.of(p - y), float(abs_e.sum()), float(ape.sum()))
 
     def _remove_moments(self, y: Moments, e: Moments, sum_abs: float, sum_ape: float) -> None:
         """The moments, sums and bound of the largest error left once predictions of these moments and sums are

@@ -97,12 +97,17 @@ class ScoreAccumulator(AccumulatorBase):
     _update_checked.__qualname__ = "ScoreAccumulator.update"  # as a wrong call's error says
 
     def _flush(self) -> None:
-        if len(self._out):
-            self._settle()
+        """The per-event updates stored, then the scores taken out one by one out of the moments and the range,
+        as ``-=`` of them would (once they are all counted, whatever their order: a score taken out may be one
+        of those stored, an equal score filed before having left the counts)."""
         if len(self._buffer):
             (s,), w = float_columns(self._buffer)
             self._ingest(s, w)  # a refusal (a total weight that overflows) keeps the events buffered
             self._buffer.clear()
+        if len(self._out):
+            out = np.frombuffer(self._out, dtype=np.float64).copy()
+            self._out = array("d")
+            self._remove_moments(Moments.of(out))
 
     def update_many(self, scores: npt.ArrayLike, w: npt.ArrayLike | float | None = None) -> None:
         """Count many scores; all of them or, on bad input, none.
@@ -124,7 +129,7 @@ class ScoreAccumulator(AccumulatorBase):
             raise ValueError(f"scores must be finite, got {float(x[bad[0]])!r} at index {bad[0]}")
         weights = as_weights("w", w, x.size)
         if len(self._out):  # the scores taken out one by one leave the moments first, as they left the counts
-            self._settle()
+            self._flush()
         self._ingest(x, weights, (low, high))
 
     def _ingest(
@@ -168,20 +173,8 @@ class ScoreAccumulator(AccumulatorBase):
         self._n -= 1
         self._out.append(score)
         if len(self._out) >= FLUSH_EVERY:
-            self._settle()
+            self._flush()
         return True
-
-    def _settle(self) -> None:
-        """The per-event updates stored, then the scores taken out one by one out of the moments and the range,
-        as ``-=`` of them would (once they are all counted, whatever their order: a score taken out may be one
-        of those stored, an equal score filed before having left the counts)."""
-        if len(self._buffer):
-            (s,), w = float_columns(self._buffer)
-            self._ingest(s, w)
-            self._buffer.clear()
-        out = np.frombuffer(self._out, dtype=np.float64).copy()
-        self._out = array("d")
-        self._remove_moments(Moments.of(out))
 
     def _remove_moments(self, taken: Moments) -> None:
         """The moments and the range left once scores of moments ``taken`` are out of the counts (and of n)."""
