@@ -338,13 +338,21 @@ def _run(code, pure):
     return done.stdout
 
 
+def _same_in_both_modes(script, messages, lines=0):
+    """``script`` run compiled and on the Python twins prints the same, more than ``lines`` lines with each of
+    ``messages`` (the refusals it provokes) among them."""
+    compiled, pure = _run(script, False), _run(script, True)
+    for message in messages:
+        assert message in compiled, message
+    assert compiled.count("\n") > lines
+    assert compiled == pure
+
+
 @needs_compiled
 def test_per_event_path_equals_its_python_twin():
-    compiled, pure = _run(PER_EVENT_SCRIPT, False), _run(PER_EVENT_SCRIPT, True)
-    assert compiled.count("\n") > 100  # reads and refusals were recorded
-    assert "ValueError: y must be 1 (positive) or 0 (negative), got 2" in compiled
-    assert "TypeError: BinaryAccumulator.update() missing 1 required positional argument: 'score'" in compiled
-    assert compiled == pure
+    messages = ("ValueError: y must be 1 (positive) or 0 (negative), got 2",
+                "TypeError: BinaryAccumulator.update() missing 1 required positional argument: 'score'")  # fmt: skip
+    _same_in_both_modes(PER_EVENT_SCRIPT, messages, lines=100)  # reads and refusals were recorded
 
 
 FLOAT_EVENTS_SCRIPT = textwrap.dedent(
@@ -386,13 +394,10 @@ FLOAT_EVENTS_SCRIPT = textwrap.dedent(
 
 @needs_compiled
 def test_float_events_path_equals_its_python_twin():
-    compiled, pure = _run(FLOAT_EVENTS_SCRIPT, False), _run(FLOAT_EVENTS_SCRIPT, True)
-    for message in ("score must not be NaN", "y_pred must be finite", "y must be a real number, got None",
-                    "w must be >= 0, got -1.0", "score must be finite, got an integer too large",
-                    "RegressionAccumulator.update() missing 1 required positional argument"):  # fmt: skip
-        assert message in compiled, message
-    assert compiled.count("\n") > 200
-    assert compiled == pure
+    messages = ("score must not be NaN", "y_pred must be finite", "y must be a real number, got None",
+                "w must be >= 0, got -1.0", "score must be finite, got an integer too large",
+                "RegressionAccumulator.update() missing 1 required positional argument")  # fmt: skip
+    _same_in_both_modes(FLOAT_EVENTS_SCRIPT, messages, lines=200)
 
 
 CLASS_ROWS_SCRIPT = textwrap.dedent(
@@ -469,12 +474,10 @@ CLASS_ROWS_SCRIPT = textwrap.dedent(
 
 @needs_compiled
 def test_class_rows_path_equals_its_python_twin():
-    compiled, pure = _run(CLASS_ROWS_SCRIPT, False), _run(CLASS_ROWS_SCRIPT, True)
-    for message in ("scores['b'] must not be NaN", "must be one of the classes", "missing ['c']",
-                    "MulticlassAccumulator.update() missing 1 required positional argument",
-                    "counts labels, got scores", "y must be a hashable class label"):  # fmt: skip
-        assert message in compiled, message
-    assert compiled == pure
+    messages = ("scores['b'] must not be NaN", "must be one of the classes", "missing ['c']",
+                "MulticlassAccumulator.update() missing 1 required positional argument",
+                "counts labels, got scores", "y must be a hashable class label")  # fmt: skip
+    _same_in_both_modes(CLASS_ROWS_SCRIPT, messages)
 
 
 EVENT_LOG_SCRIPT = textwrap.dedent(
@@ -519,10 +522,7 @@ EVENT_LOG_SCRIPT = textwrap.dedent(
 
 @needs_compiled
 def test_sliding_event_log_equals_its_python_twin():
-    compiled, pure = _run(EVENT_LOG_SCRIPT, False), _run(EVENT_LOG_SCRIPT, True)
-    assert "y must be 1 (positive) or 0 (negative), got 2" in compiled
-    assert compiled.count("\n") > 30
-    assert compiled == pure
+    _same_in_both_modes(EVENT_LOG_SCRIPT, ["y must be 1 (positive) or 0 (negative), got 2"], lines=30)
 
 
 SEGMENT_LOG_SCRIPT = textwrap.dedent(
@@ -564,10 +564,7 @@ SEGMENT_LOG_SCRIPT = textwrap.dedent(
 def test_sliding_over_segments_equals_its_python_twin():
     """A window over segments named by str: the compiled log keeps the names in a column of its own (holding
     their references), the Python twin in runs of calls; the same reports, refusals and segments."""
-    compiled, pure = _run(SEGMENT_LOG_SCRIPT, False), _run(SEGMENT_LOG_SCRIPT, True)
-    assert "y must be 1 (positive) or 0 (negative), got 2" in compiled and "NaN" in compiled
-    assert compiled.count("\n") > 30
-    assert compiled == pure
+    _same_in_both_modes(SEGMENT_LOG_SCRIPT, ["y must be 1 (positive) or 0 (negative), got 2", "NaN"], lines=30)
 
 
 CLASS_LOG_SCRIPT = textwrap.dedent(
@@ -609,10 +606,7 @@ CLASS_LOG_SCRIPT = textwrap.dedent(
 def test_sliding_over_class_scores_equals_its_python_twin():
     """A window over multiclass events: the compiled log keeps the dicts of class scores in a column of their own
     (holding their references), the Python twin in runs of calls; the same reports, refusals and classes."""
-    compiled, pure = _run(CLASS_LOG_SCRIPT, False), _run(CLASS_LOG_SCRIPT, True)
-    assert "must not be NaN" in compiled and "either class scores or predicted labels" in compiled
-    assert compiled.count("\n") > 30
-    assert compiled == pure
+    _same_in_both_modes(CLASS_LOG_SCRIPT, ["must not be NaN", "either class scores or predicted labels"], lines=30)
 
 
 @needs_compiled
@@ -689,10 +683,7 @@ PANE_ROUTER_SCRIPT = textwrap.dedent(
 
 @needs_compiled
 def test_time_window_router_equals_its_python_twin():
-    compiled, pure = _run(PANE_ROUTER_SCRIPT, False), _run(PANE_ROUTER_SCRIPT, True)
-    assert "t must not be NaN" in compiled and "got 3" in compiled
-    assert compiled.count("\n") > 40
-    assert compiled == pure
+    _same_in_both_modes(PANE_ROUTER_SCRIPT, ["t must not be NaN", "got 3"], lines=40)
 
 
 DECAYED_SCRIPT = textwrap.dedent(
@@ -730,10 +721,7 @@ DECAYED_SCRIPT = textwrap.dedent(
 
 @needs_compiled
 def test_decayed_log_equals_its_python_twin():
-    compiled, pure = _run(DECAYED_SCRIPT, False), _run(DECAYED_SCRIPT, True)
-    assert "score must not be NaN" in compiled and "got 5" in compiled and "t is only for by='time'" in compiled
-    assert compiled.count("\n") > 40
-    assert compiled == pure
+    _same_in_both_modes(DECAYED_SCRIPT, ["score must not be NaN", "got 5", "t is only for by='time'"], lines=40)
 
 
 SEGMENT_ROUTER_SCRIPT = textwrap.dedent(
@@ -783,11 +771,8 @@ SEGMENT_ROUTER_SCRIPT = textwrap.dedent(
 
 @needs_compiled
 def test_segment_router_equals_its_python_twin():
-    compiled, pure = _run(SEGMENT_ROUTER_SCRIPT, False), _run(SEGMENT_ROUTER_SCRIPT, True)
-    for words in ("score must not be NaN", "got 5", "max_segments=6", "never counted", "hashable", "missing 2"):
-        assert words in compiled, words
-    assert compiled.count("\n") > 40
-    assert compiled == pure
+    messages = ("score must not be NaN", "got 5", "max_segments=6", "never counted", "hashable", "missing 2")
+    _same_in_both_modes(SEGMENT_ROUTER_SCRIPT, messages, lines=40)
 
 
 MONITOR_SCRIPT = textwrap.dedent(
@@ -843,11 +828,8 @@ MONITOR_SCRIPT = textwrap.dedent(
 
 @needs_compiled
 def test_monitor_counter_equals_its_python_twin():
-    compiled, pure = _run(MONITOR_SCRIPT, False), _run(MONITOR_SCRIPT, True)
-    for words in ("got 2", "score must not be NaN", "got 'z'", "got 5", "missing 1 required positional argument"):
-        assert words in compiled, words
-    assert compiled.count("\n") > 80
-    assert compiled == pure
+    messages = ("got 2", "score must not be NaN", "got 'z'", "got 5", "missing 1 required positional argument")
+    _same_in_both_modes(MONITOR_SCRIPT, messages, lines=80)
 
 
 @needs_compiled
