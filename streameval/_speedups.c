@@ -1563,26 +1563,34 @@ calibration_chunk(const double *restrict x, const uint8_t *restrict labels, Py_s
     }
 }
 
+/* Add a part (brier, -, log loss, -, outside, positives, events) into running sums of the same layout: the
+ * two 128-bit sums with a carry, the counts plainly. */
+static inline void
+add_group_sums(uint64_t *restrict s, const uint64_t *restrict part)
+{
+    s[0] += part[0];
+    s[1] += s[0] < part[0];
+    s[2] += part[2];
+    s[3] += s[2] < part[2];
+    s[4] += part[4];
+    s[5] += part[5];
+    s[6] += part[6];
+}
+
 static void
 add_chunk_sums(const double *x, const uint8_t *labels, Py_ssize_t m, uint64_t *sums)
 {
     FloatBits brier[CHUNK], logloss[CHUNK];
     uint8_t out[CHUNK];
     calibration_chunk(x, labels, m, 1, brier, logloss, out);
-    uint64_t bs = 0, ls = 0, outside = 0, positives = 0; /* each unit count is below 2^52: 2^11 of them fit */
+    uint64_t part[7] = {0, 0, 0, 0, 0, 0, (uint64_t)m}; /* each unit count is below 2^52: 2^11 of them fit */
     for (Py_ssize_t j = 0; j < m; j++) {
-        bs += brier[j].u;
-        ls += logloss[j].u;
-        outside += out[j];
-        positives += labels[j];
+        part[0] += brier[j].u;
+        part[2] += logloss[j].u;
+        part[4] += out[j];
+        part[5] += labels[j];
     }
-    sums[0] += bs;
-    sums[1] += sums[0] < bs;
-    sums[2] += ls;
-    sums[3] += sums[2] < ls;
-    sums[4] += outside;
-    sums[5] += positives;
-    sums[6] += (uint64_t)m;
+    add_group_sums(sums, part);
 }
 
 PyDoc_STRVAR(calibration_sums_doc,
@@ -1632,7 +1640,7 @@ calibration_sums(PyObject *Py_UNUSED(module), PyObject *args)
     const double *ws = weighted ? (const double *)weights.buf : NULL;
     FloatBits brier[CHUNK], logloss[CHUNK];
     uint8_t lab[CHUNK], out[CHUNK];
-    uint64_t b_lo = 0, b_hi = 0, l_lo = 0, l_hi = 0;
+    uint64_t sums[7] = {0}; /* without weights: add_chunk_sums's whole units */
     double b_sum = 0.0, b_comp = 0.0, l_sum = 0.0, l_comp = 0.0; /* Neumaier's compensated sums */
     Py_ssize_t outside = 0, positives = 0;
     Py_BEGIN_ALLOW_THREADS
@@ -1644,41 +1652,30 @@ calibration_sums(PyObject *Py_UNUSED(module), PyObject *args)
             memset(lab, lab[0], (size_t)m);
         else
             labels_chunk((const char *)labels.buf + start * width, width, m, lab);
-        calibration_chunk(xs + start, lab, m, !weighted, brier, logloss, out);
-        if (!weighted) { /* each unit count is below 2^52: 2^11 of them fit a uint64 */
-            uint64_t bs = 0, ls = 0;
-            for (Py_ssize_t j = 0; j < m; j++) {
-                bs += brier[j].u;
-                ls += logloss[j].u;
-                outside += out[j];
-                positives += lab[j];
-            }
-            b_lo += bs;
-            b_hi += b_lo < bs;
-            l_lo += ls;
-            l_hi += l_lo < ls;
+        if (!weighted) {
+            add_chunk_sums(xs + start, lab, m, sums);
+            continue;
         }
-        else {
-            double bs = 0.0, ls = 0.0;
-            for (Py_ssize_t j = 0; j < m; j++) {
-                bs += ws[start + j] * brier[j].d;
-                ls += ws[start + j] * logloss[j].d;
-                outside += out[j];
-                positives += lab[j];
-            }
-            double t = b_sum + bs;
-            b_comp += fabs(b_sum) >= fabs(bs) ? (b_sum - t) + bs : (bs - t) + b_sum;
-            b_sum = t;
-            t = l_sum + ls;
-            l_comp += fabs(l_sum) >= fabs(ls) ? (l_sum - t) + ls : (ls - t) + l_sum;
-            l_sum = t;
+        calibration_chunk(xs + start, lab, m, 0, brier, logloss, out);
+        double bs = 0.0, ls = 0.0;
+        for (Py_ssize_t j = 0; j < m; j++) {
+            bs += ws[start + j] * brier[j].d;
+            ls += ws[start + j] * logloss[j].d;
+            outside += out[j];
+            positives += lab[j];
         }
+        double t = b_sum + bs;
+        b_comp += fabs(b_sum) >= fabs(bs) ? (b_sum - t) + bs : (bs - t) + b_sum;
+        b_sum = t;
+        t = l_sum + ls;
+        l_comp += fabs(l_sum) >= fabs(ls) ? (l_sum - t) + ls : (ls - t) + l_sum;
+        l_sum = t;
     }
     Py_END_ALLOW_THREADS
     if (!weighted) {
-        PyObject *b_all = uint128_long(b_hi, b_lo), *l_all = uint128_long(l_hi, l_lo);
+        PyObject *b_all = uint128_long(sums[1], sums[0]), *l_all = uint128_long(sums[3], sums[2]);
         if (b_all && l_all)
-            result = Py_BuildValue("nnOO", positives, outside, b_all, l_all);
+            result = Py_BuildValue("KKOO", (unsigned long long)sums[5], (unsigned long long)sums[4], b_all, l_all);
         Py_XDECREF(b_all);
         Py_XDECREF(l_all);
     }
@@ -2127,6 +2124,24 @@ class_rows_room(ClassRows *self, Py_ssize_t k)
     return room_for_one(&self->n, self->on_full);
 }
 
+/* Store one event: its class, its predicted class (-1: found when the buffer is counted), its k scores and its
+ * weight. */
+static PyObject *
+class_rows_store(ClassRows *self, long label, long predicted, const double *row, Py_ssize_t k, double w)
+{
+    if (class_rows_room(self, k) < 0)
+        return NULL;
+    self->y[self->n] = label;
+    self->pred[self->n] = predicted;
+    if (k)
+        memcpy(self->scores + self->n * k, row, k * sizeof(double));
+    self->weights[self->n] = w;
+    self->weighted |= w != 1.0;
+    if (one_stored(&self->n, self->on_full) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 ClassRows_update(ClassRows *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -2155,15 +2170,7 @@ ClassRows_update(ClassRows *self, PyObject *const *args, size_t nargsf, PyObject
             long label = PyLong_AsLong(hit), predicted = PyLong_AsLong(pred);
             if ((label == -1 || predicted == -1) && PyErr_Occurred())
                 return NULL;
-            if (class_rows_room(self, 0) < 0)
-                return NULL;
-            self->y[self->n] = label;
-            self->pred[self->n] = predicted;
-            self->weights[self->n] = w;
-            self->weighted |= w != 1.0;
-            if (one_stored(&self->n, self->on_full) < 0)
-                return NULL;
-            Py_RETURN_NONE;
+            return class_rows_store(self, label, predicted, NULL, 0, w);
         }
     }
     if (plain && self->index != NULL && self->keys != NULL && PyDict_CheckExact(args[1])) {
@@ -2189,16 +2196,7 @@ ClassRows_update(ClassRows *self, PyObject *const *args, size_t nargsf, PyObject
                 long label = PyLong_AsLong(hit);
                 if (label == -1 && PyErr_Occurred())
                     return NULL;
-                if (class_rows_room(self, k) < 0)
-                    return NULL;
-                self->y[self->n] = label;
-                self->pred[self->n] = -1;
-                memcpy(self->scores + self->n * k, row, k * sizeof(double));
-                self->weights[self->n] = w;
-                self->weighted |= w != 1.0;
-                if (one_stored(&self->n, self->on_full) < 0)
-                    return NULL;
-                Py_RETURN_NONE;
+                return class_rows_store(self, label, -1, row, k, w);
             }
         }
     }
@@ -2229,18 +2227,7 @@ ClassRows_push(ClassRows *self, PyObject *const *args, Py_ssize_t nargs)
         if (row[c] == -1.0 && PyErr_Occurred())
             return NULL;
     }
-    if (class_rows_room(self, k) < 0)
-        return NULL;
-    self->y[self->n] = y;
-    self->pred[self->n] = pred;
-    if (k)
-        memcpy(self->scores + self->n * k, row, k * sizeof(double));
-    self->weights[self->n] = w;
-    if (w != 1.0)
-        self->weighted = 1;
-    if (one_stored(&self->n, self->on_full) < 0)
-        return NULL;
-    Py_RETURN_NONE;
+    return class_rows_store(self, y, pred, row, k, w);
 }
 
 static PyObject *
@@ -3444,20 +3431,6 @@ groups_ok(Groups *g, Py_ssize_t n)
         return 0;
     g->span = (uint64_t)(g->lut.len / 4) - 1; /* the last entry: -1, for values outside the range */
     return ((const int32_t *)g->lut.buf)[g->span] == -1;
-}
-
-/* Add a group's part (brier, -, log loss, -, outside, positives, events) into its running sums: the
- * two 128-bit sums with a carry, the counts plainly. */
-static inline void
-add_group_sums(uint64_t *restrict s, const uint64_t *restrict part)
-{
-    s[0] += part[0];
-    s[1] += s[0] < part[0];
-    s[2] += part[2];
-    s[3] += s[2] < part[2];
-    s[4] += part[4];
-    s[5] += part[5];
-    s[6] += part[6];
 }
 
 #define GROUPED_BY_MASK 16 /* up to this many groups, each group's sums are a masked pass over the chunk */
