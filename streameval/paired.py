@@ -97,8 +97,9 @@ class PairedAccumulator(AccumulatorBase):
             b = sides.get(pred_b) if type(pred_b) in _PLAIN_LABELS else None
         else:
             t = self.threshold
-            a = int(pred_a >= t) if type(pred_a) in _PLAIN_SCORES and pred_a == pred_a else None
-            b = int(pred_b >= t) if type(pred_b) in _PLAIN_SCORES and pred_b == pred_b else None
+            # compared as floats, as the batch path's arrays are (an int beyond 2**53 rounds first)
+            a = int(float(pred_a) >= t) if type(pred_a) in _PLAIN_SCORES and pred_a == pred_a else None
+            b = int(float(pred_b) >= t) if type(pred_b) in _PLAIN_SCORES and pred_b == pred_b else None
         if truth is None or a is None or b is None:
             return None
         return truth, a, b

@@ -151,6 +151,25 @@ def test_mcnemar_matches_scipy_and_paired_accumulator_counts():
         acc.merge(labels)
 
 
+def test_paired_events_one_by_one_equal_a_batch_at_the_edges():
+    """A paired event counted one by one lands in the cell a batch gives it: scores at the threshold, ints (one
+    beyond 2**53, which the batch's floats round across the threshold), bools and str labels."""
+    big = float(2**53 + 4)
+    for threshold, events in (
+        (0.5, [(1, 0.5, 0.49), (0, 1, 0), (True, 0.7, 0.5)]),
+        (big, [(1, 2**53 + 3, 0.0), (0, 2**53 + 5, 2**53 + 4)]),
+    ):
+        one = se.PairedAccumulator(threshold=threshold)
+        for event in events:
+            one.update(*event)
+        batch = se.PairedAccumulator(threshold=threshold)
+        batch.update_many(*(list(c) for c in zip(*events, strict=True)))
+        assert np.array_equal(one.get().counts, batch.get().counts)
+    named = se.PairedAccumulator(pos_label="yes", neg_label="no")
+    named.update("yes", "no", "yes")
+    assert named.get().counts[1, 0, 1] == 1
+
+
 def test_paired_t_test_matches_scipy_over_folds():
     rng = np.random.default_rng(4)
     fold_a, fold_b = [], []
