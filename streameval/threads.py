@@ -59,7 +59,8 @@ class Locked:
 
         locked.__name__ = name
         locked.__doc__ = getattr(attr, "__doc__", None)
-        # kept: the next call finds it at once (a wrapper made at every call cost 1.5 us a per-event update)
+        # kept: the next call finds it at once (acc.update through a wrapper made at every lookup: 2.37 against
+        # 0.48 us an event)
         self.__dict__[name] = locked
         return locked
 
