@@ -22,7 +22,8 @@ __all__ = ["Moments", "QuantileEstimate", "RegressionAccumulator", "RegressionRe
 
 
 _EPS = float(np.finfo(np.float64).eps)  # scikit-learn's floor on |y| in MAPE
-_PLAIN = (float, np.float64, int, bool)  # values a revert takes out without a check of its own
+_PLAIN = (float, np.float64, int, bool)  # values a revert takes out without a check of its own (when finite)
+_FLOAT_MAX = float(np.finfo(np.float64).max)
 
 
 class RegressionAccumulator(AccumulatorBase):
@@ -238,7 +239,8 @@ class RegressionAccumulator(AccumulatorBase):
         (2, 0.25)
         """
         plain = type(y) in _PLAIN and type(y_pred) in _PLAIN and type(w) in (float, int) and w == 1
-        if plain and math.isfinite(y) and math.isfinite(y_pred) and self._take_out_filed(float(y), float(y_pred)):
+        # finite values a float holds: anything else (inf, NaN, an int beyond a float) the checked path explains
+        if plain and abs(y) < _FLOAT_MAX and abs(y_pred) < _FLOAT_MAX and self._take_out_filed(float(y), float(y_pred)):
             return
         one = RegressionAccumulator(bins=self.bins)
         one.update(y, y_pred, w)

@@ -302,6 +302,54 @@ def test_protocol_methods_reject_and_change_nothing(call, exc, words):
     assert _snapshot(acc) == before
 
 
+def _other_kinds() -> dict[str, se.Accumulator]:
+    scores = se.ScoreAccumulator()
+    scores.update_many([0.2, 0.5, 0.5])
+    regression = se.RegressionAccumulator()
+    regression.update_many([1.0, 2.0], [1.5, 2.5])
+    classes = se.MulticlassAccumulator(classes=["a", "b"])
+    classes.update_many(["a", "b"], [[0.6, 0.4], [0.3, 0.7]])
+    paired = se.PairedAccumulator(threshold=0.5)
+    paired.update_many([1, 0], [0.7, 0.2], [0.3, 0.1])
+    for acc, event in ((scores, (0.7,)), (regression, (3.0, 2.0)), (classes, ("a", {"a": 0.8, "b": 0.2}))):
+        acc.update(*event)  # stored, not yet filed: a refusal must not file it either
+    return {"scores": scores, "regression": regression, "multiclass": classes, "paired": paired}
+
+
+REVERT_CASES = [  # the per-event reverts of the other kinds: (kind, event, error type, words)
+    ("scores", ("x",), TypeError, ["score", "'x'"]),
+    ("scores", (float("nan"),), ValueError, ["score", "NaN"]),
+    ("scores", (float("inf"),), ValueError, ["score", "finite", "inf"]),
+    ("scores", (10**400,), ValueError, ["score", "too large"]),
+    ("scores", (0.5, -1.0), ValueError, ["w", "-1.0"]),
+    ("scores", (0.123,), ValueError, ["cannot take out"]),
+    ("regression", (10**400, 1.0), ValueError, ["y", "too large"]),
+    ("regression", (1.0, float("nan")), ValueError, ["y_pred", "NaN"]),
+    ("regression", (1.0, "x"), TypeError, ["y_pred", "'x'"]),
+    ("regression", (1.0, 1e6), ValueError, ["cannot take out"]),
+    ("multiclass", ("z", {"a": 0.5, "b": 0.5}), ValueError, ["y", "'z'"]),
+    ("multiclass", ("a", {"a": float("nan"), "b": 0.5}), ValueError, ["scores['a']", "NaN"]),
+    ("multiclass", ("a", {"a": 0.5}), ValueError, ["missing", "'b'"]),
+    ("multiclass", ("a", {"a": 0.6, "b": 0.4}, -1.0), ValueError, ["w", "-1.0"]),
+    ("multiclass", ("b", {"a": 0.6, "b": 0.4}), ValueError, ["cannot take out"]),
+    ("paired", (2, 0.5, 0.5), ValueError, ["y", "2"]),
+    ("paired", (1, float("nan"), 0.5), ValueError, ["pred_a", "NaN"]),
+    ("paired", (1, 0.7, "x"), TypeError, ["pred_b", "'x'"]),
+    ("paired", (0, 0.9, 0.9), ValueError, ["cannot take out"]),
+]
+
+
+@pytest.mark.parametrize(("kind", "event", "exc", "words"), REVERT_CASES)
+def test_per_event_reverts_of_every_kind_reject_and_change_nothing(kind, event, exc, words):
+    acc = _other_kinds()[kind]
+    before = acc.to_bytes()
+    with pytest.raises(exc) as info:
+        acc.revert(*event)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+    assert acc.to_bytes() == before
+
+
 def test_spark_without_pyspark_says_how_to_install(monkeypatch):
     import sys
 
