@@ -317,7 +317,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             return False
         for acc in given:
             acc._flush()  # a logical no-op: per-event updates counted first
-        targets = [self._empty_like() if acc is None else acc for acc in accumulators]
+        targets = [self.emptied() if acc is None else acc for acc in accumulators]
         # the bins and the calibration sums in one pass: the batch is read once
         sums = add_checking_grouped([acc._hist for acc in targets], groups, x, raw, with_sums=True)
         if sums is None:
@@ -327,8 +327,18 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         accumulators[:] = targets
         return True
 
-    def _empty_like(self) -> BinaryAccumulator:
-        """A new, empty accumulator of this one's configuration."""
+    def emptied(self) -> BinaryAccumulator:
+        """A new accumulator of this one's configuration (bins, threshold, labels, budget) and no events.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.BinaryAccumulator(threshold=0.3)
+        >>> acc.update_many([1, 0], [0.9, 0.1])
+        >>> fresh = acc.emptied()
+        >>> fresh.n, fresh.threshold
+        (0, 0.3)
+        """
         return BinaryAccumulator(self.bins, self.threshold, self.pos_label, self.neg_label, self.exact_up_to)
 
     def _raw_labels(self, y: Any) -> np.ndarray | None:

@@ -588,6 +588,32 @@ class MulticlassAccumulator(AccumulatorBase):
         new._reset_buffers()
         return new
 
+    def emptied(self) -> MulticlassAccumulator:
+        """A new accumulator of this one's configuration and classes, in their order, and no events.
+
+        Classes learnt from the stream stay learnt (and more can be learnt), so
+        that a score sequence means for it what it means for this one.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.MulticlassAccumulator()
+        >>> acc.update("b", {"a": 0.4, "b": 0.6})
+        >>> fresh = acc.emptied()
+        >>> fresh.n, fresh.classes
+        (0, ('b', 'a'))
+        >>> fresh.update("a", [0.3, 0.7])  # in the order (b, a)
+        >>> fresh.get().accuracy
+        1.0
+        """
+        new = MulticlassAccumulator(
+            classes=self._classes if self._fixed else None, bins=self.bins, exact_up_to=self.exact_up_to
+        )
+        for label in self._classes:
+            if label not in new._index:
+                new._add_class(label)
+        return new
+
     def _check_mergeable(self, other: Any) -> None:
         if not isinstance(other, MulticlassAccumulator):
             raise TypeError(f"can only merge a MulticlassAccumulator with another, got {type(other).__name__}")
@@ -674,12 +700,7 @@ class MulticlassAccumulator(AccumulatorBase):
         if type(w) in (float, int) and w == 1 and self._take_out_filed(y, scores):
             return
         self._flush()
-        one = MulticlassAccumulator(
-            classes=self._classes if self._fixed else None, bins=self.bins, exact_up_to=self.exact_up_to
-        )
-        for label in self._classes:  # the same class order, so that ties are decided alike
-            if label not in one._index:
-                one._add_class(label)
+        one = self.emptied()  # the same class order, so that ties are decided alike
         one.update(y, scores, w)
         self -= one
 

@@ -154,6 +154,20 @@ class PairedAccumulator(AccumulatorBase):
         new._counts = self._counts.copy()
         return new
 
+    def emptied(self) -> PairedAccumulator:
+        """A new accumulator of this one's configuration (threshold, labels) and no events.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.PairedAccumulator(threshold=0.5)
+        >>> acc.update(1, 0.9, 0.2)
+        >>> fresh = acc.emptied()
+        >>> fresh.n, fresh.threshold
+        (0, 0.5)
+        """
+        return PairedAccumulator(self.threshold, self.pos_label, self.neg_label)
+
     def _check_mergeable(self, other: Any) -> None:
         if not isinstance(other, PairedAccumulator):
             raise TypeError(f"can only merge a PairedAccumulator with another, got {type(other).__name__}")

@@ -51,7 +51,9 @@ class Accumulator(Protocol):
         ``subtract(other)`` / ``a - b`` takes out counts added before (what a
         sliding window needs), ``scaled(factor)`` multiplies them (what decay
         needs); ``a += b`` and ``a -= b`` work in place. ``copy()`` and
-        ``==`` as usual.
+        ``==`` as usual. ``emptied()`` is a new accumulator with the same
+        configuration and no events (a multiclass one keeps the classes it
+        learnt, in their order, so that score sequences mean the same).
     State
         ``to_state()`` is a plain mapping of named arrays, numbers and the
         kind's configuration; ``from_state(mapping)`` validates it and
@@ -82,6 +84,10 @@ class Accumulator(Protocol):
 
     def copy(self: P) -> P:
         """An independent accumulator with the same counts."""
+
+    def emptied(self: P) -> P:
+        """A new accumulator with this one's configuration (and the classes it learnt, in their order) and no
+        events: what a window starts a pane, or counts the events it keeps afresh, with."""
 
     def merge(self: P, other: P) -> P:
         """A new accumulator holding the counts of both."""
@@ -257,6 +263,20 @@ class AccumulatorBase:
         new = self.copy()
         new._merge_in(other, -1)
         return new
+
+    def emptied(self: A) -> A:
+        """A new accumulator with this one's configuration (and the classes it learnt, in their order) and no
+        events; here this one less itself (a kind may start afresh instead, as the kinds of this package do).
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.RegressionAccumulator()
+        >>> acc.update_many([1.0, 2.0], [1.5, 1.5])
+        >>> acc.emptied().n, acc.n
+        (0, 2)
+        """
+        return self.subtract(self)
 
     def scaled(self: A, factor: float) -> A:
         """A new accumulator with every count (weight) multiplied by ``factor`` >= 0.

@@ -187,6 +187,19 @@ class RegressionAccumulator(AccumulatorBase):
         new._reset_buffers()
         return new
 
+    def emptied(self) -> RegressionAccumulator:
+        """A new accumulator of this one's configuration (bins) and no events.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.RegressionAccumulator()
+        >>> acc.update(1.0, 1.5)
+        >>> acc.emptied().n, acc.n
+        (0, 1)
+        """
+        return RegressionAccumulator(self.bins)
+
     def _check_mergeable(self, other: Any) -> None:
         if not isinstance(other, RegressionAccumulator):
             raise TypeError(f"can only merge a RegressionAccumulator with another, got {type(other).__name__}")

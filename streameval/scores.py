@@ -224,6 +224,20 @@ class ScoreAccumulator(AccumulatorBase):
         new._reset_buffers()
         return new
 
+    def emptied(self) -> ScoreAccumulator:
+        """A new accumulator of this one's configuration (bins, budget) and no scores.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.ScoreAccumulator(exact_up_to=10)
+        >>> acc.update_many([0.2, 0.7])
+        >>> fresh = acc.emptied()
+        >>> fresh.n, fresh.exact_up_to
+        (0, 10)
+        """
+        return ScoreAccumulator(self.bins, self.exact_up_to)
+
     def _check_mergeable(self, other: Any) -> None:
         if not isinstance(other, ScoreAccumulator):
             raise TypeError(f"can only merge a ScoreAccumulator with another, got {type(other).__name__}")

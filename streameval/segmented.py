@@ -524,6 +524,24 @@ class Segmented(AccumulatorBase):
         new._start_router()
         return new
 
+    def emptied(self) -> Segmented:
+        """A new segmented accumulator of this one's kind, configuration and ``max_segments``, and no segments.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> seg = se.Segmented(se.BinaryAccumulator, max_segments=5)
+        >>> seg.update_many(["a", "b"], [1, 0], [0.9, 0.2])
+        >>> fresh = seg.emptied()
+        >>> fresh.n, fresh.max_segments
+        (0, 5)
+        """
+        new = Segmented.__new__(Segmented)
+        new.max_segments, new._template = self.max_segments, self._template.copy()
+        new._segments = {}
+        new._start_router()
+        return new
+
     def _check_mergeable(self, other: Any) -> None:
         if not isinstance(other, Segmented):
             raise TypeError(f"can only merge a Segmented with another, got {type(other).__name__}")

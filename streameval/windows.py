@@ -53,6 +53,13 @@ def _make(factory: Factory) -> Any:
     return acc
 
 
+def _emptied(acc: Any, factory: Factory) -> Any:
+    """An accumulator like ``acc`` with no events (the classes it learnt kept, in their order: see the protocol's
+    ``emptied``), or the factory's for an accumulator that does not offer it."""
+    emptied = getattr(acc, "emptied", None)
+    return emptied() if emptied is not None else _make(factory)
+
+
 # -- Sliding ---------------------------------------------------------------------
 _SETTLE_EVERY = 4096  # per-event updates are filed (and old events taken out) in groups of this many
 
@@ -283,31 +290,25 @@ class Sliding:
         excess = self._held - self.size
         if excess <= 0:
             return
-        # more events leave than stay (a short window): the events that stay are counted afresh; otherwise the
-        # events leaving are taken out (revert_many: in the exact regime, in place in the table of scores)
-        afresh = excess > self.size
-        while excess > 0:
-            oldest = self._batches[0]
-            take = min(excess, oldest.n)
-            if not afresh and take == oldest.n and oldest.counted is not None:
+        if excess > self.size:  # more events leave than stay (a short window): the events that stay counted afresh
+            batches = deque(self._batches)  # the window changes once they are counted
+            for _, take in _leaving(batches, excess):
+                _drop_first(batches, take)
+            staying = _emptied(self._acc, self._factory)  # score sequences keep the order of the classes learnt
+            for batch in batches:
+                staying.update_many(*batch.args, **batch.kwargs)
+            self._batches, self._held, self._acc = batches, self.size, staying
+            self._log.retarget(staying.update)
+            return
+        # the events leaving taken out (revert_many: in the exact regime, in place in the table of scores)
+        for oldest, take in _leaving(self._batches, excess):
+            if take == oldest.n and oldest.counted is not None:
                 self._acc -= oldest.counted  # a whole batch leaves: its own count, not its events counted again
-            elif not afresh:
+            else:
                 args, kwargs = oldest.view(0, take)
                 self._acc.revert_many(*args, **kwargs)
-            if take == oldest.n:
-                self._batches.popleft()
-            else:
-                args, kwargs = oldest.part(take, oldest.n)
-                self._batches[0] = _Batch(args, kwargs, oldest.n - take)
+            _drop_first(self._batches, take)
             self._held -= take
-            excess -= take
-        if not afresh:
-            return
-        staying = _make(self._factory)
-        for batch in self._batches:
-            staying.update_many(*batch.args, **batch.kwargs)
-        self._acc = staying
-        self._log.retarget(staying.update)
 
     def accumulator(self) -> Any:
         """An accumulator of exactly the events in the window (a copy)."""
@@ -324,6 +325,28 @@ class Sliding:
         raise TypeError("Sliding windows cannot be merged: the last N events of two streams are not defined")
 
     __add__ = merge
+
+
+def _leaving(batches: deque[_Batch], excess: int) -> list[tuple[_Batch, int]]:
+    """The batches the oldest ``excess`` events are in, oldest first, with how many of each one's first events
+    leave."""
+    left, i = [], 0
+    while excess > 0:
+        take = min(excess, batches[i].n)
+        left.append((batches[i], take))
+        excess -= take
+        i += 1
+    return left
+
+
+def _drop_first(batches: deque[_Batch], take: int) -> None:
+    """Drop the first ``take`` events of the oldest batch (the whole batch when it has no more)."""
+    oldest = batches[0]
+    if take == oldest.n:
+        batches.popleft()
+    else:
+        args, kwargs = oldest.part(take, oldest.n)
+        batches[0] = _Batch(args, kwargs, oldest.n - take)
 
 
 def _call_shape(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
@@ -408,7 +431,8 @@ class TimeWindow:
         if current is not None:  # the pane is in the window: count the event there (checked first)
             current.update(*args, **kwargs)
             return
-        fresh = self._factory()
+        newest = None if self._latest is None else self._ring.get(self._latest)
+        fresh = self._empty.copy() if newest is None else _emptied(newest, self._factory)
         fresh.update(*args, **kwargs)  # checks the event before anything changes
         self._add({pane: (fresh, 1)})
 
@@ -417,13 +441,22 @@ class TimeWindow:
         n = len(args[0]) if args else 0
         times, ascending = _event_times(t, n)
         fresh: dict[int, tuple[Any, int]] = {}
+        # the pane before (in time): a new pane starts with the classes it learnt, in their order
+        before = None if self._latest is None else self._ring.get(self._latest)
         for p, part, extra, events in self._by_pane(times, ascending, args, kwargs):
             current = self._ring.get(p)
             # empty; for a pane that exists, in that pane's regime (binned events added to binned counts need no
-            # conversion), for a new one a copy of the empty accumulator made at the start (3 us, the factory's 6)
-            acc = current - current if current is not None and hasattr(current, "subtract") else self._empty.copy()
+            # conversion); for a new one, the pane before emptied (its classes learnt kept) or, for the first, a
+            # copy of the empty accumulator made at the start
+            if current is not None and hasattr(current, "subtract"):
+                acc = current - current
+            elif before is not None and hasattr(before, "emptied"):
+                acc = before.emptied()
+            else:
+                acc = self._empty.copy()
             acc.update_many(*part, **extra)
             fresh[p] = (acc, events)
+            before = acc if self._latest is None or p >= self._latest else before
         self._add(fresh)
 
     def _by_pane(
@@ -648,8 +681,8 @@ class Decayed:
         if (top - self._t_ref) / self.half_life > self._RESCALE_AT:  # rare: the batch path rescales the state
             self.update_many(*([a] for a in args), t=None if t is None else [t], w=[w], **kwargs)
             return
-        if self._pending is None:
-            self._pending = self._factory()
+        if self._pending is None:  # the classes the state learnt kept, in their order
+            self._pending = _emptied(self._acc, self._factory)
         self._pending.update(*args, w=weight * 2.0 ** ((when - self._t_ref) / self.half_life), **kwargs)
         self._latest = top
         self._clock += 1

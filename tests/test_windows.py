@@ -459,3 +459,129 @@ def test_a_short_window_counts_the_events_that_stay_afresh():
     last_but_one.update(True, 0.99, w=3.0)
     assert win.get().auc == pytest.approx(last_but_one.get().auc, abs=1e-12)
     assert win.get().n == pytest.approx(52.0)
+
+
+def _learnt_class_stream(n, seed):
+    """Events of a multiclass stream whose classes are learnt: mappings first (class "c" learnt at the third
+    event), then score sequences in the learnt order; with that order."""
+    rng = np.random.default_rng(seed)
+    first = [("a", {"a": 0.7, "b": 0.3}), ("b", {"a": 0.2, "b": 0.8}), ("c", {"a": 0.1, "b": 0.1, "c": 0.8})]
+    learner = se.MulticlassAccumulator()
+    for y, p in first:
+        learner.update(y, p)
+    order = learner.classes
+    labels = rng.choice(order, n - len(first)).tolist()
+    probs = np.round(rng.dirichlet([1.0, 1.0, 1.0], n - len(first)), 2).tolist()
+    return first + list(zip(labels, probs, strict=True)), order
+
+
+def _as_sequences(events, order):
+    return [(y, [p.get(c, 0.0) for c in order] if isinstance(p, dict) else p) for y, p in events]
+
+
+def _same_multiclass(got, want):
+    assert got.classes == want.classes
+    np.testing.assert_array_equal(got.confusion_matrix, want.confusion_matrix)
+    np.testing.assert_array_equal(got.auc_per_class, want.auc_per_class)
+    np.testing.assert_array_equal(got.average_precision_per_class, want.average_precision_per_class)
+
+
+@pytest.mark.parametrize("size", [4, 25])
+@pytest.mark.parametrize("per_event", [True, False])
+def test_a_sliding_window_keeps_the_learnt_class_order_of_score_sequences(size, per_event):
+    # a short window counts the events that stay afresh: its new accumulator starts with the classes learnt
+    events, order = _learnt_class_stream(60, seed=1)
+    win = se.Sliding(se.MulticlassAccumulator, size=size)
+    step = 13 if per_event else 7  # read every 13 per-event updates: more leave a window of 4 than stay
+    for start in range(0, len(events), step):
+        chunk = events[start : start + step]
+        if per_event:
+            for y, p in chunk:
+                win.update(y, p)
+        else:
+            kinds = {type(p) for _, p in chunk}
+            if kinds == {list}:
+                win.update_many([y for y, _ in chunk], np.array([p for _, p in chunk]))
+            else:
+                for y, p in chunk:
+                    win.update(y, p)
+        want = se.MulticlassAccumulator(classes=order)
+        for y, p in _as_sequences(events[: start + len(chunk)][-size:], order):
+            want.update(y, p)
+        _same_multiclass(win.get(), want.get())
+
+
+@pytest.mark.parametrize("per_event", [True, False])
+def test_time_window_panes_keep_the_learnt_class_order_of_score_sequences(per_event):
+    events, order = _learnt_class_stream(80, seed=2)
+    times = np.arange(len(events), dtype=float)
+    win = se.TimeWindow(se.MulticlassAccumulator, width=12.0, panes=4)  # panes of 3 time units
+    if per_event:
+        for (y, p), t in zip(events, times.tolist(), strict=True):
+            win.update(y, p, t=t)
+    else:
+        for y, p in events[:3]:
+            win.update(y, p, t=float(times[len(events[:3]) - 1]))
+        rest = events[3:]
+        for start in range(0, len(rest), 10):  # batches across panes, some starting new ones
+            chunk = rest[start : start + 10]
+            win.update_many([y for y, _ in chunk], np.array([p for _, p in chunk]), t=times[3 + start : 3 + start + 10])
+    last_pane = math.floor(times[-1] / 3.0)
+    kept = [e for e, t in zip(events, times, strict=True) if math.floor(t / 3.0) > last_pane - 4]
+    want = se.MulticlassAccumulator(classes=order)
+    for y, p in _as_sequences(kept, order):
+        want.update(y, p)
+    _same_multiclass(win.get(), want.get())
+
+
+def test_decayed_keeps_the_learnt_class_order_of_score_sequences_across_reads():
+    events, order = _learnt_class_stream(40, seed=3)
+    dec = se.Decayed(se.MulticlassAccumulator, half_life=8.0)
+    for i, (y, p) in enumerate(events):
+        dec.update(y, p)
+        if i % 5 == 4:
+            dec.get()  # folds the pending events: the next ones start a new pending accumulator
+    want = se.MulticlassAccumulator(classes=order)
+    last = len(events) - 1
+    for i, (y, p) in enumerate(_as_sequences(events, order)):
+        want.update(y, p, 2.0 ** ((i - last) / 8.0))
+    got, ref = dec.get(), want.get()
+    assert got.classes == ref.classes
+    np.testing.assert_allclose(got.confusion_matrix, ref.confusion_matrix, rtol=1e-12)
+    np.testing.assert_allclose(got.auc_per_class, ref.auc_per_class, rtol=1e-12)
+
+
+def test_emptied_keeps_configuration_and_learnt_classes_and_no_events():
+    bins = se.Bins.range_free(mantissa_bits=5)
+    made = [
+        se.BinaryAccumulator(bins=bins, threshold=0.25, pos_label="y", neg_label="n", exact_up_to=7),
+        se.ScoreAccumulator(bins=bins, exact_up_to=3),
+        se.RegressionAccumulator(bins=bins),
+        se.PairedAccumulator(threshold=0.4, pos_label="y", neg_label="n"),
+        se.MulticlassAccumulator(bins=bins, exact_up_to=5),
+        se.Segmented(lambda: se.BinaryAccumulator(threshold=0.25), max_segments=3),
+    ]
+    feeds = [
+        lambda a: a.update_many(["y", "n"], [0.9, 0.1]),
+        lambda a: a.update_many([0.2, 0.7]),
+        lambda a: a.update_many([1.0, 2.0], [1.5, 2.5]),
+        lambda a: a.update_many(["y", "n"], [0.9, 0.1], [0.3, 0.6]),
+        lambda a: a.update_many(["z", "x"], [{"z": 0.6, "x": 0.4}, {"z": 0.3, "x": 0.7}]),
+        lambda a: a.update_many(["s", "t"], [1, 0], [0.9, 0.1]),
+    ]
+    for acc, feed in zip(made, feeds, strict=True):
+        fresh_before = acc.emptied()
+        feed(acc)
+        fresh = acc.emptied()
+        assert fresh.n == 0 and acc.n > 0 and type(fresh) is type(acc)
+        fresh.merge(acc)  # the same configuration: they merge
+        copy = acc.copy()
+        feed(fresh)
+        feed(fresh_before)
+        assert fresh == acc == copy  # the same events counted: the same state; acc unchanged by its emptied
+        assert fresh_before == acc
+    learnt = made[4]
+    assert learnt.emptied().classes == ("z", "x")
+    fixed = se.MulticlassAccumulator(classes=["p", "q"])
+    with pytest.raises(ValueError, match="r"):
+        fixed.emptied().update("r", {"p": 1.0})  # fixed classes stay fixed
