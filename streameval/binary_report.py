@@ -72,9 +72,7 @@ class BinaryReport(ConfusionReport):
     calibration: CalibrationSums | None = field(default=None, repr=False)
 
     SCALAR_METRICS: ClassVar[tuple[str, ...]] = (
-        "n", "positives", "negatives", "tp", "fp", "tn", "fn",
-        "accuracy", "error_rate", "selection_rate", "precision", "recall", "f1", "specificity",
-        "fpr", "fnr", "npv", "lr_plus", "lr_minus", "youden", "balanced_accuracy", "mcc",
+        *ConfusionReport.SCALAR_METRICS,
         "auc", "auc_lower", "auc_upper", "rank_loss",
         "average_precision", "average_precision_lower", "average_precision_upper", "pr_auc",
         "bep", "eer", "eer_threshold", "eer_rocch", "eer_nearest",

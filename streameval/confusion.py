@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 __all__ = ["ConfusionReport", "ratio"]
 
@@ -56,6 +56,12 @@ class ConfusionReport:
     tn: Number
     fn: Number
     threshold: float
+
+    SCALAR_METRICS: ClassVar[tuple[str, ...]] = (
+        "n", "positives", "negatives", "tp", "fp", "tn", "fn",
+        "accuracy", "error_rate", "selection_rate", "precision", "recall", "f1", "specificity",
+        "fpr", "fnr", "npv", "lr_plus", "lr_minus", "youden", "balanced_accuracy", "mcc",
+    )  # fmt: skip
 
     @classmethod
     def with_fields(cls: type[Report], **values: Any) -> Report:
@@ -244,3 +250,15 @@ class ConfusionReport:
             if not (c >= 0 and math.isfinite(c)):
                 raise ValueError(f"{name} must be finite and >= 0, got {c!r}")
         return ratio(self.fn * cost_fn + self.fp * cost_fp, self.n)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every scalar metric of the table by name (counts as numbers, rates as floats).
+
+        Examples
+        --------
+        >>> from streameval import ConfusionReport
+        >>> d = ConfusionReport(tp=15, fp=5, tn=45, fn=15, threshold=0.5).to_dict()
+        >>> d["n"], d["precision"], d["recall"]
+        (80, 0.75, 0.5)
+        """
+        return {name: getattr(self, name) for name in self.SCALAR_METRICS}

@@ -94,7 +94,10 @@ def _binary_pictures(report: Any) -> list[str]:
 
 
 def _scalars(report: Any) -> str:
-    names = [m for m in MAIN_BINARY if hasattr(report, m)] or list(type(report).SCALAR_METRICS)
+    if hasattr(report, "roc_curve"):  # a binary report: its main metrics
+        names = [m for m in MAIN_BINARY if hasattr(report, m)]
+    else:  # every scalar metric of the other kinds
+        names = list(type(report).SCALAR_METRICS)
     return _table(["metric", "value"], [[m, metric_value(report, m)] for m in names])
 
 

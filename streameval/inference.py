@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -172,13 +172,72 @@ def mcnemar(b: float, c: float) -> McNemarResult:
     return McNemarResult(b, c, stat, p, exact)
 
 
+_EACH_MODEL = tuple(m for m in ConfusionReport.SCALAR_METRICS if m not in ("n", "positives", "negatives"))
+
+
 @dataclass(frozen=True)
 class PairedReport:
-    """Two classifiers on the same events: each one's 2x2 table and McNemar's test."""
+    """Two classifiers on the same events: each one's 2x2 table and McNemar's test.
+
+    Its scalar metrics by name (``to_dict()``, a monitor's records,
+    :func:`~streameval.macro`) are ``n``, ``positives``, ``negatives``, each
+    model's metrics of its table as ``a_<metric>`` and ``b_<metric>``
+    (``a_accuracy``, ``b_f1``, ...) and the test's ``mcnemar_b``,
+    ``mcnemar_c``, ``mcnemar_statistic``, ``mcnemar_p_value`` and
+    ``mcnemar_p_exact``.
+
+    Examples
+    --------
+    >>> import streameval as se
+    >>> acc = se.PairedAccumulator(threshold=0.5)
+    >>> acc.update_many([1, 0, 1, 0], [0.9, 0.2, 0.4, 0.6], [0.8, 0.7, 0.6, 0.1])
+    >>> r = acc.get()
+    >>> r.n, r.a_accuracy, r.b_accuracy, r.mcnemar_b, r.mcnemar_c
+    (4, 0.5, 0.75, 1, 2)
+    """
 
     a: ConfusionReport
     b: ConfusionReport
     counts: npt.NDArray[Any]  # [y positive][A predicts positive][B predicts positive]
+
+    SCALAR_METRICS: ClassVar[tuple[str, ...]] = (
+        "n", "positives", "negatives",
+        *(f"a_{m}" for m in _EACH_MODEL), *(f"b_{m}" for m in _EACH_MODEL),
+        *(f"mcnemar_{f}" for f in ("b", "c", "statistic", "p_value", "p_exact")),
+    )  # fmt: skip
+
+    @property
+    def n(self) -> int | float:
+        """Events counted (their weight when weighted)."""
+        return self.a.n
+
+    @property
+    def positives(self) -> int | float:
+        """Actual positives."""
+        return self.a.positives
+
+    @property
+    def negatives(self) -> int | float:
+        """Actual negatives."""
+        return self.a.negatives
+
+    def __getattr__(self, name: str) -> Any:
+        """``a_<metric>`` and ``b_<metric>``: a model's metric of its table; ``mcnemar_<field>``: the test's."""
+        side, _, rest = name.partition("_")
+        if side in ("a", "b") and rest in _EACH_MODEL:
+            return getattr(self.a if side == "a" else self.b, rest)
+        if side == "mcnemar" and rest in McNemarResult._fields:
+            return getattr(self.mcnemar, rest)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every scalar metric by name (counts as numbers, rates as floats)."""
+        test = self.mcnemar
+        out: dict[str, Any] = {"n": self.n, "positives": self.positives, "negatives": self.negatives}
+        for side, table in (("a", self.a), ("b", self.b)):
+            out.update({f"{side}_{m}": getattr(table, m) for m in _EACH_MODEL})
+        out.update({f"mcnemar_{f}": getattr(test, f) for f in McNemarResult._fields})
+        return out
 
     @property
     def mcnemar(self) -> McNemarResult:

@@ -151,6 +151,60 @@ def test_mcnemar_matches_scipy_and_paired_accumulator_counts():
         acc.merge(labels)
 
 
+def test_a_paired_report_names_its_metrics_for_monitors_macro_and_pages():
+    """Each model's metrics of its table (``a_*``, ``b_*``) against scikit-learn, McNemar's against scipy; a
+    monitor over the paired accumulator records them, ``macro`` averages them over shards, a page lists them."""
+    from sklearn import metrics as skm
+
+    from streameval.html import report_html
+
+    rng = np.random.default_rng(11)
+    y = rng.random(400) < 0.4
+    sa, sb = rng.normal(y * 1.0, 1.0), rng.normal(y * 0.6, 1.0)
+    acc = se.PairedAccumulator(threshold=0.5)
+    acc.update_many(y, sa, sb)
+    r = acc.get()
+    d = r.to_dict()
+    assert list(d) == list(se.PairedReport.SCALAR_METRICS) and d["n"] == 400 and d["positives"] == int(y.sum())
+    for side, s in (("a", sa), ("b", sb)):
+        pred = s >= 0.5
+        assert d[f"{side}_accuracy"] == pytest.approx(skm.accuracy_score(y, pred), rel=1e-14)
+        assert d[f"{side}_precision"] == pytest.approx(skm.precision_score(y, pred), rel=1e-14)
+        assert d[f"{side}_recall"] == pytest.approx(skm.recall_score(y, pred), rel=1e-14)
+        assert d[f"{side}_mcc"] == pytest.approx(skm.matthews_corrcoef(y, pred), rel=1e-12)
+        assert getattr(r, f"{side}_f1") == pytest.approx(skm.f1_score(y, pred), rel=1e-14)
+    a_ok, b_ok = (sa >= 0.5) == y, (sb >= 0.5) == y
+    b, c = int(np.sum(a_ok & ~b_ok)), int(np.sum(~a_ok & b_ok))
+    assert (d["mcnemar_b"], d["mcnemar_c"]) == (b, c)
+    assert d["mcnemar_p_exact"] == pytest.approx(stats.binomtest(b, b + c, 0.5).pvalue, rel=1e-10)
+    with pytest.raises(AttributeError, match="a_auc"):
+        r.a_auc  # noqa: B018 - no scores kept: no AUC
+
+    mon = se.Monitor(se.PairedAccumulator(threshold=0.5), every=100, metrics=["a_accuracy", "mcnemar_p_value"])
+    every = se.Monitor(se.PairedAccumulator(threshold=0.5), every=100)
+    for i in range(400):
+        mon.update(bool(y[i]), float(sa[i]), float(sb[i]))
+        every.update(bool(y[i]), float(sa[i]), float(sb[i]))
+    records = mon.to_records()
+    assert [row["time"] for row in records] == [100, 200, 300, 400]
+    for row in records:
+        t = row["time"]
+        assert row["a_accuracy"] == pytest.approx(skm.accuracy_score(y[:t], sa[:t] >= 0.5), rel=1e-14)
+    assert every.to_records()[-1] == {"time": 400, **d}
+
+    shards = [se.PairedAccumulator(threshold=0.5) for _ in range(4)]
+    for k, shard in enumerate(shards):
+        shard.update_many(y[k::4], sa[k::4], sb[k::4])
+    summary = se.macro(shards)
+    want = [skm.accuracy_score(y[k::4], sb[k::4] >= 0.5) for k in range(4)]
+    assert summary.b_accuracy.mean == pytest.approx(np.mean(want), rel=1e-14)
+    page = report_html(acc)
+    assert f"<tr><td>b_accuracy</td><td>{d['b_accuracy']:.6g}</td></tr>" in page
+    tables = [se.ConfusionReport(tp=3 + k, fp=2, tn=5, fn=1, threshold=0.5) for k in range(3)]
+    assert se.macro(tables).precision.mean == pytest.approx(np.mean([(3 + k) / (5 + k) for k in range(3)]))
+    assert tables[0].to_dict() == {m: getattr(tables[0], m) for m in se.ConfusionReport.SCALAR_METRICS}
+
+
 def test_paired_events_one_by_one_equal_a_batch_at_the_edges():
     """A paired event counted one by one lands in the cell a batch gives it: scores at the threshold, ints (one
     beyond 2**53, which the batch's floats round across the threshold), bools and str labels."""

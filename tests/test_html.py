@@ -63,7 +63,9 @@ def test_other_kinds_and_metrics_over_time():
     reg.update_many([1.0, 2.0, 3.0], [1.5, 2.0, 2.0])
     page = report_html(reg)
     _self_contained(page)
-    assert f"{reg.get().mae:.6g}" in page and "data:image/png" not in page
+    assert f"<tr><td>mae</td><td>{reg.get().mae:.6g}</td></tr>" in page and "data:image/png" not in page
+    for name in ("rmse", "r2", "max_error"):  # every scalar metric of a kind other than binary
+        assert f"<tr><td>{name}</td><td>{getattr(reg.get(), name):.6g}</td></tr>" in page
     mon = se.Monitor(se.Sliding(se.BinaryAccumulator, size=500), every=500)
     _, _, y, s = _segmented()
     mon.update_many(y[:1000], s[:1000])
