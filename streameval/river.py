@@ -328,8 +328,9 @@ class Adapter(river_metrics.base.Metric):
         if kind == "binary":
             kwargs = {"pos_label": True, "neg_label": False, **kwargs}
         self._acc = makers[kind](**kwargs)
-        if not hasattr(type(self._acc.get()), metric):
-            raise ValueError(f"metric {metric!r} is not a metric of {kind} reports")
+        known = type(self._acc.get()).SCALAR_METRICS
+        if metric not in known:  # a scalar one: not a curve, not a helper method
+            raise ValueError(f"metric {metric!r} is not a metric of {kind} reports (known: {', '.join(known)})")
 
     @property
     def bigger_is_better(self) -> bool:
@@ -357,7 +358,7 @@ class Adapter(river_metrics.base.Metric):
 
     def get(self) -> float:
         """The current value of the metric."""
-        return float(getattr(self._acc.get(), self.metric))
+        return float(metric_value(self._acc.get(), self.metric))  # a method (such as ece) with its defaults
 
     def works_with(self, model: Any) -> bool:
         """Classifiers for binary and multiclass, regressors for regression."""

@@ -119,6 +119,27 @@ def test_adapter_for_regression_and_multiclass():
     assert kappa.get() == 1.0
     with pytest.raises(ValueError, match="not a metric"):
         se_river.Adapter("nope")
+    with pytest.raises(ValueError, match="'roc_curve' is not a metric of binary reports"):
+        se_river.Adapter("roc_curve")  # a curve, not a scalar
+
+
+def test_adapter_takes_metrics_that_are_methods():
+    """``ece`` and ``mce`` are methods of the report (with a number of bins): the adapter calls them with their
+    defaults, as a monitor and Prometheus do; the value is scikit-learn's calibration curve's ECE."""
+    from sklearn.calibration import calibration_curve
+
+    rng = np.random.default_rng(5)
+    y = rng.random(300) < 0.4
+    s = np.clip(rng.normal(0.3 + 0.4 * y, 0.2), 0.0, 1.0)
+    ece, mce = se_river.Adapter("ece", bigger_is_better=False), se_river.Adapter("mce", bigger_is_better=False)
+    for yt, yp in zip(y.tolist(), s.tolist(), strict=True):
+        ece.update(yt, yp)
+        mce.update(yt, yp)
+    true, pred = calibration_curve(y, s, n_bins=15, strategy="uniform")
+    counts = np.histogram(s, bins=np.linspace(0, 1, 16))[0]
+    gaps = np.abs(true - pred)
+    assert ece.get() == pytest.approx(np.sum(counts[counts > 0] * gaps) / y.size, rel=1e-9)
+    assert mce.get() == pytest.approx(gaps.max(), rel=1e-12)
 
 
 def test_river_metrics_take_exact_up_to_and_clone_with_it():
