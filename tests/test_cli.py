@@ -241,6 +241,41 @@ def test_drift_between_two_saved_score_states(tmp_path):
     assert bad.returncode != 0 and "ScoreAccumulator" in bad.stderr
 
 
+def test_report_and_merge_of_every_kind_of_saved_state(tmp_path):
+    """``report`` prints every scalar metric of a saved state of each kind (a paired one among them), and
+    ``merge`` of two copies reports the doubled counts."""
+    from sklearn import metrics as skm
+
+    rng = np.random.default_rng(8)
+    y, s = rng.random(300) < 0.4, rng.random(300)
+    kinds = {
+        "scores": (se.ScoreAccumulator(), (s,), "mean", float(np.mean(s))),
+        "regression": (se.RegressionAccumulator(), (s, s * 0.9), "mae", float(skm.mean_absolute_error(s, s * 0.9))),
+        "multiclass": (
+            se.MulticlassAccumulator(classes=["a", "b"]),
+            (np.where(y, "a", "b").tolist(), np.stack([s, 1 - s], 1)),
+            "accuracy",
+            float(skm.accuracy_score(np.where(y, "a", "b"), np.where(s >= 0.5, "a", "b"))),
+        ),
+        "paired": (
+            se.PairedAccumulator(threshold=0.5),
+            (y, s, 1 - s),
+            "b_accuracy",
+            float(skm.accuracy_score(y, (1 - s) >= 0.5)),
+        ),
+    }
+    for name, (acc, columns, metric, want) in kinds.items():
+        acc.update_many(*columns)
+        acc.save(tmp_path / f"{name}.sevl")
+        out = json.loads(_cli("report", str(tmp_path / f"{name}.sevl"), "--json").stdout)
+        assert out["kind"] == type(acc).__name__ and out["n"] == 300
+        assert out[metric] == pytest.approx(want, rel=1e-12), name
+        assert metric in _cli("report", str(tmp_path / f"{name}.sevl")).stdout
+        both = tmp_path / f"{name}2.sevl"
+        _cli("merge", str(tmp_path / f"{name}.sevl"), str(tmp_path / f"{name}.sevl"), "-o", str(both))
+        assert json.loads(_cli("report", str(both), "--json").stdout)["n"] == 600
+
+
 def test_parquet_is_read_by_row_groups_and_a_bad_row_is_named_by_its_row(tmp_path):
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
