@@ -33,19 +33,36 @@ def _factory(accumulator: Any) -> Callable[[], Any]:
 
 
 def _frame_partition(
-    part: Any, make: Callable[[], Any], label: str, score: Any, weight: str | None, by: list[str] | None
+    part: Any,
+    make: Callable[[], Any],
+    kind: str | None,
+    label: str | None,
+    score: Any,
+    weight: str | None,
+    by: list[str] | None,
 ) -> Any:
-    scores = part[score].to_numpy() if isinstance(score, str) else part[list(score)].to_numpy()
     weights = None if weight is None else part[weight].to_numpy(dtype=np.float64)
-    labels = part[label].to_numpy()
+    if label is None:  # scores alone
+        columns = [part[score].to_numpy()]
+    elif isinstance(score, str):
+        columns = [part[label].to_numpy(), part[score].to_numpy()]
+    elif kind == "paired":  # the two models' columns
+        columns = [part[label].to_numpy(), part[score[0]].to_numpy(), part[score[1]].to_numpy()]
+    else:  # one column per class
+        columns = [part[label].to_numpy(), part[list(score)].to_numpy()]
     if by is None:
         acc = make()
-        acc.update_many(labels, scores, weights)
+        acc.update_many(*columns, w=weights)
         return acc
     seg = Segmented(make)
     keys = part[by[0]] if len(by) == 1 else list(part[by].itertuples(index=False, name=None))
-    seg.update_many(keys, labels, scores, w=weights)
+    seg.update_many(keys, *columns, w=weights)
     return seg
+
+
+def _kind(make: Callable[[], Any]) -> str | None:
+    """The protocol's tag of the accumulators ``make`` makes (``"binary"``, ``"scores"``, ...)."""
+    return getattr(make(), "kind", None)
 
 
 def _bag_partition(items: Any, make: Callable[[], Any]) -> Any:
@@ -79,8 +96,10 @@ def evaluate(
     ----------
     data : dask.dataframe.DataFrame or dask.bag.Bag
     label, score : str
-        Column names (DataFrame only). ``score`` may be a list of columns
-        for a ``MulticlassAccumulator`` (one column per class).
+        Column names (DataFrame only): true labels (true values for a
+        ``RegressionAccumulator``; none for a ``ScoreAccumulator``) and
+        scores. ``score`` may be a list of columns: one per class for a
+        ``MulticlassAccumulator``, the two models' for a ``PairedAccumulator``.
     weight : str, optional
         Weight column.
     by : str or list of str, optional
@@ -111,15 +130,25 @@ def evaluate(
             raise ValueError("a Bag holds (y, score[, w]) tuples: label, score and by are for DataFrames")
         parts = [dask.delayed(_bag_partition)(p, make) for p in data.to_delayed()]
     else:
-        if label is None or score is None:
-            raise ValueError("label= and score= name the DataFrame's columns")
+        kind = _kind(make)
+        if score is None:
+            raise ValueError("score= names the DataFrame's score column(s)")
+        if kind == "scores":
+            if label is not None:
+                raise ValueError(f"label= is not read by a ScoreAccumulator (scores alone), got {label!r}")
+            if not isinstance(score, str):
+                raise ValueError(f"score= names one column for a ScoreAccumulator, got {score!r}")
+        elif label is None:
+            raise ValueError("label= names the DataFrame's label column (or true values, for regression)")
+        if kind == "paired" and (isinstance(score, str) or len(list(score)) != 2):
+            raise ValueError(f"score= names the two models' columns for a PairedAccumulator, got {score!r}")
         columns = set(data.columns)
         by = [by] if isinstance(by, str) else (None if by is None else list(by))
         wanted = [label, weight, *(by or [])] + ([score] if isinstance(score, str) else list(score))
         missing = [c for c in wanted if c is not None and c not in columns]
         if missing:
             raise ValueError(f"column {missing[0]!r} is not in the frame (columns: {sorted(map(str, columns))})")
-        parts = [dask.delayed(_frame_partition)(p, make, label, score, weight, by) for p in data.to_delayed()]
+        parts = [dask.delayed(_frame_partition)(p, make, kind, label, score, weight, by) for p in data.to_delayed()]
     if split_every < 2:
         raise ValueError(f"split_every must be at least 2, got {split_every!r}")
     while len(parts) > 1:  # a tree of merges: nothing but accumulators moves

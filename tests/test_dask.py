@@ -92,6 +92,51 @@ def test_segments_bag_and_other_kinds(client, parquet):
         sed.evaluate(ddf, label="label", score="nope")
 
 
+def test_score_regression_and_paired_accumulators_from_a_frame(client, parquet):
+    """Every kind from DataFrame columns: scores alone (no label), true and predicted values, two models'
+    columns; the counts equal one process's (the float sums of scores and of weights to 1e-12), with segments too."""
+    path, frame = parquet
+    ddf = dd.read_parquet(str(path))
+    scores = sed.evaluate(ddf, score="score", accumulator=se.ScoreAccumulator)
+    ref = se.ScoreAccumulator()
+    ref.update_many(frame["score"].to_numpy())
+    got, want_report = scores.get(), ref.get()
+    np.testing.assert_array_equal(got.keys, want_report.keys)  # the counts exact; the moments are float sums
+    np.testing.assert_array_equal(got.counts, want_report.counts)
+    for name in ("n", "min", "max", "median"):
+        assert getattr(got, name) == getattr(want_report, name)
+    assert got.mean == pytest.approx(frame["score"].mean(), rel=1e-13)
+    weighted = sed.evaluate(ddf, score="score", accumulator=se.ScoreAccumulator, weight="weight")
+    want = np.average(frame["score"], weights=frame["weight"])  # weights summed in another order: not bit for bit
+    assert weighted.get().mean == pytest.approx(want, rel=1e-12)
+    assert weighted.get().weight == pytest.approx(frame["weight"].sum(), rel=1e-12)
+    regression = sed.evaluate(ddf, label="c0", score="c1", accumulator=se.RegressionAccumulator)
+    from sklearn import metrics as skm
+
+    truth, predicted = frame["c0"].to_numpy(), frame["c1"].to_numpy()
+    got = regression.get()
+    assert got.n == truth.size
+    assert got.mae == pytest.approx(skm.mean_absolute_error(truth, predicted), rel=1e-12)
+    assert got.rmse == pytest.approx(np.sqrt(skm.mean_squared_error(truth, predicted)), rel=1e-12)
+    assert got.r2 == pytest.approx(skm.r2_score(truth, predicted), rel=1e-9)
+    paired = sed.evaluate(ddf, label="label", score=["c0", "c1"], accumulator=se.PairedAccumulator(threshold=0.5))
+    ref = se.PairedAccumulator(threshold=0.5)
+    ref.update_many(frame["label"].to_numpy(), frame["c0"].to_numpy(), frame["c1"].to_numpy())
+    assert paired == ref and paired.get().a_accuracy == pytest.approx(np.mean((frame["c0"] >= 0.5) == frame["label"]))
+    by_region = sed.evaluate(ddf, score="score", accumulator=se.ScoreAccumulator, by="region")
+    for name in ("eu", "us"):
+        one = se.ScoreAccumulator()
+        one.update_many(frame.loc[frame["region"] == name, "score"].to_numpy())
+        np.testing.assert_array_equal(by_region[name].get().counts, one.get().counts)
+        assert by_region[name].get().n == one.get().n
+    with pytest.raises(ValueError, match="label= is not read by a ScoreAccumulator"):
+        sed.evaluate(ddf, label="label", score="score", accumulator=se.ScoreAccumulator)
+    with pytest.raises(ValueError, match="two models' columns"):
+        sed.evaluate(ddf, label="label", score="c0", accumulator=se.PairedAccumulator)
+    with pytest.raises(ValueError, match="label= names"):
+        sed.evaluate(ddf, score="score")
+
+
 def test_the_exact_regime_survives_the_merge_tree(client):
     from sklearn.metrics import average_precision_score, brier_score_loss, roc_auc_score
 
