@@ -25,6 +25,7 @@ import numpy as np
 from .binary import BinaryAccumulator
 from .io import from_bytes, to_bytes
 from .multiclass import MulticlassAccumulator
+from .paired import PairedAccumulator
 from .regression import RegressionAccumulator
 from .scores import ScoreAccumulator
 from .segmented import Segmented
@@ -35,6 +36,7 @@ __all__ = ["DRIVER_MERGES_UP_TO", "KINDS", "evaluate"]
 KINDS: dict[str, type] = {
     "binary": BinaryAccumulator,
     "multiclass": MulticlassAccumulator,
+    "paired": PairedAccumulator,
     "regression": RegressionAccumulator,
     "scores": ScoreAccumulator,
 }
@@ -70,7 +72,10 @@ class _Columns:
     def argument_columns(self) -> dict[str, str]:
         """The accumulator's argument names, and the column each comes from."""
         score = self.score if isinstance(self.score, str) else ", ".join(self.score)
-        args = {"y_pred": score} if self.kind == "regression" else {"scores": score}
+        if self.kind == "paired":  # the two models' columns
+            args = {"pred_a": self.score[0], "pred_b": self.score[1]}
+        else:
+            args = {"y_pred": score} if self.kind == "regression" else {"scores": score}
         if self.label is not None:
             args["y"] = self.label
         if self.weight is not None:
@@ -128,13 +133,15 @@ def _class_scores(column: Any, cols: _Columns) -> np.ndarray:
 
 def _arguments(table: Any, cols: _Columns) -> tuple[list[Any], dict[str, Any], Any]:
     """(positional arguments, keywords, segments or None) of a block of rows."""
-    if cols.score_type in ("list", "struct"):
-        score = _class_scores(table.column(cols.score), cols)
+    if cols.kind == "paired":  # the two models' predictions: two arguments
+        scores = [_numbers(table.column(c), c) for c in cols.score]
+    elif cols.score_type in ("list", "struct"):
+        scores = [_class_scores(table.column(cols.score), cols)]
     elif cols.score_type == "columns":
-        score = np.column_stack([_numbers(table.column(c), c) for c in cols.score])
+        scores = [np.column_stack([_numbers(table.column(c), c) for c in cols.score])]
     else:
-        score = _numbers(table.column(cols.score), str(cols.score))
-    args = [score] if cols.label is None else [_numbers(table.column(cols.label), cols.label), score]
+        scores = [_numbers(table.column(cols.score), str(cols.score))]
+    args = scores if cols.label is None else [_numbers(table.column(cols.label), cols.label), *scores]
     kwargs = {} if cols.weight is None else {"w": _numbers(table.column(cols.weight), cols.weight)}
     segments = None
     if cols.by:
@@ -326,9 +333,11 @@ def evaluate(
     by : str or sequence of str, optional
         Segment column(s): the result is a :class:`streameval.Segmented`
         accumulator (several columns make crossed segments, tuples).
-    kind : {"binary", "multiclass", "regression", "scores"}, default "binary"
+    kind : {"binary", "multiclass", "paired", "regression", "scores"}, default "binary"
         The accumulator: :class:`~streameval.BinaryAccumulator`,
         :class:`~streameval.MulticlassAccumulator`,
+        :class:`~streameval.PairedAccumulator` (``score`` names the two
+        models' columns, of labels or, with ``threshold=``, of scores),
         :class:`~streameval.RegressionAccumulator` or
         :class:`~streameval.ScoreAccumulator`.
     depth : int, default 2
@@ -389,7 +398,10 @@ def evaluate(
     if missing:
         raise ValueError(f"column {missing[0]!r} is not in the DataFrame (columns: {sorted(present)})")
     score_type = _score_type(df.schema, score_key)
-    if score_type != "plain" and kind != "multiclass":
+    if kind == "paired":
+        if score_type != "columns" or len(score_key) != 2:
+            raise ValueError(f"kind='paired' needs score=[column of model A, column of model B], got {score!r}")
+    elif score_type != "plain" and kind != "multiclass":
         raise ValueError(f"score={score!r} holds several values a row: that is for kind='multiclass', not {kind!r}")
     options = _options(kind, dict(accumulator_options), score_type, df.schema, score_key)
     make: Callable[[], Any] = functools.partial(KINDS[kind], **options)

@@ -204,6 +204,24 @@ def test_regression_and_scores(frame, data):
         assert scores[name].n == pytest.approx(ref.n, rel=1e-12)
 
 
+def test_paired_two_models_columns_and_a_bad_row(frame, data, spark):
+    _, cols, _ = data
+    paired = ses.evaluate(frame, label="label", score=["score", "p0"], kind="paired", threshold=0.5, by="region")
+    for name in ("eu", "us"):
+        rows = cols["region"] == name
+        ref = se.PairedAccumulator(threshold=0.5)
+        ref.update_many(cols["label"][rows], cols["score"][rows], cols["p0"][rows])
+        assert paired[name] == ref  # whole counts: bit for bit
+    whole = paired.get().overall
+    assert whole.a_accuracy == pytest.approx(np.mean((cols["score"] >= 0.5) == cols["label"]), rel=1e-14)
+    assert whole.b_accuracy == pytest.approx(np.mean((cols["p0"] >= 0.5) == cols["label"]), rel=1e-14)
+    with pytest.raises(ValueError, match=r"kind='paired' needs score=\[column of model A, column of model B\]"):
+        ses.evaluate(frame, label="label", score="score", kind="paired")
+    bad = spark.createDataFrame([(1, 1, 0), (0, 0, 1), (1, 1, 2)], ["y", "a", "b"]).coalesce(1)
+    with pytest.raises(ValueError, match=r"column 'b', row 2 of partition 0 \(y=1, a=1, b=2\)"):
+        ses.evaluate(bad, label="y", score=["a", "b"], kind="paired")
+
+
 def test_empty_partitions_and_an_empty_frame(spark):
     rows = [(1, 0.9), (0, 0.1), (1, 0.8)]
     sparse = spark.createDataFrame(spark.sparkContext.parallelize(rows, 6), ["label", "score"])
