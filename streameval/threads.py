@@ -12,6 +12,7 @@ threads with accumulators of their own count at the same time.
 
 from __future__ import annotations
 
+import pickle
 import threading
 from typing import Any
 
@@ -63,6 +64,15 @@ class Locked:
         # 0.48 us an event)
         self.__dict__[name] = locked
         return locked
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A pickle or copy holds the accumulator, read under the lock (between two calls), and a lock of its own."""
+        with self._lock:
+            return {"_inner": pickle.loads(pickle.dumps(self._inner, protocol=pickle.HIGHEST_PROTOCOL))}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._inner = state["_inner"]
+        self._lock = threading.RLock()
 
     def __repr__(self) -> str:
         return f"Locked({self._inner!r})"

@@ -254,6 +254,41 @@ def test_a_locked_method_is_the_accumulators_method_of_the_moment():
     assert locked.update is update and locked.update.__name__ == "update"
 
 
+def test_a_locked_accumulator_pickles_a_state_between_two_calls():
+    """A pickle (or copy) of a Locked accumulator or window holds its state read under the lock, while threads
+    update it, and a lock of its own: each pickle is a prefix of the updates, whole batches only."""
+    import copy
+    import pickle
+
+    shared = se.Locked(se.BinaryAccumulator())
+    window = se.Locked(se.Sliding(se.BinaryAccumulator, size=100))
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            shared.update_many([1, 0, 1], [0.9, 0.2, 0.4])  # three events at a time
+            window.update(1, 0.5)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    try:
+        snaps = [pickle.loads(pickle.dumps(shared)) for _ in range(50)]
+        windows = [pickle.loads(pickle.dumps(window)) for _ in range(20)]
+    finally:
+        stop.set()
+        thread.join()
+    assert all(isinstance(p, se.Locked) for p in snaps) and snaps[-1].get().n > 0
+    for snap in snaps:
+        r = snap.get()
+        assert r.n % 3 == 0 and r.positives == 2 * r.n // 3 and r.tp == r.n // 3, r  # never half a batch
+        snap.update(1, 0.9)  # its own lock, its own counts
+    assert {w.get().n for w in windows} <= set(range(101))
+    twin = copy.copy(shared)
+    before = shared.get().n
+    twin.update(1, 0.9)
+    assert shared.get().n == before and twin.get().n == before + 1
+
+
 @pytest.mark.parametrize(
     "make", [_binary, _multi, _regression, lambda: se.MulticlassAccumulator(), lambda: se.BinaryAccumulator()]
 )
