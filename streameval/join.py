@@ -15,17 +15,47 @@ from . import io
 from ._codec import FormatError, decode_float, decode_label, encode_label, require_fields
 from ._validation import check_real
 from .scores import ScoreAccumulator
+from .segmented import Segmented
+from .windows import Decayed, Monitor, TimeWindow
 
 __all__ = ["LabelJoin"]
 
 _PREDICTION, _LABEL = 0, 1
 
 
+def _needs_time(target: Any) -> bool:
+    """Whether ``target``'s updates take the event time ``t=`` (a time window, decay or monitor by time)."""
+    if isinstance(target, Monitor):
+        return target.by == "time" or _needs_time(target.accumulator)
+    if isinstance(target, TimeWindow):
+        return True
+    return isinstance(target, Decayed) and target.by == "time"
+
+
+def _label_checker(target: Any) -> Any:
+    """An empty accumulator of ``target``'s kind and configuration (an accumulator, a window over one, a monitor
+    of either, a ``Locked`` one), which refuses the labels ``target`` would refuse."""
+    if isinstance(target, Monitor):
+        return _label_checker(target.accumulator)
+    if isinstance(target, Segmented):
+        raise TypeError("accumulator must count (y, score) pairs: a Segmented one needs each event's segment")
+    if hasattr(target, "emptied"):
+        return target.emptied()
+    if callable(getattr(target, "accumulator", None)):  # a window: an accumulator of its events
+        return _label_checker(target.accumulator())
+    if hasattr(target, "copy") and hasattr(target, "scaled"):
+        return target.copy().scaled(0.0)
+    raise TypeError(f"accumulator must be an accumulator, a window or a monitor, got {type(target).__name__}")
+
+
 class LabelJoin:
     """Join predictions and the labels that come after them (or before), by key.
 
     ``accumulator`` is a :class:`BinaryAccumulator` (or any kind whose
-    ``update`` takes ``(y, score)``). ``predict(key, score)`` and
+    ``update`` takes ``(y, score)``), a window over one (``Sliding``,
+    ``TimeWindow``, ``Decayed``), a ``Monitor`` of either or a ``Locked`` one.
+    An accumulator that takes event times (a time window, a decay or a
+    monitor by time) counts each pair at its prediction's time ``t``. ``predict(key, score)`` and
     ``label(key, y)`` may come in either order; when
     both have come, the pair is counted once in ``accumulator`` with
     ``accumulator.update(y, score)``. Until then it waits:
@@ -66,8 +96,10 @@ class LabelJoin:
     """
 
     def __init__(self, accumulator: Any, ttl: float | None = None, max_pending: int = 1_000_000) -> None:
-        if not hasattr(accumulator, "update") or not hasattr(accumulator, "get"):
-            raise TypeError(f"accumulator must be an accumulator, got {type(accumulator).__name__}")
+        if not callable(getattr(accumulator, "update", None)):
+            kind = type(accumulator).__name__
+            raise TypeError(f"accumulator must be an accumulator, a window or a monitor, got {kind}")
+        inner = accumulator.inner if hasattr(type(accumulator), "inner") else accumulator  # a Locked one: its own
         if ttl is not None:
             ttl = check_real("ttl", ttl, finite=True)
             if ttl <= 0:
@@ -75,7 +107,8 @@ class LabelJoin:
         if isinstance(max_pending, bool) or not isinstance(max_pending, (int, np.integer)) or max_pending < 1:
             raise ValueError(f"max_pending must be a whole number >= 1, got {max_pending!r}")
         self.accumulator = accumulator
-        self._probe = accumulator.copy().scaled(0.0)  # checks a label that comes before its prediction
+        self._probe = _label_checker(inner)  # checks a label that comes before its prediction
+        self._timed = _needs_time(inner)  # a pair is counted at its prediction's time
         self.ttl = ttl
         self.max_pending = int(max_pending)
         self._waiting: dict[Hashable, tuple[int, Any, float]] = {}  # key -> (what, score or label, t), by arrival
@@ -90,6 +123,8 @@ class LabelJoin:
         if t is None:
             if self.ttl is not None:
                 raise ValueError("t is required when ttl is set")
+            if self._timed:
+                raise ValueError("t is required: the accumulator counts each pair at its prediction's time")
             return math.nan
         return check_real("t", t, finite=True)
 
@@ -111,7 +146,7 @@ class LabelJoin:
         self._advance(when)  # what is older than the ttl at this time leaves first
         waiting = self._waiting.get(key)
         if waiting is not None:  # its label came first (and was checked then)
-            self.accumulator.update(waiting[1], s)
+            self._count(waiting[1], s, when)
             del self._waiting[key]
             self.matched += 1
         else:
@@ -128,7 +163,7 @@ class LabelJoin:
         self._advance(when)  # what is older than the ttl at this time leaves first
         waiting = self._waiting.get(key)
         if waiting is not None:
-            self.accumulator.update(y, waiting[1])
+            self._count(y, waiting[1], waiting[2])
             del self._waiting[key]
             self.matched += 1
         else:
@@ -138,6 +173,13 @@ class LabelJoin:
             else:
                 self._wait(key, _LABEL, y, when)
         self._advance(when)
+
+    def _count(self, y: Any, score: float, when: float) -> None:
+        """Count a matched pair (at its prediction's time, for an accumulator that takes times)."""
+        if self._timed:
+            self.accumulator.update(y, score, t=when)
+        else:
+            self.accumulator.update(y, score)
 
     def _wait(self, key: Hashable, what: int, value: Any, when: float) -> None:
         self._waiting[key] = (what, value, when)
@@ -207,8 +249,15 @@ class LabelJoin:
             [encode_label(k), what, encode_label(v) if what == _LABEL else v, t]
             for k, (what, v, t) in self._waiting.items()
         ]
+        try:
+            accumulator = io.to_dict(self.accumulator)
+        except TypeError:
+            raise TypeError(
+                f"a LabelJoin over a {type(self.accumulator).__name__} has no state file (windows and monitors "
+                "have none): pickle it instead"
+            ) from None
         return {
-            "accumulator": io.to_dict(self.accumulator),
+            "accumulator": accumulator,
             "ttl": self.ttl,
             "max_pending": self.max_pending,
             "counts": [self.matched, self.expired, self.evicted, self.orphans, self.late],

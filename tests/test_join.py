@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -125,3 +127,81 @@ def test_bad_input_names_the_argument_and_changes_nothing(call, exc, words):
         se.LabelJoin(se.BinaryAccumulator(), ttl=0)
     with pytest.raises(ValueError, match="max_pending"):
         se.LabelJoin(se.BinaryAccumulator(), max_pending=0)
+
+
+def _matches(events):
+    """The pairs in the order they match (the later of prediction and label), by an independent simulation."""
+    seen, order = set(), []
+    for _, _, i in events:
+        if i in seen:
+            order.append(i)
+        else:
+            seen.add(i)
+    return order
+
+
+def _feed(join, events, y, s):
+    for t, kind, i in events:
+        if kind == 0:
+            join.predict(int(i), float(s[i]), t=t)
+        else:
+            join.label(int(i), bool(y[i]), t=t)
+
+
+def test_a_join_into_windows_and_a_monitor_counts_the_pairs_as_they_match():
+    """A sliding window holds the last pairs matched; a time window counts each pair at its prediction's time;
+    a monitor records every so many pairs; each against scikit-learn on the same pairs."""
+    import pickle
+
+    from sklearn.metrics import roc_auc_score
+
+    y, s, events, comes = _stream(3000, 4, delay=30.0)
+    order = _matches(events)
+    sliding = se.LabelJoin(se.Sliding(se.BinaryAccumulator, size=500))
+    timed = se.LabelJoin(se.TimeWindow(se.BinaryAccumulator, width=400.0, panes=4))
+    monitored = se.LabelJoin(se.Monitor(se.BinaryAccumulator(), every=250))
+    locked = se.LabelJoin(se.Locked(se.Decayed(se.BinaryAccumulator, half_life=1e9)))
+    for join in (sliding, timed, monitored, locked):
+        _feed(join, events, y, s)
+        assert join.matched == len(order) == comes.sum()
+    last = np.array(order[-500:])
+    assert sliding.accumulator.get().n == 500
+    assert sliding.accumulator.get().auc == pytest.approx(roc_auc_score(y[last], s[last]), abs=1e-15)
+    # a pair is counted at its prediction's time (the event's index here); the window ends at the latest such
+    # time counted, and a pair whose prediction time is already out of the window when it matches is late
+    latest, counted, late = -1, [], 0
+    for i in order:
+        if i // 100 < latest // 100 - 3:
+            late += 1
+            continue
+        latest = max(latest, i)
+        counted.append(i)
+    kept = np.array([i for i in counted if i // 100 > latest // 100 - 4])
+    window = timed.accumulator.get()
+    assert (window.n, timed.accumulator.n_late) == (kept.size, late)
+    assert window.auc == pytest.approx(roc_auc_score(y[kept], s[kept]), abs=1e-15)
+    records = monitored.accumulator.to_records()
+    assert [r["n"] for r in records] == list(range(250, len(order) + 1, 250))
+    for r in records:
+        first = np.array(order[: r["n"]])
+        assert r["auc"] == pytest.approx(roc_auc_score(y[first], s[first]), abs=1e-15)
+    ages = len(order) - 1 - np.arange(len(order))  # decayed by events: the k-th pair matched weighs 2**(-age / h)
+    assert locked.accumulator.get().n == pytest.approx(np.sum(2.0 ** (-ages / 1e9)), rel=1e-12)
+    back = pickle.loads(pickle.dumps(sliding))
+    assert back.accumulator.get().auc == sliding.accumulator.get().auc and back.counts() == sliding.counts()
+    with pytest.raises(TypeError, match="pickle it instead"):
+        sliding.to_state()
+
+
+def test_a_join_into_windows_checks_labels_and_times_first():
+    timed = se.LabelJoin(se.TimeWindow(se.BinaryAccumulator, width=10.0))
+    with pytest.raises(ValueError, match="t is required"):
+        timed.predict("a", 0.5)
+    window = se.LabelJoin(se.Sliding(functools.partial(se.BinaryAccumulator, pos_label="x", neg_label="y"), size=10))
+    with pytest.raises(ValueError, match="'z'"):
+        window.label("k", "z")  # before its prediction: refused as the window's accumulator would refuse it
+    assert window.counts()["pending_labels"] == 0
+    with pytest.raises(TypeError, match="segment"):
+        se.LabelJoin(se.Segmented(se.BinaryAccumulator))
+    with pytest.raises(TypeError, match="accumulator must be"):
+        se.LabelJoin(object())
