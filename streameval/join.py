@@ -218,6 +218,21 @@ class LabelJoin:
                 self._give_up(key)
 
     # -- reading ----------------------------------------------------------------
+    def get(self) -> Any:
+        """The report of the pairs counted (of a monitor's accumulator, for a monitor).
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> join = se.LabelJoin(se.BinaryAccumulator())
+        >>> join.predict("a", 0.9)
+        >>> join.label("a", 1)
+        >>> join.get().n
+        1
+        """
+        target = self.accumulator.accumulator if isinstance(self.accumulator, Monitor) else self.accumulator
+        return target.get()
+
     @property
     def pending(self) -> int:
         """Predictions waiting for their labels."""

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from .averaging import metric_value
+from .join import LabelJoin
+from .windows import Monitor
 
 try:
     from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -30,6 +32,16 @@ DEFAULT_METRICS = (
     "n", "positives", "negatives", "auc", "average_precision", "precision", "recall", "f1", "fpr", "eer",
     "selection_rate", "brier", "log_loss", "ece", "accuracy", "macro_f1", "mae", "rmse", "r2", "mean", "median",
 )  # fmt: skip
+# a label join's counts (LabelJoin.counts()): counters, but for what waits, a gauge
+JOIN_COUNTS = {
+    "matched": ("join_matched", "Predictions matched with their labels and counted."),
+    "expired": ("join_expired", "Predictions whose labels did not come within the ttl (or evicted)."),
+    "evicted": ("join_evicted", "Predictions or labels evicted past max_pending."),
+    "orphans": ("join_orphan_labels", "Labels whose predictions never came."),
+    "late": ("join_late_labels", "Labels that came after their predictions expired."),
+    "pending": ("join_pending_predictions", "Predictions waiting for their labels."),
+    "pending_labels": ("join_pending_labels", "Labels waiting for their predictions."),
+}
 # counts of events: counters (their name gets _total) on a plain accumulator, gauges in a window (they fall)
 COUNTS = {"n": "events", "positives": "positives", "negatives": "negatives"}
 
@@ -40,9 +52,10 @@ class MetricsCollector:
     Parameters
     ----------
     accumulators : mapping or callable
-        Model name to an accumulator, a window, a ``Segmented`` or a
-        ``Locked`` of one; or a callable returning such a mapping at each
-        scrape (for models that come and go).
+        Model name to an accumulator, a window, a ``Segmented``, a
+        :class:`~streameval.LabelJoin` (its counts too: pairs matched, labels
+        late or orphaned, what waits) or a ``Locked`` of one; or a callable
+        returning such a mapping at each scrape (for models that come and go).
     metrics : sequence of str
         Report attribute names to expose, where a report has them (a method
         such as ``ece`` is called with its defaults).
@@ -85,12 +98,20 @@ class MetricsCollector:
         self.metrics = tuple(metrics)
         self.prefix = prefix
 
-    def _rows(self) -> Iterator[tuple[tuple[str, str, str], Any, bool]]:
-        """(labels, report, counts only grow) of every model, segment and whole."""
+    def _rows(
+        self, joins: list[tuple[tuple[str, str, str], dict[str, int]]]
+    ) -> Iterator[tuple[tuple[str, str, str], Any, bool]]:
+        """(labels, report, counts only grow) of every model, segment and whole; a label join's counts go to
+        ``joins``."""
         models = self.accumulators() if callable(self.accumulators) else self.accumulators
         for name, acc in models.items():
             inner = acc.inner if hasattr(acc, "inner") else acc  # a Locked one: its class names the window
+            joined = isinstance(inner, LabelJoin)
+            if joined:  # the window is that of the accumulator the join counts into (a monitor's accumulator's)
+                inner = inner.accumulator.accumulator if isinstance(inner.accumulator, Monitor) else inner.accumulator
             window = type(inner).__name__.lower() if callable(getattr(inner, "accumulator", None)) else ""
+            if joined:
+                joins.append(((str(name), "", window), acc.counts()))  # through a Locked one: under its lock
             report = acc.get()
             monotonic = not window
             if hasattr(report, "reports") and hasattr(report, "overall"):  # segmented
@@ -102,7 +123,9 @@ class MetricsCollector:
 
     def collect(self) -> Iterator[Any]:
         """One metric family per metric, with a sample per model, segment and window (called at each scrape)."""
-        rows = list(self._rows())
+        joins: list[tuple[tuple[str, str, str], dict[str, int]]] = []
+        rows = list(self._rows(joins))
+        yield from self._join_families(joins)
         for metric in self.metrics:
             samples = [(labels, r, mono) for labels, r, mono in rows if hasattr(r, metric)]
             if not samples:
@@ -124,6 +147,17 @@ class MetricsCollector:
             )  # fmt: skip
             for labels, r, _ in samples:
                 family.add_metric(labels, _number(metric_value(r, metric)))
+            yield family
+
+    def _join_families(self, joins: list[tuple[tuple[str, str, str], dict[str, int]]]) -> Iterator[Any]:
+        """A label join's counts: pairs matched and what never matched (counters), what waits (gauges)."""
+        if not joins:
+            return
+        for count, (name, help_text) in JOIN_COUNTS.items():
+            kind = GaugeMetricFamily if count.startswith("pending") else CounterMetricFamily
+            family = kind(f"{self.prefix}_{name}", help_text, labels=self.LABELS)
+            for labels, counts in joins:
+                family.add_metric(labels, float(counts[count]))
             yield family
 
 

@@ -83,6 +83,65 @@ def test_scrapes_over_http_while_threads_update_equal_get():
         thread.join(timeout=10)
 
 
+def test_a_label_join_exposes_its_counts_over_http_while_a_thread_feeds_it():
+    """A Locked LabelJoin into a sliding window: each scrape's join counts come from one moment (every
+    prediction is matched, expired or pending), and the last scrape equals the join's counts and report."""
+    from prometheus_client import CollectorRegistry, start_http_server
+    from sklearn.metrics import roc_auc_score
+
+    join = se.Locked(se.LabelJoin(se.Sliding(se.BinaryAccumulator, size=200), ttl=50.0))
+    registry = CollectorRegistry()
+    registry.register(MetricsCollector({"fraud": join}, metrics=("n", "auc")))
+    server, thread = start_http_server(0, addr="127.0.0.1", registry=registry)
+    rng = np.random.default_rng(3)
+    n = 4000
+    y, s = rng.random(n) < 0.3, rng.random(n)
+    delay = rng.exponential(30.0, n)  # some labels come after the ttl, some never
+    comes = rng.random(n) < 0.9
+    events = sorted([(float(i), 0, i) for i in range(n)] + [(i + delay[i], 1, i) for i in np.flatnonzero(comes)])
+    made = {"predictions": 0}
+
+    def feed():
+        for t, kind, i in events:
+            if kind == 0:
+                made["predictions"] += 1  # before the call: a scrape never sees more predictions than made
+                join.predict(int(i), float(s[i]), t=t)
+            else:
+                join.label(int(i), bool(y[i]), t=t)
+
+    key = ("fraud", "", "sliding")
+    try:
+        worker = threading.Thread(target=feed)
+        worker.start()
+        while worker.is_alive():
+            samples = _scrape(server.server_port)
+            if ("streameval_join_matched_total", *key) in samples:
+                seen = sum(samples[(name, *key)] for name in (
+                    "streameval_join_matched_total", "streameval_join_expired_total",
+                    "streameval_join_pending_predictions"))  # fmt: skip
+                assert seen <= made["predictions"] and seen == int(seen)
+        worker.join()
+        samples = _scrape(server.server_port)
+        counts = join.counts()
+        assert counts["matched"] + counts["expired"] + counts["pending"] == n
+        names = {"matched": "join_matched_total", "expired": "join_expired_total", "late": "join_late_labels_total",
+                 "orphans": "join_orphan_labels_total", "pending": "join_pending_predictions",
+                 "pending_labels": "join_pending_labels", "evicted": "join_evicted_total"}  # fmt: skip
+        for count, name in names.items():
+            assert samples[(f"streameval_{name}", *key)] == counts[count], count
+        assert counts["late"] > 0 and counts["expired"] > counts["late"]  # labels after the ttl, and never
+        window = join.get()
+        assert samples[("streameval_events_in_window", *key)] == window.n == 200
+        assert samples[("streameval_auc", *key)] == window.auc
+        matched = [i for t, kind, i in events if kind == 1 and t - i <= 50.0]  # matched in label order
+        last = np.array(matched[-200:])
+        assert window.auc == pytest.approx(roc_auc_score(y[last], s[last]), abs=1e-15)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
 def test_nan_metrics_are_exposed_as_nan_and_models_can_come_and_go():
     from prometheus_client import CollectorRegistry, generate_latest
 
