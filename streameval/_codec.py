@@ -10,6 +10,7 @@ accept both and raise :class:`FormatError` on anything else.
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -24,9 +25,11 @@ __all__ = [
     "decode_histogram",
     "decode_label",
     "decode_neg_pos",
+    "decode_segment",
     "decode_values",
     "encode_float",
     "encode_label",
+    "encode_segment",
     "jsonable",
     "require_fields",
 ]
@@ -77,6 +80,22 @@ def decode_label(where: str, d: Any) -> Any:
     if tag not in types or type(v) is not types[tag] or (isinstance(v, float) and not math.isfinite(v)):
         raise FormatError(f"{where} holds a label of an unknown or wrong type: {d!r}"[:300])
     return v
+
+
+def encode_segment(value: Any) -> dict[str, Any]:
+    """A segment value as :func:`encode_label` gives a label; a tuple (crossed segments) element by element."""
+    if isinstance(value, tuple):
+        return {"tuple": [encode_segment(v) for v in value]}
+    return encode_label(value)
+
+
+def decode_segment(where: str, d: Any) -> Hashable:
+    """The segment value of an :func:`encode_segment` dict."""
+    if isinstance(d, dict) and len(d) == 1 and "tuple" in d:
+        if not isinstance(d["tuple"], list):
+            raise FormatError(f"{where}.tuple must be a list, got {d['tuple']!r}"[:300])
+        return tuple(decode_segment(where, v) for v in d["tuple"])
+    return decode_label(where, d)
 
 
 def require_fields(d: Any, where: str, keys: set[str]) -> None:

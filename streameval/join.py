@@ -12,10 +12,18 @@ from typing import Any
 import numpy as np
 
 from . import io
-from ._codec import FormatError, decode_float, decode_label, encode_label, require_fields
+from ._codec import (
+    FormatError,
+    decode_float,
+    decode_label,
+    decode_segment,
+    encode_label,
+    encode_segment,
+    require_fields,
+)
 from ._validation import check_real
 from .scores import ScoreAccumulator
-from .segmented import Segmented
+from .segmented import Segmented, segment_key
 from .windows import Decayed, Monitor, TimeWindow
 
 __all__ = ["LabelJoin"]
@@ -37,8 +45,6 @@ def _label_checker(target: Any) -> Any:
     of either, a ``Locked`` one), which refuses the labels ``target`` would refuse."""
     if isinstance(target, Monitor):
         return _label_checker(target.accumulator)
-    if isinstance(target, Segmented):
-        raise TypeError("accumulator must count (y, score) pairs: a Segmented one needs each event's segment")
     if hasattr(target, "emptied"):
         return target.emptied()
     if callable(getattr(target, "accumulator", None)):  # a window: an accumulator of its events
@@ -55,7 +61,9 @@ class LabelJoin:
     ``update`` takes ``(y, score)``), a window over one (``Sliding``,
     ``TimeWindow``, ``Decayed``), a ``Monitor`` of either or a ``Locked`` one.
     An accumulator that takes event times (a time window, a decay or a
-    monitor by time) counts each pair at its prediction's time ``t``. ``predict(key, score)`` and
+    monitor by time) counts each pair at its prediction's time ``t``; a
+    :class:`Segmented` one (or a window over one) counts it in the segment
+    its prediction names (``predict(key, score, segment=...)``). ``predict(key, score)`` and
     ``label(key, y)`` may come in either order; when
     both have come, the pair is counted once in ``accumulator`` with
     ``accumulator.update(y, score)``. Until then it waits:
@@ -109,6 +117,7 @@ class LabelJoin:
         self.accumulator = accumulator
         self._probe = _label_checker(inner)  # checks a label that comes before its prediction
         self._timed = _needs_time(inner)  # a pair is counted at its prediction's time
+        self._segmented = isinstance(self._probe, Segmented)  # a prediction comes with its segment
         self.ttl = ttl
         self.max_pending = int(max_pending)
         self._waiting: dict[Hashable, tuple[int, Any, float]] = {}  # key -> (what, score or label, t), by arrival
@@ -135,22 +144,30 @@ class LabelJoin:
             raise TypeError(f"key must be hashable, got {key!r}"[:200]) from None
         return key
 
-    def predict(self, key: Hashable, score: float, t: float | None = None) -> None:
-        """A prediction for ``key`` (counted at once if its label came first)."""
+    def predict(self, key: Hashable, score: float, t: float | None = None, segment: Hashable = None) -> None:
+        """A prediction for ``key`` (counted at once if its label came first); ``segment``: its segment, for a
+        :class:`~streameval.Segmented` accumulator (required there, refused elsewhere)."""
         key = self._key(key)
         s = check_real("score", score)
+        if self._segmented:
+            if segment is None:
+                raise ValueError("segment is required: the accumulator counts each pair in its segment")
+            segment = segment_key(segment)
+        elif segment is not None:
+            raise ValueError(f"segment is for a Segmented accumulator, got segment={segment!r} for another"[:200])
         when = self._time(t)
         waiting = self._waiting.get(key)
         if waiting is not None and waiting[0] == _PREDICTION and not self._stale(waiting, when):
             raise ValueError(f"key {key!r} already has a prediction waiting for its label"[:200])
         self._advance(when)  # what is older than the ttl at this time leaves first
+        prediction = (s, segment) if self._segmented else s
         waiting = self._waiting.get(key)
         if waiting is not None:  # its label came first (and was checked then)
-            self._count(waiting[1], s, when)
+            self._count(waiting[1], prediction, when)
             del self._waiting[key]
             self.matched += 1
         else:
-            self._wait(key, _PREDICTION, s, when)
+            self._wait(key, _PREDICTION, prediction, when)
 
     def label(self, key: Hashable, y: Any, t: float | None = None) -> None:
         """The label of ``key`` (counted at once if its prediction came first)."""
@@ -159,7 +176,8 @@ class LabelJoin:
         waiting = self._waiting.get(key)
         if waiting is not None and waiting[0] == _LABEL and not self._stale(waiting, when):
             raise ValueError(f"key {key!r} already has a label waiting for its prediction"[:200])
-        self._probe.update(y, 0.5)  # a label the accumulator would refuse is refused now, not at its match
+        # a label the accumulator would refuse is refused now, not at its match (one segment checks for all)
+        self._probe.update(*(("label check",) if self._segmented else ()), y, 0.5)
         self._advance(when)  # what is older than the ttl at this time leaves first
         waiting = self._waiting.get(key)
         if waiting is not None:
@@ -174,12 +192,13 @@ class LabelJoin:
                 self._wait(key, _LABEL, y, when)
         self._advance(when)
 
-    def _count(self, y: Any, score: float, when: float) -> None:
-        """Count a matched pair (at its prediction's time, for an accumulator that takes times)."""
+    def _count(self, y: Any, prediction: Any, when: float) -> None:
+        """Count a matched pair (in its segment; at its prediction's time, for an accumulator that takes times)."""
+        args = (prediction[1], y, prediction[0]) if self._segmented else (y, prediction)
         if self._timed:
-            self.accumulator.update(y, score, t=when)
+            self.accumulator.update(*args, t=when)
         else:
-            self.accumulator.update(y, score)
+            self.accumulator.update(*args)
 
     def _wait(self, key: Hashable, what: int, value: Any, when: float) -> None:
         self._waiting[key] = (what, value, when)
@@ -247,7 +266,8 @@ class LabelJoin:
     def pending_scores(self) -> ScoreAccumulator:
         """The scores of the predictions waiting for their labels, as a :class:`ScoreAccumulator`."""
         acc = ScoreAccumulator()
-        acc.update_many([v for what, v, _ in self._waiting.values() if what == _PREDICTION])
+        waiting = [v for what, v, _ in self._waiting.values() if what == _PREDICTION]
+        acc.update_many([v[0] for v in waiting] if self._segmented else waiting)
         return acc
 
     def counts(self) -> dict[str, int]:
@@ -260,10 +280,7 @@ class LabelJoin:
     # -- state ------------------------------------------------------------------
     def to_state(self) -> dict[str, Any]:
         """The accumulator's state (with its kind), the settings, the counts and what waits."""
-        waiting = [
-            [encode_label(k), what, encode_label(v) if what == _LABEL else v, t]
-            for k, (what, v, t) in self._waiting.items()
-        ]
+        waiting = [[encode_label(k), what, self._encode(what, v), t] for k, (what, v, t) in self._waiting.items()]
         try:
             accumulator = io.to_dict(self.accumulator)
         except TypeError:
@@ -303,13 +320,27 @@ class LabelJoin:
             if not isinstance(item, list) or len(item) != 4 or item[1] not in (_PREDICTION, _LABEL):
                 raise FormatError(f"waiting[{i}] must be [key, 0 or 1, value, t]")
             key = decode_label(f"waiting[{i}] key", item[0])
-            value = (
-                decode_label(f"waiting[{i}] label", item[2]) if item[1] == _LABEL else decode_float("score", item[2])
+            join._wait(
+                key, item[1], join._decode(f"waiting[{i}]", item[1], item[2]), decode_float(f"waiting[{i}] t", item[3])
             )
-            join._wait(key, item[1], value, decode_float(f"waiting[{i}] t", item[3]))
         for i, k in enumerate(d["expired_keys"]):
             join._expired_keys[decode_label(f"expired_keys[{i}]", k)] = None
         return join
+
+    def _encode(self, what: int, value: Any) -> Any:
+        """What waits, in the state: a label, a score, or a score and its segment."""
+        if what == _LABEL:
+            return encode_label(value)
+        return [value[0], encode_segment(value[1])] if self._segmented else value
+
+    def _decode(self, where: str, what: int, value: Any) -> Any:
+        if what == _LABEL:
+            return decode_label(f"{where} label", value)
+        if not self._segmented:
+            return decode_float(f"{where} score", value)
+        if not isinstance(value, list) or len(value) != 2:
+            raise FormatError(f"{where} must hold [score, segment] for a segmented accumulator, got {value!r}"[:300])
+        return decode_float(f"{where} score", value[0]), decode_segment(f"{where} segment", value[1])
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the state, what waits included, atomically (see :func:`streameval.save`)."""

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from . import io
-from ._codec import FormatError, decode_label, encode_label, require_fields
+from ._codec import FormatError, decode_segment, encode_segment, require_fields
 from ._compiled import SPEEDUPS
 from ._events import SegmentRouter
 from ._numeric import event_groups
@@ -65,20 +65,6 @@ def segment_key(value: Any) -> Hashable:
             f"segment must not be {value!r} (a missing value): give missing values a name such as 'unknown'"
         )
     return value
-
-
-def _encode_segment(value: Any) -> dict[str, Any]:
-    if isinstance(value, tuple):
-        return {"tuple": [_encode_segment(v) for v in value]}
-    return encode_label(value)
-
-
-def _decode_segment(where: str, d: Any) -> Hashable:
-    if isinstance(d, dict) and len(d) == 1 and "tuple" in d:
-        if not isinstance(d["tuple"], list):
-            raise FormatError(f"{where}.tuple must be a list, got {d['tuple']!r}"[:300])
-        return tuple(_decode_segment(where, v) for v in d["tuple"])
-    return decode_label(where, d)
 
 
 def _factorized(values: Any) -> tuple[list[Hashable], np.ndarray] | None:
@@ -602,7 +588,7 @@ class Segmented(AccumulatorBase):
         return {
             "max_segments": self.max_segments,
             "template": io.to_dict(self._template),
-            "segments": [_encode_segment(k) for k in self._segments],
+            "segments": [encode_segment(k) for k in self._segments],
             "states": [io.to_dict(a) for a in self._segments.values()],
         }
 
@@ -624,7 +610,7 @@ class Segmented(AccumulatorBase):
         if len(segments) > out.max_segments:
             raise FormatError(f"{len(segments)} segments, more than max_segments={out.max_segments}")
         for i, (s, st) in enumerate(zip(segments, states, strict=True)):
-            key = _decode_segment(f"segments[{i}]", s)
+            key = decode_segment(f"segments[{i}]", s)
             if key in out._segments:
                 raise FormatError(f"segments[{i}] repeats the segment {_show(key)}")
             acc = io.from_dict(st)

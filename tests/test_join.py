@@ -201,7 +201,76 @@ def test_a_join_into_windows_checks_labels_and_times_first():
     with pytest.raises(ValueError, match="'z'"):
         window.label("k", "z")  # before its prediction: refused as the window's accumulator would refuse it
     assert window.counts()["pending_labels"] == 0
-    with pytest.raises(TypeError, match="segment"):
-        se.LabelJoin(se.Segmented(se.BinaryAccumulator))
     with pytest.raises(TypeError, match="accumulator must be"):
         se.LabelJoin(object())
+
+
+def test_a_join_into_segments_counts_each_pair_in_its_segment_and_saves_what_waits(tmp_path):
+    """Segments with late labels (a region per prediction, crossed with a device too): each segment equals a
+    Segmented accumulator fed the matched pairs directly; a save in the middle keeps the waiting predictions'
+    segments; the fairness measures follow."""
+    y, s, events, comes = _stream(6000, 7, delay=40.0)
+    rng = np.random.default_rng(8)
+    region = rng.choice(["eu", "us", "apac"], y.size).tolist()
+    device = rng.choice(["web", "app"], y.size).tolist()
+    direct = se.Segmented(se.BinaryAccumulator)
+    crossed = se.LabelJoin(se.Segmented(se.BinaryAccumulator), ttl=1e9)
+    window = se.LabelJoin(se.Sliding(_segmented_binary, size=300))
+    order = _matches(events)
+    half = len(events) // 2
+    for step, (t, kind, i) in enumerate(events):
+        if step == half:  # saved and loaded with predictions (and their segments) and labels waiting
+            crossed.save(tmp_path / "join.sevl")
+            crossed = se.load(tmp_path / "join.sevl")
+        for join, seg in ((crossed, (region[i], device[i])), (window, region[i])):
+            if kind == 0:
+                join.predict(int(i), float(s[i]), t=t, segment=seg)
+            else:
+                join.label(int(i), bool(y[i]), t=t)
+    for i in order:
+        direct.update((region[i], device[i]), bool(y[i]), float(s[i]))
+    got = crossed.accumulator
+    assert sorted(got.segments) == sorted(direct.segments) and all(got[k] == direct[k] for k in direct.segments)
+    assert crossed.get().demographic_parity_difference == direct.get().demographic_parity_difference
+    assert crossed.pending_scores.get().n == crossed.pending == int((~comes).sum())
+    last = se.Segmented(se.BinaryAccumulator)
+    for i in order[-300:]:
+        last.update(region[i], bool(y[i]), float(s[i]))
+    assert all(window.accumulator.accumulator()[k] == last[k] for k in last.segments)
+
+
+def _segmented_binary():
+    return se.Segmented(se.BinaryAccumulator)
+
+
+@pytest.mark.parametrize(
+    ("make", "call", "words"),
+    [
+        (
+            lambda: se.LabelJoin(se.Segmented(se.BinaryAccumulator)),
+            lambda j: j.predict("k", 0.5),
+            ["segment is required"],
+        ),
+        (
+            lambda: se.LabelJoin(se.BinaryAccumulator()),
+            lambda j: j.predict("k", 0.5, segment="eu"),
+            ["segment", "'eu'"],
+        ),
+        (
+            lambda: se.LabelJoin(se.Segmented(se.BinaryAccumulator)),
+            lambda j: j.predict("k", 0.5, segment=["eu"]),
+            ["segment", "hashable"],
+        ),
+        (lambda: se.LabelJoin(se.Segmented(se.BinaryAccumulator)), lambda j: j.label("k", 3), ["y", "3"]),
+    ],
+)
+def test_a_bad_segment_or_label_names_it_and_changes_nothing(make, call, words):
+    join = make()
+    kwargs = {"segment": "eu"} if isinstance(join.accumulator, se.Segmented) else {}
+    join.predict("w", 0.4, **kwargs)
+    before = (join.counts(), join.to_state())
+    with pytest.raises((TypeError, ValueError)) as info:
+        call(join)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+    assert (join.counts(), join.to_state()) == before
