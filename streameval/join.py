@@ -6,7 +6,7 @@ import heapq
 import math
 import os
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,7 @@ from ._codec import (
     require_fields,
 )
 from ._validation import check_real
+from .multiclass import MulticlassAccumulator
 from .scores import ScoreAccumulator
 from .segmented import Segmented, segment_key
 from .windows import Decayed, Monitor, TimeWindow
@@ -29,6 +30,22 @@ from .windows import Decayed, Monitor, TimeWindow
 __all__ = ["LabelJoin"]
 
 _PREDICTION, _LABEL = 0, 1
+
+
+def _decode_classes(where: str, value: Any) -> Any:
+    """A multiclass prediction of the state: class scores by class, in a sequence, or a predicted class."""
+    if not isinstance(value, dict) or len(value) != 1 or next(iter(value)) not in ("scores", "sequence", "class"):
+        raise FormatError(f"{where} must be a one-entry dict: scores, sequence or class, got {value!r}"[:300])
+    ((tag, v),) = value.items()
+    if tag == "class":
+        return decode_label(f"{where} class", v)
+    if not isinstance(v, list):
+        raise FormatError(f"{where} {tag} must be a list, got {v!r}"[:300])
+    if tag == "sequence":
+        return tuple(decode_float(f"{where} sequence", p) for p in v)
+    if not all(isinstance(pair, list) and len(pair) == 2 for pair in v):
+        raise FormatError(f"{where} scores must be [class, score] pairs, got {v!r}"[:300])
+    return {decode_label(f"{where} class", c): decode_float(f"{where} score", p) for c, p in v}
 
 
 def _needs_time(target: Any) -> bool:
@@ -63,7 +80,10 @@ class LabelJoin:
     An accumulator that takes event times (a time window, a decay or a
     monitor by time) counts each pair at its prediction's time ``t``; a
     :class:`Segmented` one (or a window over one) counts it in the segment
-    its prediction names (``predict(key, score, segment=...)``). ``predict(key, score)`` and
+    its prediction names (``predict(key, score, segment=...)``). Into a
+    :class:`MulticlassAccumulator` a prediction is what its ``update`` takes:
+    class scores (a mapping, or a sequence in the classes' order) or a
+    predicted class. ``predict(key, score)`` and
     ``label(key, y)`` may come in either order; when
     both have come, the pair is counted once in ``accumulator`` with
     ``accumulator.update(y, score)``. Until then it waits:
@@ -118,6 +138,9 @@ class LabelJoin:
         self._probe = _label_checker(inner)  # checks a label that comes before its prediction
         self._timed = _needs_time(inner)  # a pair is counted at its prediction's time
         self._segmented = isinstance(self._probe, Segmented)  # a prediction comes with its segment
+        self._classes = isinstance(self._probe, MulticlassAccumulator)  # a prediction is class scores or a class
+        # a multiclass prediction is checked apart from the labels (a label is checked as its own predicted class)
+        self._prediction_probe = self._probe.emptied() if self._classes else None
         self.ttl = ttl
         self.max_pending = int(max_pending)
         self._waiting: dict[Hashable, tuple[int, Any, float]] = {}  # key -> (what, score or label, t), by arrival
@@ -148,7 +171,7 @@ class LabelJoin:
         """A prediction for ``key`` (counted at once if its label came first); ``segment``: its segment, for a
         :class:`~streameval.Segmented` accumulator (required there, refused elsewhere)."""
         key = self._key(key)
-        s = check_real("score", score)
+        s = self._checked_prediction(score)
         if self._segmented:
             if segment is None:
                 raise ValueError("segment is required: the accumulator counts each pair in its segment")
@@ -169,6 +192,27 @@ class LabelJoin:
         else:
             self._wait(key, _PREDICTION, prediction, when)
 
+    def _checked_prediction(self, score: Any) -> Any:
+        """A score (a real number) or, for a multiclass accumulator, class scores (a mapping or a sequence in the
+        classes' order) or a predicted class, checked as the accumulator checks it; kept as a copy."""
+        if not self._classes:
+            return check_real("score", score)
+        probe = self._prediction_probe
+        assert probe is not None
+        if isinstance(score, Mapping):
+            prediction: Any = dict(score)
+            label = next(iter(prediction), None)
+        elif isinstance(score, (Sequence, np.ndarray)) and not isinstance(score, (str, bytes)):
+            prediction = tuple(np.asarray(score, dtype=np.float64).tolist()) if len(score) else ()
+            label = probe.classes[0] if probe.classes else None  # classes learnt later: checked when counted
+        else:
+            prediction = label = score
+        if isinstance(score, Mapping) and label is None:
+            raise ValueError("score must hold class scores: got an empty mapping")
+        if label is not None:
+            probe.update(label, prediction)  # refuses what the accumulator would refuse
+        return prediction
+
     def label(self, key: Hashable, y: Any, t: float | None = None) -> None:
         """The label of ``key`` (counted at once if its prediction came first)."""
         key = self._key(key)
@@ -177,7 +221,7 @@ class LabelJoin:
         if waiting is not None and waiting[0] == _LABEL and not self._stale(waiting, when):
             raise ValueError(f"key {key!r} already has a label waiting for its prediction"[:200])
         # a label the accumulator would refuse is refused now, not at its match (one segment checks for all)
-        self._probe.update(*(("label check",) if self._segmented else ()), y, 0.5)
+        self._probe.update(*(("label check",) if self._segmented else ()), y, y if self._classes else 0.5)
         self._advance(when)  # what is older than the ttl at this time leaves first
         waiting = self._waiting.get(key)
         if waiting is not None:
@@ -265,6 +309,8 @@ class LabelJoin:
     @property
     def pending_scores(self) -> ScoreAccumulator:
         """The scores of the predictions waiting for their labels, as a :class:`ScoreAccumulator`."""
+        if self._classes:
+            raise TypeError("pending_scores: the predictions waiting are class scores or classes, not one score each")
         acc = ScoreAccumulator()
         waiting = [v for what, v, _ in self._waiting.values() if what == _PREDICTION]
         acc.update_many([v[0] for v in waiting] if self._segmented else waiting)
@@ -331,11 +377,19 @@ class LabelJoin:
         """What waits, in the state: a label, a score, or a score and its segment."""
         if what == _LABEL:
             return encode_label(value)
+        if self._classes:
+            if isinstance(value, dict):
+                return {"scores": [[encode_label(c), float(p)] for c, p in value.items()]}
+            if isinstance(value, tuple):
+                return {"sequence": list(value)}
+            return {"class": encode_label(value)}
         return [value[0], encode_segment(value[1])] if self._segmented else value
 
     def _decode(self, where: str, what: int, value: Any) -> Any:
         if what == _LABEL:
             return decode_label(f"{where} label", value)
+        if self._classes:
+            return _decode_classes(where, value)
         if not self._segmented:
             return decode_float(f"{where} score", value)
         if not isinstance(value, list) or len(value) != 2:

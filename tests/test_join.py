@@ -274,3 +274,68 @@ def test_a_bad_segment_or_label_names_it_and_changes_nothing(make, call, words):
     for word in words:
         assert word in str(info.value), (word, str(info.value))
     assert (join.counts(), join.to_state()) == before
+
+
+@pytest.mark.parametrize("form", ["mapping", "sequence", "predicted class"])
+def test_a_join_into_a_multiclass_accumulator_counts_class_scores_or_classes(form, tmp_path):
+    """Predictions as class-score mappings, sequences or predicted classes, labels late or never; saved and
+    loaded halfway: the join equals a multiclass accumulator fed the matched pairs, and accuracy matches
+    scikit-learn's on them."""
+    from sklearn.metrics import accuracy_score
+
+    classes = ["cat", "dog", "bird"]
+    rng = np.random.default_rng(12)
+    n = 3000
+    truth = rng.choice(classes, n).tolist()
+    probs = rng.dirichlet([1.0, 1.0, 1.0], n)
+    _, _, events, comes = _stream(n, 13, delay=30.0)
+
+    def prediction(i):
+        if form == "mapping":
+            return dict(zip(classes, probs[i].tolist(), strict=True))
+        if form == "sequence":
+            return probs[i].tolist()
+        return classes[int(np.argmax(probs[i]))]
+
+    join = se.LabelJoin(se.MulticlassAccumulator(classes=classes), ttl=1e9)
+    for step, (t, kind, i) in enumerate(events):
+        if step == len(events) // 2:
+            join.save(tmp_path / "join.sevl")
+            join = se.load(tmp_path / "join.sevl")
+        if kind == 0:
+            join.predict(int(i), prediction(i), t=t)
+        else:
+            join.label(int(i), truth[i], t=t)
+    direct = se.MulticlassAccumulator(classes=classes)
+    order = _matches(events)
+    for i in order:
+        direct.update(truth[i], prediction(i))
+    assert join.accumulator == direct and join.matched == len(order) == comes.sum()
+    predicted = [classes[int(np.argmax(probs[i]))] for i in order]
+    assert join.get().accuracy == pytest.approx(accuracy_score([truth[i] for i in order], predicted), abs=1e-15)
+    with pytest.raises(TypeError, match="pending_scores"):
+        join.pending_scores  # noqa: B018 - class scores are not one score each
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        (lambda j: j.predict("k", {"cat": 0.4, "dog": 0.3, "bird": 0.2, "fox": 0.1}), ["fox"]),
+        (lambda j: j.predict("k", {"cat": 0.5, "dog": 0.5}), ["bird"]),
+        (lambda j: j.predict("k", {}), ["empty"]),
+        (lambda j: j.predict("k", [0.5, 0.5]), ["scores", "3", "2"]),
+        (lambda j: j.label("k", "fox"), ["fox"]),
+        (lambda j: j.predict("w", {"cat": 0.1, "dog": 0.1, "bird": 0.8}), ["already has a prediction"]),
+        (lambda j: j.predict("k", "cat"), ["class scores or predicted labels"]),  # one mode, as the accumulator
+    ],
+)
+def test_a_bad_multiclass_prediction_or_label_names_it_and_changes_nothing(call, words):
+    join = se.LabelJoin(se.MulticlassAccumulator(classes=["cat", "dog", "bird"]))
+    join.predict("w", {"cat": 0.7, "dog": 0.2, "bird": 0.1})
+    join.label("z", "dog")
+    before = (join.counts(), join.to_state())
+    with pytest.raises((TypeError, ValueError)) as info:
+        call(join)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+    assert (join.counts(), join.to_state()) == before
