@@ -171,7 +171,7 @@ class LabelJoin:
         """A prediction for ``key`` (counted at once if its label came first); ``segment``: its segment, for a
         :class:`~streameval.Segmented` accumulator (required there, refused elsewhere)."""
         key = self._key(key)
-        s = self._checked_prediction(score)
+        s = self._checked_prediction(score) if self._classes else check_real("score", score)
         if self._segmented:
             if segment is None:
                 raise ValueError("segment is required: the accumulator counts each pair in its segment")
@@ -193,10 +193,8 @@ class LabelJoin:
             self._wait(key, _PREDICTION, prediction, when)
 
     def _checked_prediction(self, score: Any) -> Any:
-        """A score (a real number) or, for a multiclass accumulator, class scores (a mapping or a sequence in the
-        classes' order) or a predicted class, checked as the accumulator checks it; kept as a copy."""
-        if not self._classes:
-            return check_real("score", score)
+        """A multiclass prediction: class scores (a mapping or a sequence in the classes' order) or a predicted
+        class, checked as the accumulator checks it; kept as a copy."""
         probe = self._prediction_probe
         assert probe is not None
         if isinstance(score, Mapping):
@@ -220,8 +218,13 @@ class LabelJoin:
         waiting = self._waiting.get(key)
         if waiting is not None and waiting[0] == _LABEL and not self._stale(waiting, when):
             raise ValueError(f"key {key!r} already has a label waiting for its prediction"[:200])
-        # a label the accumulator would refuse is refused now, not at its match (one segment checks for all)
-        self._probe.update(*(("label check",) if self._segmented else ()), y, y if self._classes else 0.5)
+        # a label the accumulator would refuse is refused now, not at its match
+        if self._classes:
+            self._probe.update(y, y)  # as its own predicted class
+        elif self._segmented:
+            self._probe.update("label check", y, 0.5)  # one segment checks for all
+        else:
+            self._probe.update(y, 0.5)
         self._advance(when)  # what is older than the ttl at this time leaves first
         waiting = self._waiting.get(key)
         if waiting is not None:
