@@ -33,12 +33,27 @@ COUNT_APART_UP_TO = 64  # a batch reaching more segments counted before checks i
 SUMMARY_METRICS = (
     "n", "auc", "average_precision", "precision", "recall", "f1", "fpr", "selection_rate", "brier", "ece",
     "accuracy", "macro_f1", "mae", "rmse", "r2", "mean", "median",
+    "a_accuracy", "b_accuracy", "mcnemar_p_value",  # two models (a paired accumulator's segments)
 )  # fmt: skip
 SMALLER_IS_BETTER = frozenset(
     {"fpr", "fnr", "error_rate", "brier", "log_loss", "ece", "mce", "eer", "mae", "mse", "rmse", "mape",
      "max_error", "median_absolute_error", "rank_loss"}
 )  # fmt: skip
-NEUTRAL = frozenset({"n", "weight", "positives", "negatives", "selection_rate", "mean", "median", "std", "min", "max"})
+NEUTRAL = frozenset(
+    {
+        "n",
+        "weight",
+        "positives",
+        "negatives",
+        "selection_rate",
+        "mean",
+        "median",
+        "std",
+        "min",
+        "max",
+        "mcnemar_p_value",
+    }
+)
 
 
 def _show(value: Any) -> str:

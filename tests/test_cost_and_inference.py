@@ -200,6 +200,16 @@ def test_a_paired_report_names_its_metrics_for_monitors_macro_and_pages():
     assert summary.b_accuracy.mean == pytest.approx(np.mean(want), rel=1e-14)
     page = report_html(acc)
     assert f"<tr><td>b_accuracy</td><td>{d['b_accuracy']:.6g}</td></tr>" in page
+    region = np.where(np.arange(400) % 3 == 0, "eu", "us")
+    by_region = se.Segmented(lambda: se.PairedAccumulator(threshold=0.5))
+    by_region.update_many(region, y, sa, sb)
+    table = by_region.get().summary()
+    header, *rows = table.splitlines()
+    assert header.split() == ["segment", "n", "a_accuracy", "b_accuracy", "mcnemar_p_value"]
+    for name in ("eu", "us"):
+        mine = region == name
+        row = next(r.split() for r in rows if r.startswith(name))
+        assert float(row[2]) == pytest.approx(skm.accuracy_score(y[mine], sa[mine] >= 0.5), abs=5e-5)
     tables = [se.ConfusionReport(tp=3 + k, fp=2, tn=5, fn=1, threshold=0.5) for k in range(3)]
     assert se.macro(tables).precision.mean == pytest.approx(np.mean([(3 + k) / (5 + k) for k in range(3)]))
     assert tables[0].to_dict() == {m: getattr(tables[0], m) for m in se.ConfusionReport.SCALAR_METRICS}
