@@ -9,7 +9,9 @@ only through the protocol (``update``, ``update_many``, ``+=``, ``-=``,
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -58,6 +60,26 @@ def _emptied(acc: Any, factory: Factory) -> Any:
     ``emptied``), or the factory's for an accumulator that does not offer it."""
     emptied = getattr(acc, "emptied", None)
     return emptied() if emptied is not None else _make(factory)
+
+
+def _counted_afresh(makers: list[Callable[[], Any]], count: Callable[[Any], None]) -> Any:
+    """A new accumulator of the first maker whose accumulator takes the events (``count`` counts them into it).
+
+    Events replayed into a new accumulator: one that knows the classes learnt so far takes score sequences in
+    their order; one that knows none (the factory's) takes them as the stream gave them while it learnt its
+    classes. The first refusal is raised when every maker's accumulator refuses them.
+    """
+    refused: Exception | None = None
+    for make in makers:
+        acc = make()
+        try:
+            count(acc)
+        except (TypeError, ValueError) as exc:
+            refused = refused or exc
+            continue
+        return acc
+    assert refused is not None
+    raise refused
 
 
 # -- Sliding ---------------------------------------------------------------------
@@ -294,9 +316,13 @@ class Sliding:
             batches = deque(self._batches)  # the window changes once they are counted
             for _, take in _leaving(batches, excess):
                 _drop_first(batches, take)
-            staying = _emptied(self._acc, self._factory)  # score sequences keep the order of the classes learnt
-            for batch in batches:
-                staying.update_many(*batch.args, **batch.kwargs)
+
+            def count(staying: Any) -> None:
+                for batch in batches:
+                    staying.update_many(*batch.args, **batch.kwargs)
+
+            # score sequences keep the order of the classes learnt (or, from a factory's, the stream's own)
+            staying = _counted_afresh([lambda: _emptied(self._acc, self._factory), lambda: _make(self._factory)], count)
             self._batches, self._held, self._acc = batches, self.size, staying
             self._log.retarget(staying.update)
             return
@@ -432,8 +458,8 @@ class TimeWindow:
             current.update(*args, **kwargs)
             return
         newest = None if self._latest is None else self._ring.get(self._latest)
-        fresh = self._empty.copy() if newest is None else _emptied(newest, self._factory)
-        fresh.update(*args, **kwargs)  # checks the event before anything changes
+        makers = [self._empty.copy] if newest is None else [lambda: _emptied(newest, self._factory), self._empty.copy]
+        fresh = _counted_afresh(makers, lambda acc: acc.update(*args, **kwargs))  # checked before anything changes
         self._add({pane: (fresh, 1)})
 
     def update_many(self, *args: Any, t: npt.ArrayLike, **kwargs: Any) -> None:
@@ -448,13 +474,16 @@ class TimeWindow:
             # empty; for a pane that exists, in that pane's regime (binned events added to binned counts need no
             # conversion); for a new one, the pane before emptied (its classes learnt kept) or, for the first, a
             # copy of the empty accumulator made at the start
+            makers: list[Callable[[], Any]] = [self._empty.copy]
             if current is not None and hasattr(current, "subtract"):
-                acc = current - current
+                makers = [functools.partial(operator.sub, current, current)]
             elif before is not None and hasattr(before, "emptied"):
-                acc = before.emptied()
-            else:
-                acc = self._empty.copy()
-            acc.update_many(*part, **extra)
+                makers = [before.emptied, self._empty.copy]
+
+            def count(acc: Any, part: list[Any] = part, extra: dict[str, Any] = extra) -> None:
+                acc.update_many(*part, **extra)
+
+            acc = _counted_afresh(makers, count)
             fresh[p] = (acc, events)
             before = acc if self._latest is None or p >= self._latest else before
         self._add(fresh)
@@ -681,9 +710,12 @@ class Decayed:
         if (top - self._t_ref) / self.half_life > self._RESCALE_AT:  # rare: the batch path rescales the state
             self.update_many(*([a] for a in args), t=None if t is None else [t], w=[w], **kwargs)
             return
-        if self._pending is None:  # the classes the state learnt kept, in their order
-            self._pending = _emptied(self._acc, self._factory)
-        self._pending.update(*args, w=weight * 2.0 ** ((when - self._t_ref) / self.half_life), **kwargs)
+        decayed = weight * 2.0 ** ((when - self._t_ref) / self.half_life)
+        if self._pending is None:  # the classes the state learnt kept, in their order (or the stream's own)
+            makers = [lambda: _emptied(self._acc, self._factory), self._factory]
+            self._pending = _counted_afresh(makers, lambda acc: acc.update(*args, w=decayed, **kwargs))
+        else:
+            self._pending.update(*args, w=decayed, **kwargs)
         self._latest = top
         self._clock += 1
 

@@ -164,3 +164,57 @@ def test_negative_zero_and_zero_share_one_code():
         acc.update_many([0, 0, 1], [-0.0, 0.0, -0.0])
         r = acc.get()
         assert r.n == 3 and r.neg.sum() == 2 and r.pos.sum() == 1
+
+
+# -- windows over classes learnt from the stream -------------------------------------------------------------
+_CLASSES = ["a", "b", "c", "d"]
+
+
+@st.composite
+def _learnt_stream(draw):
+    """Events of a multiclass stream whose classes are learnt from mappings, then score sequences in the learnt
+    order (every class known by then); split into runs of per-event calls and batches, with reads between."""
+    n = draw(st.integers(1, 40))
+    labels = draw(st.lists(st.sampled_from(_CLASSES), min_size=n, max_size=n))
+    probs = draw(st.lists(st.integers(0, 9), min_size=4 * n, max_size=4 * n))
+    order = list(dict.fromkeys(labels))
+    learnt = max(labels.index(c) for c in order) + 1  # every class met: sequences from here on
+    events = []
+    for i, y in enumerate(labels):
+        known = order if i >= learnt else [c for c in order if c in labels[: i + 1]]
+        p = [probs[4 * i + k] / 10 for k in range(len(known))]
+        events.append((y, p if i >= learnt and i % 3 else dict(zip(known, p, strict=True))))
+    cuts = draw(st.lists(st.tuples(st.integers(1, 8), st.booleans(), st.booleans()), min_size=1, max_size=n))
+    return events, cuts
+
+
+def _cells(report):
+    """The confusion matrix as {(true class, predicted class): count}, without the zeros."""
+    m = report.confusion_matrix
+    return {(a, b): m[i, j] for i, a in enumerate(report.classes) for j, b in enumerate(report.classes) if m[i, j]}
+
+
+@given(_learnt_stream(), st.integers(1, 12))
+def test_a_sliding_window_over_learnt_classes_equals_the_last_events(stream, size):
+    """Whatever the calls and reads, the window's counts are those of the whole stream less the events before
+    its last ``size`` (both learnt-class accumulators fed the stream as it came)."""
+    events, cuts = stream
+    win = se.Sliding(se.MulticlassAccumulator, size=size)
+    done, step = 0, 0
+    while done < len(events):
+        length, batch, read = cuts[step % len(cuts)]
+        chunk = events[done : done + length]
+        if batch and all(isinstance(p, list) for _, p in chunk):
+            win.update_many([y for y, _ in chunk], np.array([p for _, p in chunk]))
+        else:
+            for y, p in chunk:
+                win.update(y, p)
+        done += len(chunk)
+        step += 1
+        if read or done == len(events):
+            whole, before = se.MulticlassAccumulator(), se.MulticlassAccumulator()
+            for k, (y, p) in enumerate(events[:done]):
+                whole.update(y, p)
+                if k < done - size:
+                    before.update(y, p)
+            assert _cells(win.get()) == _cells((whole - before).get())

@@ -551,6 +551,25 @@ def test_decayed_keeps_the_learnt_class_order_of_score_sequences_across_reads():
     np.testing.assert_allclose(got.auc_per_class, ref.auc_per_class, rtol=1e-12)
 
 
+def test_a_short_window_replays_sequences_given_before_a_class_was_learnt():
+    """More events leave than stay: the staying ones are counted afresh. A sequence given while one class was
+    known (``[0.3]``) is refused by an accumulator that knows both classes, so they are replayed as the stream
+    gave them into one that learns its classes again."""
+    events = [("a", {"a": 1.0})] * 3 + [("a", [0.3]), ("b", {"a": 0.2, "b": 0.8})]
+    win = se.Sliding(se.MulticlassAccumulator, size=2)
+    for y, p in events:
+        win.update(y, p)
+    whole, left = se.MulticlassAccumulator(), se.MulticlassAccumulator()
+    for k, (y, p) in enumerate(events):
+        whole.update(y, p)
+        if k < 3:
+            left.update(y, p)
+    got, want = win.get(), (whole - left).get()
+    assert got.n == 2 and got.classes == want.classes
+    assert got.confusion_matrix.tolist() == want.confusion_matrix.tolist()
+    np.testing.assert_array_equal(got.auc_per_class, want.auc_per_class)
+
+
 def test_emptied_keeps_configuration_and_learnt_classes_and_no_events():
     bins = se.Bins.range_free(mantissa_bits=5)
     made = [
