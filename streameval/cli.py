@@ -35,6 +35,7 @@ from .averaging import macro
 from .binary import DEFAULT_EXACT_UP_TO, BinaryAccumulator
 from .bins import Bins
 from .drift import drift
+from .join import LabelJoin
 from .segmented import Segmented
 from .windows import Sliding
 
@@ -810,6 +811,11 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     kinds = {type(s).__name__ for s in states}
     if len(kinds) != 1:
         raise SystemExit(f"streameval: cannot merge different kinds of state: {sorted(kinds)}")
+    if not hasattr(type(states[0]), "merge_all"):
+        raise SystemExit(
+            f"streameval: cannot merge {kinds.pop()} states: what waits for a label in one cannot be joined with "
+            "another's (report each, or merge their accumulators)"
+        )
     try:
         merged = type(states[0]).merge_all(states)
     except (TypeError, ValueError) as exc:
@@ -853,13 +859,17 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(f"report written to {args.html}")
         return 0
     metrics = _metrics(report)
+    joined = acc.counts() if isinstance(acc, LabelJoin) else None  # pairs matched, what waits, what never came
     if args.json:
-        print(json.dumps({"kind": type(acc).__name__, **metrics}, indent=2))
-    elif hasattr(report, "summary"):
+        print(json.dumps({"kind": type(acc).__name__, **metrics, **({"join": joined} if joined else {})}, indent=2))
+        return 0
+    if hasattr(report, "summary"):
         print(report.summary())
     else:
         width = max(len(k) for k in metrics)
         print("\n".join(f"{k:<{width}}  {_fmt(v)}" for k, v in metrics.items()))
+    if joined:
+        print("\nlabel join  " + ", ".join(f"{k} {v}" for k, v in joined.items()))
     return 0
 
 

@@ -276,6 +276,24 @@ def test_report_and_merge_of_every_kind_of_saved_state(tmp_path):
         assert json.loads(_cli("report", str(both), "--json").stdout)["n"] == 600
 
 
+def test_report_of_a_saved_label_join_gives_its_counts_and_merge_refuses_it(tmp_path):
+    join = se.LabelJoin(se.BinaryAccumulator(), ttl=10.0)
+    for i, (y, s) in enumerate([(1, 0.9), (0, 0.3), (1, 0.6), (0, 0.8)]):
+        join.predict(i, s, t=float(i))
+        if i % 2 == 0:
+            join.label(i, y, t=float(i) + 0.5)
+    join.label("never predicted", 1, t=4.0)
+    join.save(tmp_path / "join.sevl")
+    out = json.loads(_cli("report", str(tmp_path / "join.sevl"), "--json").stdout)
+    assert out["kind"] == "LabelJoin" and out["join"] == join.counts() and out["n"] == join.get().n == 2
+    assert out["join"]["pending"] == 2 and out["join"]["pending_labels"] == 1
+    table = _cli("report", str(tmp_path / "join.sevl")).stdout
+    assert "label join  matched 2, pending 2, pending_labels 1" in table
+    refused = _cli("merge", str(tmp_path / "join.sevl"), str(tmp_path / "join.sevl"), "-o", "x", check=False)
+    assert refused.returncode != 0 and "cannot merge LabelJoin states" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
 def test_parquet_is_read_by_row_groups_and_a_bad_row_is_named_by_its_row(tmp_path):
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
