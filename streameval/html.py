@@ -32,6 +32,14 @@ td.worst { background: #fde2e1; font-weight: 600; }
 .wide { overflow-x: auto; }
 """
 
+# the metrics drawn over time, the first four a monitor's records hold: each kind's main ones
+OVER_TIME = (
+    "auc", "f1", "recall", "precision", "brier",  # binary
+    "accuracy", "macro_f1",  # multiclass
+    "mae", "rmse", "r2",  # regression
+    "a_accuracy", "b_accuracy", "mcnemar_p_value",  # two models
+    "mean", "median",  # scores
+)  # fmt: skip
 MAIN_BINARY = (
     "n", "positives", "negatives", "accuracy", "precision", "recall", "f1", "mcc", "fpr", "selection_rate",
     "auc", "auc_lower", "auc_upper", "average_precision", "pr_auc", "eer", "bep", "brier", "log_loss", "ece",
@@ -186,6 +194,8 @@ def _segments(report: Any) -> list[str]:
 def _over_time(records: list[dict[str, Any]]) -> list[str]:
     from . import plot
 
-    shown = [m for m in ("auc", "f1", "recall", "precision", "brier", "mae") if m in records[0]][:4]
+    shown = [m for m in OVER_TIME if m in records[0]][:4]
+    if not shown:  # records of metrics none of which is drawn
+        return []
     pictures = [_png(lambda ax, m=m: plot.plot_metric(records, m, ax=ax)) for m in shown]
     return ["<h2>Over time</h2>", '<div class="pictures">', *pictures, "</div>"]

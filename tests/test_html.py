@@ -72,6 +72,21 @@ def test_other_kinds_and_metrics_over_time():
     mon.update_many(y[1000:], s[1000:])
     page = report_html(mon.accumulator, records=mon.to_records())
     assert "Over time" in page and page.count("data:image/png;base64,") >= 5
+    rng = np.random.default_rng(4)
+    classes = ["a", "b"]
+    drawn = [  # each kind's main metrics over time, as many as its records hold (up to four)
+        (se.MulticlassAccumulator(classes=classes), lambda: [rng.choice(classes, 50), rng.choice(classes, 50)], 2),
+        (se.PairedAccumulator(), lambda: [rng.random(50) < 0.5, rng.random(50) < 0.5, rng.random(50) < 0.5], 3),
+        (se.ScoreAccumulator(), lambda: [rng.random(50)], 2),
+        (se.RegressionAccumulator(), lambda: [rng.random(50), rng.random(50)], 3),
+    ]
+    for acc, batch, pictures in drawn:
+        name = type(acc).__name__
+        monitor = se.Monitor(acc, every=50)
+        for _ in range(3):
+            monitor.update_many(*batch())
+        page = report_html(monitor.accumulator, records=monitor.to_records())
+        assert page.count("data:image/png;base64,") == pictures and "Over time" in page, name
     outside = se.BinaryAccumulator()
     outside.update_many([1, 0], [2.0, -1.0])  # scores that are not probabilities: no reliability diagram
     page = report_html(outside)
