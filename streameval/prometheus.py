@@ -31,6 +31,7 @@ __all__ = ["DEFAULT_METRICS", "MetricsCollector"]
 DEFAULT_METRICS = (
     "n", "positives", "negatives", "auc", "average_precision", "precision", "recall", "f1", "fpr", "eer",
     "selection_rate", "brier", "log_loss", "ece", "accuracy", "macro_f1", "mae", "rmse", "r2", "mean", "median",
+    "a_accuracy", "b_accuracy", "mcnemar_p_value",
 )  # fmt: skip
 # a label join's counts (LabelJoin.counts()): counters, but for what waits, a gauge
 JOIN_COUNTS = {

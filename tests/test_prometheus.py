@@ -159,6 +159,14 @@ def test_nan_metrics_are_exposed_as_nan_and_models_can_come_and_go():
     text = generate_latest(registry).decode()
     mae = [s for f in text_string_to_metric_families(text) for s in f.samples if s.name == "streameval_mae"]
     assert [(s.labels["model"], s.value) for s in mae] == [("b", 0.25)]
+    pair = se.PairedAccumulator(threshold=0.5)  # two models: each one's accuracy and McNemar's, by default
+    pair.update_many([1, 0, 1, 0], [0.9, 0.2, 0.4, 0.6], [0.8, 0.7, 0.6, 0.1])
+    default = CollectorRegistry()
+    default.register(MetricsCollector({"pair": pair, "one": only_positives}))
+    samples = {s.name: s for f in text_string_to_metric_families(generate_latest(default).decode()) for s in f.samples
+               if s.labels["model"] == "pair"}  # fmt: skip
+    assert samples["streameval_a_accuracy"].value == 0.5 and samples["streameval_b_accuracy"].value == 0.75
+    assert samples["streameval_mcnemar_p_value"].value == pair.get().mcnemar.p_value
 
 
 @pytest.mark.parametrize(
