@@ -1,7 +1,7 @@
 """The ``streameval`` command: evaluate CSV or JSON Lines files, merge and report saved states.
 
-    streameval eval FILE... [-] [--label COL] [--score COL] [--weight COL] [--time COL]
-                    [--threshold T] [--bins SPEC] [--exact-up-to N] [--by COL[,COL...]] [--window N]
+    streameval eval FILE... [-] [--kind binary|regression|scores] [--label COL] [--score COL] [--weight COL]
+                    [--time COL] [--threshold T] [--bins SPEC] [--exact-up-to N] [--by COL[,COL...]] [--window N]
                     [--json] [--save STATE] [--save-segments STATE] [--skip-bad]
     streameval merge STATE... -o OUT
     streameval report STATE [--json]
@@ -36,6 +36,8 @@ from .binary import DEFAULT_EXACT_UP_TO, BinaryAccumulator
 from .bins import Bins
 from .drift import drift
 from .join import LabelJoin
+from .regression import RegressionAccumulator
+from .scores import ScoreAccumulator
 from .segmented import Segmented
 from .windows import Sliding
 
@@ -470,11 +472,8 @@ class Problem:
         self.first.setdefault(kind, where)
 
 
-def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> tuple[Any, ...]:
-    """(is_pos, scores, weights, times, segments, keep) of a chunk, or BadRowError on the first bad row."""
-    n = len(rows.lines)
-    bad_score = np.zeros(n, dtype=np.bool_)
-    scores = _numbers(rows, args.score, finite=False, bad=bad_score)
+def _binary_labels(rows: Rows, args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray]:
+    """(is_pos, bad) of a chunk's label column: the positive label, and labels that are neither label."""
     integer_labels = _is_arrow(rows.cols[args.label]) and _is_integer(rows.cols[args.label])
     if _is_arrow(rows.cols[args.label]) and not integer_labels:  # text, compared in pyarrow
         import pyarrow.compute as pc
@@ -494,7 +493,24 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
     else:
         labels = _texts(rows, args.label)
         is_pos, is_neg = labels == args.pos_label, labels == args.neg_label
-    bad_label = ~(is_pos | is_neg)
+    return is_pos, ~(is_pos | is_neg)
+
+
+def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> tuple[Any, ...]:
+    """(values, weights, times, segments, keep) of a chunk, or BadRowError on the first bad row. ``values`` are
+    the accumulator's first arguments: is_pos and scores (binary), true and predicted values (regression), or
+    scores (scores)."""
+    n = len(rows.lines)
+    bad_label, bad_score = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
+    regression = args.kind == "regression"
+    values = [_numbers(rows, args.score, finite=regression, bad=bad_score)]
+    if args.kind == "binary":
+        is_pos, bad_label = _binary_labels(rows, args)
+        values.insert(0, is_pos)
+        label_problem = f"is neither {args.pos_label!r} nor {args.neg_label!r}"
+    elif regression:
+        values.insert(0, _numbers(rows, args.label, finite=True, bad=bad_label))
+        label_problem = "is not a finite number"
     bad_weight = np.zeros(n, dtype=np.bool_)
     weights = None
     if args.weight:
@@ -507,21 +523,29 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
         parts = [_texts(rows, c).tolist() for c in args.by]
         segments = np.empty(n, dtype=object)
         segments[:] = parts[0] if len(parts) == 1 else list(zip(*parts, strict=True))
+    score_problem = "is not a finite number" if regression else "is not a number"
     checks = [
-        ("label", bad_label, lambda i: f"label {_raw(rows, args.label, i)!r} is neither {args.pos_label!r} nor "
-                                       f"{args.neg_label!r}"),
-        ("score", bad_score, lambda i: f"score {_raw(rows, args.score, i)!r} is not a number"),
+        ("label", bad_label, lambda i: f"label {_raw(rows, args.label, i)!r} {label_problem}"),
+        ("score", bad_score, lambda i: f"score {_raw(rows, args.score, i)!r} {score_problem}"),
         ("weight", bad_weight, lambda i: f"weight {_raw(rows, args.weight, i)!r} is not a finite number >= 0"),
         ("time", bad_time, lambda i: f"time {_raw(rows, args.time, i)!r} is not a finite number"),
-    ]  # fmt: skip
+    ]
+    return values, weights, times, segments, _first_problems(rows, checks, skip)
+
+
+def _first_problems(rows: Rows, checks: list[tuple[str, np.ndarray, Any]], skip: Problem | None) -> np.ndarray:
+    """The rows to keep: all, or BadRowError on the first bad row; with ``skip``, the good ones (the bad counted)."""
+    n = len(rows.lines)
     keep = np.ones(n, dtype=np.bool_)
     if skip is None:
-        any_bad = bad_label | bad_score | bad_weight | bad_time
+        any_bad = np.zeros(n, dtype=np.bool_)
+        for _, mask, _ in checks:
+            any_bad |= mask
         if any_bad.any():
             i = int(np.argmax(any_bad))  # the first bad row, with the first problem it has
             describe = next(d for _, mask, d in checks if mask[i])
             raise BadRowError(rows.source, rows.lines[i], describe(i))
-        return is_pos, scores, weights, times, segments, keep
+        return keep
     for kind, mask, describe in checks:
         if not mask.any():
             continue
@@ -529,7 +553,28 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
             if keep[i]:
                 skip.add(kind, f"{rows.source}:{rows.lines[i]}: {describe(i)}")
         keep &= ~mask
-    return is_pos, scores, weights, times, segments, keep
+    return keep
+
+
+KIND_OPTIONS: dict[str, dict[str, Any]] = {  # the options of one kind of evaluation, with their defaults
+    "binary": {"threshold": 0.5, "pos_label": "1", "neg_label": "0", "exact_up_to": DEFAULT_EXACT_UP_TO},
+    "regression": {},
+    "scores": {"exact_up_to": DEFAULT_EXACT_UP_TO},
+}
+_UNSET = object()  # an option not given (--exact-up-to none is None)
+
+
+def _resolved(args: argparse.Namespace) -> argparse.Namespace:
+    """The arguments with the kind's defaults filled in; an option of another kind refused by name."""
+    kind = getattr(args, "kind", "binary")
+    filled = {}
+    for name in ("threshold", "pos_label", "neg_label", "exact_up_to"):
+        value = getattr(args, name, _UNSET)
+        given = value is not _UNSET and (name == "exact_up_to" or value is not None)  # --exact-up-to none: None
+        if given and name not in KIND_OPTIONS[kind]:
+            raise SystemExit(f"streameval: --{name.replace('_', '-')} is not an option of --kind {kind}")
+        filled[name] = value if given else KIND_OPTIONS[kind].get(name)
+    return argparse.Namespace(**{**vars(args), "kind": kind, **filled})
 
 
 # -- evaluating -----------------------------------------------------------------
@@ -618,6 +663,7 @@ def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
     Standard input is first saved to a temporary file (as much disk as its bytes), so that the exact
     reader can read it again.
     """
+    args = _resolved(args)
     if "-" not in args.files or not _has_pyarrow():
         return _evaluate_read(args)
     import shutil
@@ -642,7 +688,11 @@ def _evaluate_read(args: argparse.Namespace, names: dict[str, str] | None = None
 def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] | None = None) -> dict[str, Any]:
     bins = _parse_bins(args.bins)
 
-    def make() -> BinaryAccumulator:
+    def make() -> Any:
+        if args.kind == "regression":
+            return RegressionAccumulator(bins=bins)
+        if args.kind == "scores":
+            return ScoreAccumulator(bins=bins, exact_up_to=args.exact_up_to)
         return BinaryAccumulator(
             bins=bins, threshold=args.threshold, pos_label=True, neg_label=False, exact_up_to=args.exact_up_to
         )
@@ -651,40 +701,45 @@ def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] 
     segmented = Segmented(make) if args.by else None
     window = Sliding(make, size=args.window) if args.window else None
     skip = Problem() if args.skip_bad else None
-    columns = [c for c in (args.label, args.score, args.weight, args.time) if c] + list(args.by or [])
+    label = None if args.kind == "scores" else args.label  # scores alone: no label column
+    columns = [c for c in (label, args.score, args.weight, args.time) if c] + list(args.by or [])
     sizes = None if "-" in args.files else sum(Path(p).stat().st_size for p in args.files if Path(p).exists())
     progress = Progress(not args.no_progress, sizes)
     rows_read = 0
     try:
         for path in args.files:
-            numeric = {c for c in (args.score, args.weight, args.time) if c} - {args.label, *(args.by or [])}
+            read_as_numbers = (args.score, args.label) if args.kind == "regression" else (args.score,)
+            numeric = {c for c in (*read_as_numbers, args.weight, args.time) if c} - {*(args.by or [])}
+            if args.kind == "binary":
+                numeric -= {args.label}
             shown = (names or {}).get(path)
-            whole = args.pos_label.isdigit() and args.neg_label.isdigit() and args.label not in numeric
+            whole = args.kind == "binary" and args.pos_label.isdigit() and args.neg_label.isdigit()
+            whole = whole and args.label not in numeric
             integers = frozenset([args.label]) if whole else frozenset()
             chunks = _chunks(path, columns, args.format, fast=fast, numeric=numeric, name=shown, integers=integers)
             for rows in chunks:
-                is_pos, scores, weights, times, segs, keep = _check_chunk(rows, args, skip)
+                values, weights, times, segs, keep = _check_chunk(rows, args, skip)
                 rows_read += len(rows.lines)
                 if not keep.all():
-                    is_pos, scores = is_pos[keep], scores[keep]
+                    values = [v[keep] for v in values]
                     weights = None if weights is None else weights[keep]
                     times = None if times is None else times[keep]
                     segs = None if segs is None else segs[keep]
-                if times is not None and scores.size:  # events in time order within a chunk
+                if times is not None and values[0].size:  # events in time order within a chunk
                     order = np.argsort(times, kind="stable")
-                    is_pos, scores = is_pos[order], scores[order]
+                    values = [v[order] for v in values]
                     weights = None if weights is None else weights[order]
                     segs = None if segs is None else segs[order]
-                overall.update_many(is_pos, scores, weights)
+                overall.update_many(*values, weights)
                 if window is not None:
-                    window.update_many(is_pos, scores, weights)
+                    window.update_many(*values, weights)
                 if segmented is not None:
-                    segmented.update_many(segs, is_pos, scores, w=weights)
+                    segmented.update_many(segs, *values, w=weights)
                 progress.add(len(rows.lines), rows.source, rows.position)
             progress.file_done(path)
     finally:
         progress.done()
-    result: dict[str, Any] = {"rows": rows_read, "overall": _metrics(overall.get())}
+    result: dict[str, Any] = {"kind": args.kind, "rows": rows_read, "overall": _metrics(overall.get())}
     if skip is not None:
         result["skipped"] = {"total": sum(skip.counts.values()), "by_reason": skip.counts, "first": skip.first}
     if window is not None:
@@ -696,17 +751,19 @@ def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] 
         result["micro"] = _metrics(report.overall)
         summary = macro(segmented).to_dict()
         result["macro"] = {name: {"mean": s["mean"], "std": s["std"]} for name, s in summary.items()}
+        compared = COMPARED[args.kind]
         result["comparison"] = {
             m: {
                 "worst": report.label(report.worst(m)), "min": _clean(report.group_min(m)),
                 "max": _clean(report.group_max(m)), "difference": _clean(report.difference(m)),
                 "ratio": _clean(report.ratio(m)),
             }
-            for m in COMPARED
+            for m in compared
             if not math.isnan(report.group_min(m))
         }  # fmt: skip
-        result["fairness"] = {name: _clean(getattr(report, name)) for name in FAIRNESS}
-        result["segment_table"] = report.summary(["n", *COMPARED])
+        if args.kind == "binary":  # predictions at the threshold, by segment
+            result["fairness"] = {name: _clean(getattr(report, name)) for name in FAIRNESS}
+        result["segment_table"] = report.summary(["n", *(compared or MAIN[args.kind][1:])])
     if args.save:
         overall.save(args.save)
         result["saved"] = args.save
@@ -733,11 +790,19 @@ def _metrics(report: Any) -> dict[str, Any]:
     return {k: _clean(v) for k, v in report.to_dict().items()}
 
 
-COMPARED = ["auc", "average_precision", "precision", "recall", "f1", "fpr", "selection_rate", "brier", "ece"]
+COMPARED = {  # each kind's metrics compared across segments (the worst segment, the spread)
+    "binary": ["auc", "average_precision", "precision", "recall", "f1", "fpr", "selection_rate", "brier", "ece"],
+    "regression": ["mae", "rmse", "r2"],
+    "scores": [],
+}
 FAIRNESS = ["demographic_parity_difference", "demographic_parity_ratio", "equalized_odds_difference",
             "equalized_odds_ratio", "equal_opportunity_difference"]  # fmt: skip
-MAIN = ["n", "positives", "negatives", "accuracy", "precision", "recall", "f1", "mcc", "auc", "auc_lower",
-        "auc_upper", "average_precision", "pr_auc", "eer", "bep"]  # fmt: skip
+MAIN = {  # each kind's metrics in the table
+    "binary": ["n", "positives", "negatives", "accuracy", "precision", "recall", "f1", "mcc", "auc", "auc_lower",
+               "auc_upper", "average_precision", "pr_auc", "eer", "bep"],
+    "regression": ["n", "mae", "rmse", "mse", "r2", "bias", "mape", "max_error", "median_absolute_error"],
+    "scores": ["n", "weight", "mean", "std", "min", "median", "max"],
+}  # fmt: skip
 
 
 def _fmt(v: Any) -> str:
@@ -756,21 +821,23 @@ def _table(result: dict[str, Any]) -> str:
     blocks = [("overall", result["overall"])]
     if "window" in result:
         blocks.append((f"last {result['window']['size']:,} events", result["window"]))
-    width = max(len(k) for k in MAIN)
+    main = MAIN[result.get("kind", "binary")]
+    width = max(len(k) for k in main)
     for title, m in blocks:
         out.append("")
         out.append(title)
-        out.extend(f"  {k:<{width}}  {_fmt(m[k])}" for k in MAIN if k in m)
+        out.extend(f"  {k:<{width}}  {_fmt(m[k])}" for k in main if k in m)
     if "segment_table" in result:
         out += ["", "segments (* marks the worst of each metric; overall is every segment merged)"]
         out.extend(f"  {line}".rstrip() for line in result["segment_table"].splitlines())
+    if "fairness" in result:
         out += ["", "fairness (predictions at the threshold; Fairlearn's definitions)"]
         fw = max(len(k) for k in result["fairness"])
         out.extend(f"  {k:<{fw}}  {_fmt(v)}" for k, v in result["fairness"].items())
     if "macro" in result:
         out.append("")
         out.append("macro (mean and std over segments)")
-        for k in MAIN:
+        for k in main:
             if k in result["macro"]:
                 s = result["macro"][k]
                 out.append(f"  {k:<{width}}  {_fmt(s['mean'])}  (std {_fmt(s['std'])})")
@@ -879,19 +946,24 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     ev = sub.add_parser("eval", help="evaluate labels and scores from CSV or JSON Lines files")
     ev.add_argument("files", nargs="+", metavar="FILE", help="CSV or JSON Lines files (.gz too); - for stdin")
+    ev.add_argument(
+        "--kind", choices=sorted(KIND_OPTIONS), default="binary",
+        help="binary: labels and scores (default); regression: true (--label) and predicted (--score) values; "
+        "scores: scores alone, for drift (no label column)",
+    )  # fmt: skip
     ev.add_argument("--label", default="label", help="label column (default: label)")
     ev.add_argument("--score", default="score", help="score column (default: score)")
     ev.add_argument("--weight", help="weight column")
     ev.add_argument("--time", help="event time column (events are taken in time order within a chunk)")
-    ev.add_argument("--threshold", type=float, default=0.5, help="decision threshold (default: 0.5)")
+    ev.add_argument("--threshold", type=float, help="decision threshold (binary; default: 0.5)")
     ev.add_argument("--bins", default="range_free", help="range_free[:M], uniform:LO:HI:N or edges:E1,E2,...")
     ev.add_argument(
-        "--exact-up-to", type=_exact_up_to, default=DEFAULT_EXACT_UP_TO, metavar="N",
-        help=f"keep every distinct score while there are at most N (default {DEFAULT_EXACT_UP_TO}; 0: bins from "
-        "the start; none: always)",
+        "--exact-up-to", type=_exact_up_to, default=_UNSET, metavar="N",
+        help=f"keep every distinct score while there are at most N (binary, scores; default {DEFAULT_EXACT_UP_TO}; "
+        "0: bins from the start; none: always)",
     )  # fmt: skip
-    ev.add_argument("--pos-label", default="1", help="text of the positive label (default: 1; true counts as 1)")
-    ev.add_argument("--neg-label", default="0", help="text of the negative label (default: 0; false counts as 0)")
+    ev.add_argument("--pos-label", help="text of the positive label (binary; default: 1; true counts as 1)")
+    ev.add_argument("--neg-label", help="text of the negative label (binary; default: 0; false counts as 0)")
     ev.add_argument(
         "--by", type=lambda text: [c for c in text.split(",") if c], action="extend", metavar="COL[,COL...]",
         help="columns whose values split the rows into segments (repeat or separate by commas to cross them)",

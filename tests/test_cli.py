@@ -276,6 +276,82 @@ def test_report_and_merge_of_every_kind_of_saved_state(tmp_path):
         assert json.loads(_cli("report", str(both), "--json").stdout)["n"] == 600
 
 
+def test_regression_and_scores_kinds_from_csv_and_json_lines(tmp_path):
+    """--kind regression (true and predicted values) and --kind scores (scores alone), with weights, segments,
+    a window and a saved state, against scikit-learn and numpy on the same rows; drift of the saved scores."""
+    from scipy.stats import ks_2samp
+    from sklearn import metrics as skm
+
+    rng = np.random.default_rng(21)
+    n = 3000
+    truth = np.round(rng.normal(10.0, 3.0, n), 3)
+    predicted = np.round(truth + rng.normal(0.0, 1.0, n), 3)
+    region = rng.choice(["eu", "us"], n)
+    w = np.round(rng.uniform(0.5, 2.0, n), 3)
+    lines = ["target,pred,region,w"] + [
+        f"{a},{b},{c},{d}" for a, b, c, d in zip(truth, predicted, region, w, strict=True)
+    ]
+    (tmp_path / "reg.csv").write_text("\n".join(lines) + "\n")
+    out = json.loads(_cli("eval", str(tmp_path / "reg.csv"), "--kind", "regression", "--label", "target", "--score",
+                          "pred", "--by", "region", "--window", "500", "--json", "--no-progress").stdout)  # fmt: skip
+    assert out["kind"] == "regression" and out["rows"] == n
+    assert out["overall"]["mae"] == pytest.approx(skm.mean_absolute_error(truth, predicted), rel=1e-12)
+    assert out["overall"]["r2"] == pytest.approx(skm.r2_score(truth, predicted), rel=1e-10)
+    assert out["window"]["rmse"] == pytest.approx(np.sqrt(skm.mean_squared_error(truth[-500:], predicted[-500:])))
+    for name in ("eu", "us"):
+        mine = region == name
+        assert out["segments"][name]["mae"] == pytest.approx(skm.mean_absolute_error(truth[mine], predicted[mine]))
+    assert set(out["comparison"]) == {"mae", "rmse", "r2"} and "fairness" not in out
+    weighted = json.loads(_cli("eval", str(tmp_path / "reg.csv"), "--kind", "regression", "--label", "target",
+                               "--score", "pred", "--weight", "w", "--json", "--no-progress").stdout)  # fmt: skip
+    assert weighted["overall"]["mae"] == pytest.approx(skm.mean_absolute_error(truth, predicted, sample_weight=w))
+    table = _cli("eval", str(tmp_path / "reg.csv"), "--kind", "regression", "--label", "target", "--score", "pred",
+                 "--no-progress").stdout  # fmt: skip
+    assert f"mae                    {skm.mean_absolute_error(truth, predicted):.6g}" in table
+
+    scores, current = np.round(rng.random(n), 4), np.round(rng.random(n) ** 1.3, 4)
+    for name, values in (("ref", scores), ("cur", current)):
+        rows = [json.dumps({"score": float(v), "region": str(r)}) for v, r in zip(values, region, strict=True)]
+        (tmp_path / f"{name}.jsonl").write_text("\n".join(rows) + "\n")
+        saved = str(tmp_path / f"{name}.sevl")
+        got = json.loads(_cli("eval", str(tmp_path / f"{name}.jsonl"), "--kind", "scores", "--save", saved, "--by",
+                              "region", "--json", "--no-progress").stdout)  # fmt: skip
+        assert got["overall"]["mean"] == pytest.approx(values.mean(), rel=1e-12)
+        assert got["overall"]["median"] == np.quantile(values, 0.5, method="inverted_cdf")
+        assert got["segments"]["eu"]["n"] == int((region == "eu").sum())
+    drift = json.loads(_cli("drift", str(tmp_path / "ref.sevl"), str(tmp_path / "cur.sevl"), "--json").stdout)
+    assert drift["ks"] == pytest.approx(ks_2samp(scores, current).statistic, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--kind", "regression", "--threshold", "0.3"], ["--threshold", "--kind regression"]),
+        (["--kind", "regression", "--pos-label", "yes"], ["--pos-label", "--kind regression"]),
+        (["--kind", "regression", "--exact-up-to", "none"], ["--exact-up-to", "--kind regression"]),
+        (["--kind", "scores", "--neg-label", "no"], ["--neg-label", "--kind scores"]),
+        (["--kind", "gauss"], ["--kind", "'gauss'"]),
+    ],
+)
+def test_an_option_of_another_kind_is_refused_by_name(tmp_path, argv, words):
+    (tmp_path / "x.csv").write_text("label,score\n1.5,0.5\n")
+    done = _cli("eval", str(tmp_path / "x.csv"), *argv, check=False)
+    assert done.returncode != 0 and all(word in done.stderr for word in words), done.stderr
+
+
+def test_a_bad_value_of_regression_or_scores_is_named_or_skipped(tmp_path):
+    (tmp_path / "bad.csv").write_text("label,score\n1.5,2.0\n2.5,inf\nx,3.0\n4.0,4.5\n")
+    done = _cli("eval", str(tmp_path / "bad.csv"), "--kind", "regression", check=False)
+    assert done.returncode == 2 and "bad.csv:3: score 'inf' is not a finite number" in done.stderr, done.stderr
+    skipped = json.loads(_cli("eval", str(tmp_path / "bad.csv"), "--kind", "regression", "--skip-bad", "--json",
+                              "--no-progress").stdout)  # fmt: skip
+    assert skipped["overall"]["n"] == 2 and skipped["skipped"]["by_reason"] == {"label": 1, "score": 1}
+    assert skipped["overall"]["mae"] == pytest.approx(0.5)
+    scores = json.loads(_cli("eval", str(tmp_path / "bad.csv"), "--kind", "scores", "--score", "label", "--skip-bad",
+                             "--json", "--no-progress").stdout)  # fmt: skip
+    assert scores["overall"]["n"] == 3 and scores["skipped"]["by_reason"] == {"score": 1}
+
+
 def test_report_of_a_saved_label_join_gives_its_counts_and_merge_refuses_it(tmp_path):
     join = se.LabelJoin(se.BinaryAccumulator(), ttl=10.0)
     for i, (y, s) in enumerate([(1, 0.9), (0, 0.3), (1, 0.6), (0, 0.8)]):
