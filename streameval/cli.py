@@ -1,7 +1,8 @@
 """The ``streameval`` command: evaluate CSV or JSON Lines files, merge and report saved states.
 
-    streameval eval FILE... [-] [--kind binary|regression|scores] [--label COL] [--score COL] [--weight COL]
-                    [--time COL] [--threshold T] [--bins SPEC] [--exact-up-to N] [--by COL[,COL...]] [--window N]
+    streameval eval FILE... [-] [--kind binary|multiclass|regression|scores] [--label COL] [--score COL[,COL...]]
+                    [--classes C,...] [--weight COL] [--time COL] [--threshold T] [--bins SPEC] [--exact-up-to N]
+                    [--by COL[,COL...]] [--window N]
                     [--json] [--save STATE] [--save-segments STATE] [--skip-bad]
     streameval merge STATE... -o OUT
     streameval report STATE [--json]
@@ -36,6 +37,7 @@ from .binary import DEFAULT_EXACT_UP_TO, BinaryAccumulator
 from .bins import Bins
 from .drift import drift
 from .join import LabelJoin
+from .multiclass import MulticlassAccumulator
 from .regression import RegressionAccumulator
 from .scores import ScoreAccumulator
 from .segmented import Segmented
@@ -503,7 +505,11 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
     n = len(rows.lines)
     bad_label, bad_score = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
     regression = args.kind == "regression"
-    values = [_numbers(rows, args.score, finite=regression, bad=bad_score)]
+    score_problem = "is not a finite number" if regression else "is not a number"
+    if args.kind == "multiclass":
+        values, label_problem, score_problem = _multiclass_values(rows, args, bad_label, bad_score)
+    else:
+        values = [_numbers(rows, args.score, finite=regression, bad=bad_score)]
     if args.kind == "binary":
         is_pos, bad_label = _binary_labels(rows, args)
         values.insert(0, is_pos)
@@ -523,14 +529,58 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
         parts = [_texts(rows, c).tolist() for c in args.by]
         segments = np.empty(n, dtype=object)
         segments[:] = parts[0] if len(parts) == 1 else list(zip(*parts, strict=True))
-    score_problem = "is not a finite number" if regression else "is not a number"
     checks = [
         ("label", bad_label, lambda i: f"label {_raw(rows, args.label, i)!r} {label_problem}"),
-        ("score", bad_score, lambda i: f"score {_raw(rows, args.score, i)!r} {score_problem}"),
+        (
+            "score",
+            bad_score,
+            lambda i: (
+                score_problem(i) if callable(score_problem) else f"score {_raw(rows, args.score, i)!r} {score_problem}"
+            ),
+        ),
         ("weight", bad_weight, lambda i: f"weight {_raw(rows, args.weight, i)!r} is not a finite number >= 0"),
         ("time", bad_time, lambda i: f"time {_raw(rows, args.time, i)!r} is not a finite number"),
     ]
     return values, weights, times, segments, _first_problems(rows, checks, skip)
+
+
+def _multiclass_values(
+    rows: Rows, args: argparse.Namespace, bad_label: np.ndarray, bad_score: np.ndarray
+) -> tuple[list[Any], str, Any]:
+    """A multiclass chunk's true classes and its predicted classes (one score column) or class scores (one
+    column per class), with what is wrong with a bad label and a bad row's scores."""
+    labels = _texts(rows, args.label)
+    columns = _score_columns(args)
+    if len(columns) == 1:  # predicted classes: the classes are learnt from the stream
+        return [labels, _texts(rows, columns[0])], "", "is not a class"
+    bad_each = [np.zeros(len(labels), dtype=np.bool_) for _ in columns]
+    scores = np.column_stack(
+        [_numbers(rows, c, finite=False, bad=bad) for c, bad in zip(columns, bad_each, strict=True)]
+    )
+    for bad in bad_each:
+        bad_score |= bad
+    classes = _classes(args)
+    bad_label |= ~np.isin(labels, np.array(classes, dtype=object))
+
+    def score_problem(i: int) -> str:
+        column = next(c for c, bad in zip(columns, bad_each, strict=True) if bad[i])
+        return f"score {_raw(rows, column, i)!r} of {column!r} is not a number"
+
+    return [labels, scores], f"is not one of the classes {classes}", score_problem
+
+
+def _score_columns(args: argparse.Namespace) -> list[str]:
+    """The score columns: one, or (multiclass) one per class, separated by commas."""
+    return [c for c in args.score.split(",") if c] if args.kind == "multiclass" else [args.score]
+
+
+def _classes(args: argparse.Namespace) -> list[str]:
+    """A multiclass evaluation's classes, in the order of its score columns: --classes, else the columns' names."""
+    columns = _score_columns(args)
+    classes = [c for c in args.classes.split(",") if c] if args.classes else columns
+    if len(classes) != len(columns):
+        raise SystemExit(f"streameval: --classes names {len(classes)} classes for {len(columns)} score columns")
+    return classes
 
 
 def _first_problems(rows: Rows, checks: list[tuple[str, np.ndarray, Any]], skip: Problem | None) -> np.ndarray:
@@ -558,6 +608,7 @@ def _first_problems(rows: Rows, checks: list[tuple[str, np.ndarray, Any]], skip:
 
 KIND_OPTIONS: dict[str, dict[str, Any]] = {  # the options of one kind of evaluation, with their defaults
     "binary": {"threshold": 0.5, "pos_label": "1", "neg_label": "0", "exact_up_to": DEFAULT_EXACT_UP_TO},
+    "multiclass": {"classes": None, "exact_up_to": DEFAULT_EXACT_UP_TO},
     "regression": {},
     "scores": {"exact_up_to": DEFAULT_EXACT_UP_TO},
 }
@@ -568,7 +619,7 @@ def _resolved(args: argparse.Namespace) -> argparse.Namespace:
     """The arguments with the kind's defaults filled in; an option of another kind refused by name."""
     kind = getattr(args, "kind", "binary")
     filled = {}
-    for name in ("threshold", "pos_label", "neg_label", "exact_up_to"):
+    for name in ("threshold", "pos_label", "neg_label", "exact_up_to", "classes"):
         value = getattr(args, name, _UNSET)
         given = value is not _UNSET and (name == "exact_up_to" or value is not None)  # --exact-up-to none: None
         if given and name not in KIND_OPTIONS[kind]:
@@ -687,12 +738,16 @@ def _evaluate_read(args: argparse.Namespace, names: dict[str, str] | None = None
 
 def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] | None = None) -> dict[str, Any]:
     bins = _parse_bins(args.bins)
+    score_columns = _score_columns(args)
+    classes = _classes(args) if args.kind == "multiclass" and len(score_columns) > 1 else None
 
     def make() -> Any:
         if args.kind == "regression":
             return RegressionAccumulator(bins=bins)
         if args.kind == "scores":
             return ScoreAccumulator(bins=bins, exact_up_to=args.exact_up_to)
+        if args.kind == "multiclass":  # classes given by the score columns; learnt from predicted classes
+            return MulticlassAccumulator(classes=classes, bins=bins, exact_up_to=args.exact_up_to)
         return BinaryAccumulator(
             bins=bins, threshold=args.threshold, pos_label=True, neg_label=False, exact_up_to=args.exact_up_to
         )
@@ -702,15 +757,16 @@ def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] 
     window = Sliding(make, size=args.window) if args.window else None
     skip = Problem() if args.skip_bad else None
     label = None if args.kind == "scores" else args.label  # scores alone: no label column
-    columns = [c for c in (label, args.score, args.weight, args.time) if c] + list(args.by or [])
+    columns = list(dict.fromkeys(c for c in (label, *score_columns, args.weight, args.time, *(args.by or [])) if c))
     sizes = None if "-" in args.files else sum(Path(p).stat().st_size for p in args.files if Path(p).exists())
     progress = Progress(not args.no_progress, sizes)
     rows_read = 0
     try:
         for path in args.files:
-            read_as_numbers = (args.score, args.label) if args.kind == "regression" else (args.score,)
-            numeric = {c for c in (*read_as_numbers, args.weight, args.time) if c} - {*(args.by or [])}
-            if args.kind == "binary":
+            read_as_numbers = {"regression": (args.score, args.label), "binary": (args.score,), "scores": (args.score,)}
+            by_kind = read_as_numbers.get(args.kind, tuple(score_columns) if classes else ())
+            numeric = {c for c in (*by_kind, args.weight, args.time) if c} - {*(args.by or [])}
+            if args.kind in ("binary", "multiclass"):
                 numeric -= {args.label}
             shown = (names or {}).get(path)
             whole = args.kind == "binary" and args.pos_label.isdigit() and args.neg_label.isdigit()
@@ -792,6 +848,7 @@ def _metrics(report: Any) -> dict[str, Any]:
 
 COMPARED = {  # each kind's metrics compared across segments (the worst segment, the spread)
     "binary": ["auc", "average_precision", "precision", "recall", "f1", "fpr", "selection_rate", "brier", "ece"],
+    "multiclass": ["accuracy", "macro_f1", "macro_auc"],
     "regression": ["mae", "rmse", "r2"],
     "scores": [],
 }
@@ -800,6 +857,8 @@ FAIRNESS = ["demographic_parity_difference", "demographic_parity_ratio", "equali
 MAIN = {  # each kind's metrics in the table
     "binary": ["n", "positives", "negatives", "accuracy", "precision", "recall", "f1", "mcc", "auc", "auc_lower",
                "auc_upper", "average_precision", "pr_auc", "eer", "bep"],
+    "multiclass": ["n", "accuracy", "kappa", "macro_f1", "mean_f1", "micro_f1", "weighted_f1", "macro_auc",
+                   "weighted_auc", "macro_average_precision"],
     "regression": ["n", "mae", "rmse", "mse", "r2", "bias", "mape", "max_error", "median_absolute_error"],
     "scores": ["n", "weight", "mean", "std", "min", "median", "max"],
 }  # fmt: skip
@@ -948,9 +1007,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("files", nargs="+", metavar="FILE", help="CSV or JSON Lines files (.gz too); - for stdin")
     ev.add_argument(
         "--kind", choices=sorted(KIND_OPTIONS), default="binary",
-        help="binary: labels and scores (default); regression: true (--label) and predicted (--score) values; "
-        "scores: scores alone, for drift (no label column)",
+        help="binary: labels and scores (default); multiclass: true classes and the predicted class, or one score "
+        "column per class (--score c1,c2,...); regression: true (--label) and predicted (--score) values; scores: "
+        "scores alone, for drift (no label column)",
     )  # fmt: skip
+    ev.add_argument("--classes", help="multiclass: the classes of the score columns, in order (default: their names)")
     ev.add_argument("--label", default="label", help="label column (default: label)")
     ev.add_argument("--score", default="score", help="score column (default: score)")
     ev.add_argument("--weight", help="weight column")

@@ -323,6 +323,51 @@ def test_regression_and_scores_kinds_from_csv_and_json_lines(tmp_path):
     assert drift["ks"] == pytest.approx(ks_2samp(scores, current).statistic, abs=1e-12)
 
 
+def test_multiclass_kind_from_class_score_columns_or_predicted_classes(tmp_path):
+    """--kind multiclass: one score column per class (named by the columns, or --classes), or one column of
+    predicted classes; against a multiclass accumulator fed the same values and scikit-learn."""
+    from sklearn import metrics as skm
+
+    rng = np.random.default_rng(22)
+    n, classes = 2000, np.array(["cat", "dog", "bird"])
+    truth = rng.choice(classes, n)
+    probs = np.round(rng.dirichlet([2.0, 1.0, 1.0], n), 4)
+    predicted = classes[probs.argmax(1)]
+    region = np.where(np.arange(n) % 3 == 0, "eu", "us")
+    lines = ["y,cat,dog,bird,pred,region"] + [
+        f"{truth[i]},{probs[i, 0]},{probs[i, 1]},{probs[i, 2]},{predicted[i]},{region[i]}" for i in range(n)
+    ]
+    (tmp_path / "mc.csv").write_text("\n".join(lines) + "\n")
+    out = json.loads(_cli("eval", str(tmp_path / "mc.csv"), "--kind", "multiclass", "--label", "y", "--score",
+                          "cat,dog,bird", "--by", "region", "--save", str(tmp_path / "mc.sevl"), "--json",
+                          "--no-progress").stdout)  # fmt: skip
+    direct = se.MulticlassAccumulator(classes=list(classes))
+    direct.update_many(truth.tolist(), probs)
+    assert se.load(tmp_path / "mc.sevl") == direct
+    want = np.mean([skm.roc_auc_score(truth == c, probs[:, k]) for k, c in enumerate(classes)])  # one-vs-rest
+    assert out["overall"]["macro_auc"] == pytest.approx(want, abs=1e-12)
+    eu = region == "eu"
+    assert out["segments"]["eu"]["accuracy"] == pytest.approx(skm.accuracy_score(truth[eu], predicted[eu]))
+    assert set(out["comparison"]) == {"accuracy", "macro_f1", "macro_auc"}
+    renamed = json.loads(_cli("eval", str(tmp_path / "mc.csv"), "--kind", "multiclass", "--label", "pred", "--score",
+                              "cat,dog,bird", "--classes", "cat,dog,bird", "--json").stdout)  # fmt: skip
+    assert renamed["overall"]["accuracy"] == 1.0  # the predicted class is the top score's
+    hard = json.loads(_cli("eval", str(tmp_path / "mc.csv"), "--kind", "multiclass", "--label", "y", "--score", "pred",
+                           "--json", "--no-progress").stdout)  # fmt: skip
+    assert hard["overall"]["accuracy"] == pytest.approx(skm.accuracy_score(truth, predicted), abs=1e-15)
+    assert hard["overall"]["mean_f1"] == pytest.approx(skm.f1_score(truth, predicted, average="macro"), abs=1e-12)
+    lines[5] = "fox,0.2,0.3,0.5,bird,eu"
+    lines[9] = "cat,0.2,x,0.5,bird,eu"
+    (tmp_path / "bad.csv").write_text("\n".join(lines) + "\n")
+    bad = _cli("eval", str(tmp_path / "bad.csv"), "--kind", "multiclass", "--label", "y", "--score", "cat,dog,bird",
+               check=False)  # fmt: skip
+    assert bad.returncode == 2 and "bad.csv:6: label 'fox' is not one of the classes" in bad.stderr, bad.stderr
+    skipped = json.loads(_cli("eval", str(tmp_path / "bad.csv"), "--kind", "multiclass", "--label", "y", "--score",
+                              "cat,dog,bird", "--skip-bad", "--json", "--no-progress").stdout)  # fmt: skip
+    assert skipped["skipped"]["by_reason"] == {"label": 1, "score": 1} and skipped["overall"]["n"] == n - 2
+    assert "score 'x' of 'dog' is not a number" in skipped["skipped"]["first"]["score"]
+
+
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
@@ -331,6 +376,8 @@ def test_regression_and_scores_kinds_from_csv_and_json_lines(tmp_path):
         (["--kind", "regression", "--exact-up-to", "none"], ["--exact-up-to", "--kind regression"]),
         (["--kind", "scores", "--neg-label", "no"], ["--neg-label", "--kind scores"]),
         (["--kind", "gauss"], ["--kind", "'gauss'"]),
+        (["--classes", "a,b"], ["--classes", "--kind binary"]),
+        (["--kind", "multiclass", "--score", "a,b", "--classes", "a,b,c"], ["--classes", "3 classes", "2 score"]),
     ],
 )
 def test_an_option_of_another_kind_is_refused_by_name(tmp_path, argv, words):
