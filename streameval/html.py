@@ -148,6 +148,8 @@ def report_html(item: Any, title: str | None = None, records: list[dict[str, Any
     parts += ["<h2>Summary</h2>", _scalars(overall)]
     if hasattr(overall, "calibration_issue") and overall.calibration_issue:
         parts.append(f'<p class="note">{html.escape(overall.calibration_issue)}</p>')
+    if hasattr(overall, "f1_per_class"):  # multiclass: each class against the rest
+        parts += ["<h2>Classes</h2>", _per_class(overall)]
     if hasattr(overall, "roc_curve"):
         pictures = _binary_pictures(overall)
         if pictures:
@@ -161,6 +163,16 @@ def report_html(item: Any, title: str | None = None, records: list[dict[str, Any
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n"
     )
+
+
+def _per_class(report: Any) -> str:
+    """Each class's support, precision, recall and F1 and (with scores) its one-vs-rest AUC and AP."""
+    columns = {"support": report.support, "precision": report.precision_per_class,
+               "recall": report.recall_per_class, "f1": report.f1_per_class}  # fmt: skip
+    if report.n and not all(math.isnan(v) for v in report.auc_per_class):
+        columns |= {"auc": report.auc_per_class, "average_precision": report.average_precision_per_class}
+    rows = [[str(c)] + [values[i] for values in columns.values()] for i, c in enumerate(report.classes)]
+    return _table(["class", *columns], rows)
 
 
 def _segments(report: Any) -> list[str]:

@@ -93,6 +93,26 @@ def test_other_kinds_and_metrics_over_time():
     assert page.count("data:image/png;base64,") == 3 and "outside [0, 1]" in page
 
 
+def test_a_multiclass_page_has_each_class_against_the_rest():
+    from sklearn import metrics as skm
+
+    rng = np.random.default_rng(6)
+    classes = ["cat", "dog", "bird"]
+    truth = rng.choice(classes, 400)
+    probs = rng.dirichlet([1.0, 1.0, 1.0], 400)
+    acc = se.MulticlassAccumulator(classes=classes)
+    acc.update_many(truth.tolist(), probs)
+    page = report_html(acc)
+    _self_contained(page)
+    predicted = np.array(classes)[probs.argmax(1)]
+    precision, recall, f1, support = skm.precision_recall_fscore_support(truth, predicted, labels=classes)
+    for k, c in enumerate(classes):
+        auc = skm.roc_auc_score(truth == c, probs[:, k])
+        cells = [support[k], precision[k], recall[k], f1[k], auc]
+        row = f"<tr><td>{c}</td>" + "".join(f"<td>{v:.6g}</td>" for v in cells)
+        assert row in page, (row, page[page.index("<h2>Classes") :][:800])
+
+
 def test_the_command_writes_pages(tmp_path):
     seg, g, y, s = _segmented()
     csv = tmp_path / "scores.csv"
