@@ -52,7 +52,7 @@ def _frame_partition(
         columns = [part[label].to_numpy(), part[list(score)].to_numpy()]
     if by is None:
         acc = make()
-        acc.update_many(*columns, w=weights)
+        acc.update_many(*columns, weights)  # the weights by position, as every kind takes them
         return acc
     seg = Segmented(make)
     keys = part[by[0]] if len(by) == 1 else list(part[by].itertuples(index=False, name=None))
