@@ -272,12 +272,13 @@ class LabelledCounts:
 
     def add_at(self, code: int, amount: int | float) -> None:
         """Add ``amount`` at one code; an integer amount keeps integer counts."""
-        page = np.array([code >> PAGE_BITS], dtype=np.int64)
-        if self._base[page[0]] < 0:
-            self._reserve(page)
+        base = int(self._base[code >> PAGE_BITS])
+        if base < 0:  # a page not stored yet (a revert's page is always stored: no array made for it)
+            self._reserve(np.array([code >> PAGE_BITS], dtype=np.int64))
+            base = int(self._base[code >> PAGE_BITS])
         if isinstance(amount, float) and not self.is_weighted:
             self.to_float()
-        self._counts[int(self._base[page[0]]) + (code & (PAGE - 1))] += amount
+        self._counts[base + (code & (PAGE - 1))] += amount
 
     # -- combining ----------------------------------------------------------
     def copy(self) -> LabelledCounts:
