@@ -981,7 +981,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     acc = _load(args.state)
     report = acc.get()
     if args.html:
-        _write_html(args.html, report, f"streameval report: {args.state}")
+        _write_html(args.html, acc, f"streameval report: {args.state}")  # a join's page has its counts too
         print(f"report written to {args.html}")
         return 0
     metrics = _metrics(report)

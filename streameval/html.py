@@ -146,6 +146,9 @@ def report_html(item: Any, title: str | None = None, records: list[dict[str, Any
     segmented = hasattr(report, "reports") and hasattr(report, "overall")
     overall = report.overall if segmented else report
     parts += ["<h2>Summary</h2>", _scalars(overall)]
+    counts = getattr(item, "counts", None)
+    if callable(counts) and callable(getattr(item, "predict", None)):  # a label join: what matched, waits, never came
+        parts += ["<h2>Labels</h2>", _table(["count", "value"], [[k, v] for k, v in counts().items()])]
     if hasattr(overall, "calibration_issue") and overall.calibration_issue:
         parts.append(f'<p class="note">{html.escape(overall.calibration_issue)}</p>')
     if hasattr(overall, "f1_per_class"):  # multiclass: each class against the rest

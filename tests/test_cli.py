@@ -412,6 +412,10 @@ def test_report_of_a_saved_label_join_gives_its_counts_and_merge_refuses_it(tmp_
     assert out["join"]["pending"] == 2 and out["join"]["pending_labels"] == 1
     table = _cli("report", str(tmp_path / "join.sevl")).stdout
     assert "label join  matched 2, pending 2, pending_labels 1" in table
+    _cli("report", str(tmp_path / "join.sevl"), "--html", str(tmp_path / "join.html"))
+    page = (tmp_path / "join.html").read_text()
+    assert "<h2>Labels</h2>" in page and "<tr><td>pending_labels</td><td>1</td></tr>" in page
+    assert "<tr><td>matched</td><td>2</td></tr>" in page
     refused = _cli("merge", str(tmp_path / "join.sevl"), str(tmp_path / "join.sevl"), "-o", "x", check=False)
     assert refused.returncode != 0 and "cannot merge LabelJoin states" in refused.stderr
     assert "Traceback" not in refused.stderr
