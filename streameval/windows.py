@@ -4,7 +4,7 @@ Each wrapper behaves like an accumulator: ``update``, ``update_many``, ``get``
 and, where the result is well defined, ``merge``. ``Monitor`` records a
 report every k events or every t units of event time. They use accumulators
 only through the protocol (``update``, ``update_many``, ``+=``, ``-=``,
-``scaled``, ``copy``, ``get``), so they work with every kind.
+``scaled``, ``copy``, ``emptied``, ``get``), so they work with every kind.
 """
 
 from __future__ import annotations
