@@ -197,16 +197,16 @@ class LabelJoin:
         class, checked as the accumulator checks it; kept as a copy."""
         probe = self._prediction_probe
         assert probe is not None
-        if isinstance(score, Mapping):
+        if isinstance(score, Mapping):  # checked with a known class as the label: a refusal is the mapping's
             prediction: Any = dict(score)
-            label = next(iter(prediction), None)
+            if not prediction:
+                raise ValueError("score must hold class scores: got an empty mapping")
+            label = probe.classes[0] if probe.classes else next(iter(prediction))
         elif isinstance(score, (Sequence, np.ndarray)) and not isinstance(score, (str, bytes)):
             prediction = tuple(np.asarray(score, dtype=np.float64).tolist()) if len(score) else ()
             label = probe.classes[0] if probe.classes else None  # classes learnt later: checked when counted
         else:
             prediction = label = score
-        if isinstance(score, Mapping) and label is None:
-            raise ValueError("score must hold class scores: got an empty mapping")
         if label is not None:
             probe.update(label, prediction)  # refuses what the accumulator would refuse
         return prediction
@@ -218,13 +218,7 @@ class LabelJoin:
         waiting = self._waiting.get(key)
         if waiting is not None and waiting[0] == _LABEL and not self._stale(waiting, when):
             raise ValueError(f"key {key!r} already has a label waiting for its prediction"[:200])
-        # a label the accumulator would refuse is refused now, not at its match
-        if self._classes:
-            self._probe.update(y, y)  # as its own predicted class
-        elif self._segmented:
-            self._probe.update("label check", y, 0.5)  # one segment checks for all
-        else:
-            self._probe.update(y, 0.5)
+        self._check_label(y)  # a label the accumulator would refuse is refused now, not at its match
         self._advance(when)  # what is older than the ttl at this time leaves first
         waiting = self._waiting.get(key)
         if waiting is not None:
@@ -238,6 +232,26 @@ class LabelJoin:
             else:
                 self._wait(key, _LABEL, y, when)
         self._advance(when)
+
+    def _check_label(self, y: Any) -> None:
+        """Refuse a label the accumulator would refuse (``ValueError``, ``TypeError``)."""
+        if self._classes:
+            self._probe.update(y, y)  # as its own predicted class
+        elif self._segmented:
+            self._probe.update("label check", y, 0.5)  # one segment checks for all
+        else:
+            self._probe.update(y, 0.5)
+
+    def _checked_waiting(self, what: int, value: Any) -> Any:
+        """A waiting label or prediction of a state, checked as ``label`` and ``predict`` check theirs."""
+        if what == _LABEL:
+            self._check_label(value)
+            return value
+        if self._classes:
+            return self._checked_prediction(value)
+        if self._segmented:
+            return check_real("score", value[0]), segment_key(value[1])
+        return check_real("score", value)
 
     def _count(self, y: Any, prediction: Any, when: float) -> None:
         """Count a matched pair (in its segment; at its prediction's time, for an accumulator that takes times)."""
@@ -369,9 +383,13 @@ class LabelJoin:
             if not isinstance(item, list) or len(item) != 4 or item[1] not in (_PREDICTION, _LABEL):
                 raise FormatError(f"waiting[{i}] must be [key, 0 or 1, value, t]")
             key = decode_label(f"waiting[{i}] key", item[0])
-            join._wait(
-                key, item[1], join._decode(f"waiting[{i}]", item[1], item[2]), decode_float(f"waiting[{i}] t", item[3])
-            )
+            try:  # what the accumulator would refuse when its pair comes is refused here
+                value = join._checked_waiting(item[1], join._decode(f"waiting[{i}]", item[1], item[2]))
+            except (TypeError, ValueError) as exc:
+                if isinstance(exc, FormatError):
+                    raise
+                raise FormatError(f"waiting[{i}]: {exc}"[:300]) from None
+            join._wait(key, item[1], value, decode_float(f"waiting[{i}] t", item[3]))
         for i, k in enumerate(d["expired_keys"]):
             join._expired_keys[decode_label(f"expired_keys[{i}]", k)] = None
         return join

@@ -339,3 +339,34 @@ def test_a_bad_multiclass_prediction_or_label_names_it_and_changes_nothing(call,
     join.predict("w", {"cat": 0.7, "dog": 0.2, "bird": 0.1})
     join.label("z", "dog")
     _refused_and_unchanged(join, call, words)
+
+
+@pytest.mark.parametrize(
+    ("make", "index", "value", "words"),
+    [
+        (lambda: se.LabelJoin(se.BinaryAccumulator()), 0, "nan", ["waiting[0]", "score", "NaN"]),
+        (lambda: se.LabelJoin(se.BinaryAccumulator()), 1, {"int": 7}, ["waiting[1]", "y", "7"]),
+        (lambda: se.LabelJoin(se.MulticlassAccumulator(classes=["a", "b"])), 0,
+         {"scores": [[{"str": "zz"}, 0.5]]}, ["waiting[0]", "'zz'"]),
+        (lambda: se.LabelJoin(se.MulticlassAccumulator(classes=["a", "b"])), 1, {"str": "zz"}, ["waiting[1]", "'zz'"]),
+        (lambda: se.LabelJoin(se.Segmented(se.BinaryAccumulator)), 0, [0.5, {"float": float("inf")}],
+         ["waiting[0]"]),
+    ],
+)  # fmt: skip
+def test_a_state_whose_waiting_prediction_or_label_the_accumulator_would_refuse_is_a_format_error(
+    make, index, value, words
+):
+    """What waits in a saved join is checked on loading, as predict and label check it: else the pair would be
+    refused only when it matches, and the prediction would wait for ever."""
+    join = make()
+    segment = {"segment": "eu"} if isinstance(join.accumulator, se.Segmented) else {}
+    prediction = {"a": 0.5, "b": 0.5} if isinstance(join.accumulator, se.MulticlassAccumulator) else 0.5
+    join.predict("p", prediction, **segment)
+    join.label("l", "b" if isinstance(join.accumulator, se.MulticlassAccumulator) else 1)
+    state = se.to_dict(join)
+    assert repr(se.from_dict(state).to_state()) == repr(join.to_state())  # (t is nan without a ttl)
+    state["state"]["waiting"][index][2] = value
+    with pytest.raises(se.FormatError) as info:
+        se.from_dict(state)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
