@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -173,6 +174,7 @@ def mcnemar(b: float, c: float) -> McNemarResult:
 
 
 _EACH_MODEL = tuple(m for m in ConfusionReport.SCALAR_METRICS if m not in ("n", "positives", "negatives"))
+_MCNEMAR = ("b", "c", "statistic", "p_value", "p_exact")  # McNemarResult's fields
 
 
 @dataclass(frozen=True)
@@ -203,7 +205,7 @@ class PairedReport:
     SCALAR_METRICS: ClassVar[tuple[str, ...]] = (
         "n", "positives", "negatives",
         *(f"a_{m}" for m in _EACH_MODEL), *(f"b_{m}" for m in _EACH_MODEL),
-        *(f"mcnemar_{f}" for f in ("b", "c", "statistic", "p_value", "p_exact")),
+        *(f"mcnemar_{f}" for f in _MCNEMAR),
     )  # fmt: skip
 
     @property
@@ -226,22 +228,17 @@ class PairedReport:
         side, _, rest = name.partition("_")
         if side in ("a", "b") and rest in _EACH_MODEL:
             return getattr(self.a if side == "a" else self.b, rest)
-        if side == "mcnemar" and rest in McNemarResult._fields:
+        if side == "mcnemar" and rest in _MCNEMAR:
             return getattr(self.mcnemar, rest)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """Every scalar metric by name (counts as numbers, rates as floats)."""
-        test = self.mcnemar
-        out: dict[str, Any] = {"n": self.n, "positives": self.positives, "negatives": self.negatives}
-        for side, table in (("a", self.a), ("b", self.b)):
-            out.update({f"{side}_{m}": getattr(table, m) for m in _EACH_MODEL})
-        out.update({f"mcnemar_{f}": getattr(test, f) for f in McNemarResult._fields})
-        return out
+        return {name: getattr(self, name) for name in self.SCALAR_METRICS}
 
-    @property
+    @functools.cached_property
     def mcnemar(self) -> McNemarResult:
-        """McNemar's test of the two error rates."""
+        """McNemar's test of the two error rates (worked out once: its exact p-value sums a term per pair)."""
         c = self.counts
         a_right_b_wrong = c[1, 1, 0] + c[0, 0, 1]
         a_wrong_b_right = c[1, 0, 1] + c[0, 1, 0]
