@@ -60,11 +60,6 @@ def _frame_partition(
     return seg
 
 
-def _kind(make: Callable[[], Any]) -> str | None:
-    """The protocol's tag of the accumulators ``make`` makes (``"binary"``, ``"scores"``, ...)."""
-    return getattr(make(), "kind", None)
-
-
 def _bag_partition(items: Any, make: Callable[[], Any]) -> Any:
     rows = list(items)
     acc = make()
@@ -130,7 +125,7 @@ def evaluate(
             raise ValueError("a Bag holds (y, score[, w]) tuples: label, score and by are for DataFrames")
         parts = [dask.delayed(_bag_partition)(p, make) for p in data.to_delayed()]
     else:
-        kind = _kind(make)
+        kind = getattr(make(), "kind", None)  # the protocol's tag of the kind: which columns its update_many takes
         if score is None:
             raise ValueError("score= names the DataFrame's score column(s)")
         if kind == "scores":

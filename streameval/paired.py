@@ -124,7 +124,7 @@ class PairedAccumulator(AccumulatorBase):
         if cell is not None and self._counts[cell] >= 1:
             self._counts[cell] -= 1
             return
-        one = PairedAccumulator(self.threshold, self.pos_label, self.neg_label)
+        one = self.emptied()
         one.update(y, pred_a, pred_b, w)
         self -= one
 
@@ -150,7 +150,7 @@ class PairedAccumulator(AccumulatorBase):
     # -- combining ----------------------------------------------------------
     def copy(self) -> PairedAccumulator:
         """An independent accumulator with the same counts."""
-        new = PairedAccumulator(self.threshold, self.pos_label, self.neg_label)
+        new = self.emptied()
         new._counts = self._counts.copy()
         return new
 

@@ -255,7 +255,7 @@ class RegressionAccumulator(AccumulatorBase):
         # finite values a float holds: anything else (inf, NaN, an int beyond a float) the checked path explains
         if plain and abs(y) < _FLOAT_MAX and abs(y_pred) < _FLOAT_MAX and self._take_out_filed(float(y), float(y_pred)):
             return
-        one = RegressionAccumulator(bins=self.bins)
+        one = self.emptied()
         one.update(y, y_pred, w)
         self -= one
 

@@ -161,7 +161,7 @@ class ScoreAccumulator(AccumulatorBase):
         plain = type(score) in (float, np.float64) and type(w) in (float, int) and w == 1 and math.isfinite(score)
         if plain and self._take_out_filed(float(score)):
             return
-        one = ScoreAccumulator(self.bins, self.exact_up_to)
+        one = self.emptied()
         one.update(score, w)
         self -= one
 
