@@ -24,7 +24,7 @@ import math
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -506,8 +506,10 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
     bad_label, bad_score = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
     regression = args.kind == "regression"
     score_problem = "is not a finite number" if regression else "is not a number"
+
+    bad_score_text: Callable[[int], str] = lambda i: f"score {_raw(rows, args.score, i)!r} {score_problem}"  # noqa: E731
     if args.kind == "multiclass":
-        values, label_problem, score_problem = _multiclass_values(rows, args, bad_label, bad_score)
+        values, label_problem, bad_score_text = _multiclass_values(rows, args, bad_label, bad_score)
     else:
         values = [_numbers(rows, args.score, finite=regression, bad=bad_score)]
     if args.kind == "binary":
@@ -531,13 +533,7 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
         segments[:] = parts[0] if len(parts) == 1 else list(zip(*parts, strict=True))
     checks = [
         ("label", bad_label, lambda i: f"label {_raw(rows, args.label, i)!r} {label_problem}"),
-        (
-            "score",
-            bad_score,
-            lambda i: (
-                score_problem(i) if callable(score_problem) else f"score {_raw(rows, args.score, i)!r} {score_problem}"
-            ),
-        ),
+        ("score", bad_score, bad_score_text),
         ("weight", bad_weight, lambda i: f"weight {_raw(rows, args.weight, i)!r} is not a finite number >= 0"),
         ("time", bad_time, lambda i: f"time {_raw(rows, args.time, i)!r} is not a finite number"),
     ]
@@ -546,20 +542,19 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
 
 def _multiclass_values(
     rows: Rows, args: argparse.Namespace, bad_label: np.ndarray, bad_score: np.ndarray
-) -> tuple[list[Any], str, Any]:
+) -> tuple[list[Any], str, Callable[[int], str]]:
     """A multiclass chunk's true classes and its predicted classes (one score column) or class scores (one
-    column per class), with what is wrong with a bad label and a bad row's scores."""
+    column per class), with what is wrong with a bad label and the text of a bad row's scores."""
     labels = _texts(rows, args.label)
-    columns = _score_columns(args)
-    if len(columns) == 1:  # predicted classes: the classes are learnt from the stream
-        return [labels, _texts(rows, columns[0])], "", "is not a class"
+    columns, classes = args.score_columns, args.classes
+    if classes is None:  # predicted classes: the classes are learnt from the stream, and any text is one
+        return [labels, _texts(rows, columns[0])], "", lambda i: f"score {_raw(rows, columns[0], i)!r} is not a class"
     bad_each = [np.zeros(len(labels), dtype=np.bool_) for _ in columns]
     scores = np.column_stack(
         [_numbers(rows, c, finite=False, bad=bad) for c, bad in zip(columns, bad_each, strict=True)]
     )
     for bad in bad_each:
         bad_score |= bad
-    classes = _classes(args)
     bad_label |= ~np.isin(labels, np.array(classes, dtype=object))
 
     def score_problem(i: int) -> str:
@@ -567,20 +562,6 @@ def _multiclass_values(
         return f"score {_raw(rows, column, i)!r} of {column!r} is not a number"
 
     return [labels, scores], f"is not one of the classes {classes}", score_problem
-
-
-def _score_columns(args: argparse.Namespace) -> list[str]:
-    """The score columns: one, or (multiclass) one per class, separated by commas."""
-    return [c for c in args.score.split(",") if c] if args.kind == "multiclass" else [args.score]
-
-
-def _classes(args: argparse.Namespace) -> list[str]:
-    """A multiclass evaluation's classes, in the order of its score columns: --classes, else the columns' names."""
-    columns = _score_columns(args)
-    classes = [c for c in args.classes.split(",") if c] if args.classes else columns
-    if len(classes) != len(columns):
-        raise SystemExit(f"streameval: --classes names {len(classes)} classes for {len(columns)} score columns")
-    return classes
 
 
 def _first_problems(rows: Rows, checks: list[tuple[str, np.ndarray, Any]], skip: Problem | None) -> np.ndarray:
@@ -618,14 +599,24 @@ _UNSET = object()  # an option not given (--exact-up-to none is None)
 def _resolved(args: argparse.Namespace) -> argparse.Namespace:
     """The arguments with the kind's defaults filled in; an option of another kind refused by name."""
     kind = getattr(args, "kind", "binary")
-    filled = {}
+    filled: dict[str, Any] = {}
     for name in ("threshold", "pos_label", "neg_label", "exact_up_to", "classes"):
         value = getattr(args, name, _UNSET)
         given = value is not _UNSET and (name == "exact_up_to" or value is not None)  # --exact-up-to none: None
         if given and name not in KIND_OPTIONS[kind]:
             raise SystemExit(f"streameval: --{name.replace('_', '-')} is not an option of --kind {kind}")
         filled[name] = value if given else KIND_OPTIONS[kind].get(name)
-    return argparse.Namespace(**{**vars(args), "kind": kind, **filled})
+    # multiclass: one score column of predicted classes, or one a class (named by --classes, else the column)
+    columns = [c for c in args.score.split(",") if c] if kind == "multiclass" else [args.score]
+    classes = None
+    if kind == "multiclass" and (len(columns) > 1 or filled["classes"]):
+        classes = [c for c in filled["classes"].split(",") if c] if filled["classes"] else columns
+        if len(classes) != len(columns) or len(columns) == 1:
+            raise SystemExit(
+                f"streameval: --classes names {len(classes)} classes for {len(columns)} score columns (one column "
+                "holds predicted classes; several, a score a class)"
+            )
+    return argparse.Namespace(**{**vars(args), "kind": kind, **filled, "score_columns": columns, "classes": classes})
 
 
 # -- evaluating -----------------------------------------------------------------
@@ -738,8 +729,7 @@ def _evaluate_read(args: argparse.Namespace, names: dict[str, str] | None = None
 
 def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] | None = None) -> dict[str, Any]:
     bins = _parse_bins(args.bins)
-    score_columns = _score_columns(args)
-    classes = _classes(args) if args.kind == "multiclass" and len(score_columns) > 1 else None
+    classes = args.classes
 
     def make() -> Any:
         if args.kind == "regression":
@@ -757,17 +747,21 @@ def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] 
     window = Sliding(make, size=args.window) if args.window else None
     skip = Problem() if args.skip_bad else None
     label = None if args.kind == "scores" else args.label  # scores alone: no label column
-    columns = list(dict.fromkeys(c for c in (label, *score_columns, args.weight, args.time, *(args.by or [])) if c))
+    columns = list(
+        dict.fromkeys(c for c in (label, *args.score_columns, args.weight, args.time, *(args.by or [])) if c)
+    )
+    # read as numbers: scores (class scores, not predicted classes), a regression's true values, weights, times
+    scores = args.score_columns if args.kind != "multiclass" or classes else []
+    numeric = {c for c in (*scores, args.weight, args.time) if c} - {*(args.by or [])}
+    if args.kind == "regression":
+        numeric.add(args.label)
+    elif label is not None:  # a label column is read as text
+        numeric.discard(args.label)
     sizes = None if "-" in args.files else sum(Path(p).stat().st_size for p in args.files if Path(p).exists())
     progress = Progress(not args.no_progress, sizes)
     rows_read = 0
     try:
         for path in args.files:
-            read_as_numbers = {"regression": (args.score, args.label), "binary": (args.score,), "scores": (args.score,)}
-            by_kind = read_as_numbers.get(args.kind, tuple(score_columns) if classes else ())
-            numeric = {c for c in (*by_kind, args.weight, args.time) if c} - {*(args.by or [])}
-            if args.kind in ("binary", "multiclass"):
-                numeric -= {args.label}
             shown = (names or {}).get(path)
             whole = args.kind == "binary" and args.pos_label.isdigit() and args.neg_label.isdigit()
             whole = whole and args.label not in numeric
