@@ -25,7 +25,7 @@ from ._validation import check_real
 from .multiclass import MulticlassAccumulator
 from .scores import ScoreAccumulator
 from .segmented import Segmented, segment_key
-from .windows import Decayed, Monitor, TimeWindow
+from .windows import Monitor, takes_event_time
 
 __all__ = ["LabelJoin"]
 
@@ -46,15 +46,6 @@ def _decode_classes(where: str, value: Any) -> Any:
     if not all(isinstance(pair, list) and len(pair) == 2 for pair in v):
         raise FormatError(f"{where} scores must be [class, score] pairs, got {v!r}"[:300])
     return {decode_label(f"{where} class", c): decode_float(f"{where} score", p) for c, p in v}
-
-
-def _needs_time(target: Any) -> bool:
-    """Whether ``target``'s updates take the event time ``t=`` (a time window, decay or monitor by time)."""
-    if isinstance(target, Monitor):
-        return target.by == "time" or _needs_time(target.accumulator)
-    if isinstance(target, TimeWindow):
-        return True
-    return isinstance(target, Decayed) and target.by == "time"
 
 
 def _label_checker(target: Any) -> Any:
@@ -136,7 +127,7 @@ class LabelJoin:
             raise ValueError(f"max_pending must be a whole number >= 1, got {max_pending!r}")
         self.accumulator = accumulator
         self._probe = _label_checker(inner)  # checks a label that comes before its prediction
-        self._timed = _needs_time(inner)  # a pair is counted at its prediction's time
+        self._timed = takes_event_time(inner)  # a pair is counted at its prediction's time
         self._segmented = isinstance(self._probe, Segmented)  # a prediction comes with its segment
         self._classes = isinstance(self._probe, MulticlassAccumulator)  # a prediction is class scores or a class
         # a multiclass prediction is checked apart from the labels (a label is checked as its own predicted class)
@@ -299,7 +290,7 @@ class LabelJoin:
 
     # -- reading ----------------------------------------------------------------
     def get(self) -> Any:
-        """The report of the pairs counted (of a monitor's accumulator, for a monitor).
+        """The report of the pairs counted.
 
         Examples
         --------
@@ -310,8 +301,7 @@ class LabelJoin:
         >>> join.get().n
         1
         """
-        target = self.accumulator.accumulator if isinstance(self.accumulator, Monitor) else self.accumulator
-        return target.get()
+        return self.accumulator.get()
 
     @property
     def pending(self) -> int:

@@ -54,7 +54,7 @@ class MetricsCollector:
     ----------
     accumulators : mapping or callable
         Model name to an accumulator, a window, a ``Segmented``, a
-        :class:`~streameval.LabelJoin` (its counts too: pairs matched, labels
+        ``Monitor``, a :class:`~streameval.LabelJoin` (its counts too: pairs matched, labels
         late or orphaned, what waits) or a ``Locked`` of one; or a callable
         returning such a mapping at each scrape (for models that come and go).
     metrics : sequence of str
@@ -108,8 +108,10 @@ class MetricsCollector:
         for name, acc in models.items():
             inner = acc.inner if hasattr(acc, "inner") else acc  # a Locked one: its class names the window
             joined = isinstance(inner, LabelJoin)
-            if joined:  # the window is that of the accumulator the join counts into (a monitor's accumulator's)
-                inner = inner.accumulator.accumulator if isinstance(inner.accumulator, Monitor) else inner.accumulator
+            if joined:  # the window is that of the accumulator the join counts into
+                inner = inner.accumulator
+            if isinstance(inner, Monitor):  # and of the accumulator a monitor records
+                inner = inner.accumulator
             window = type(inner).__name__.lower() if callable(getattr(inner, "accumulator", None)) else ""
             if joined:
                 joins.append(((str(name), "", window), acc.counts()))  # through a Locked one: under its lock

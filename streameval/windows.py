@@ -871,7 +871,7 @@ class Monitor:
         self._next: float | None = None
         self._records: list[dict[str, Any]] = []
         self._count_one = accumulator.update
-        self._time_kw = self._pass_time()
+        self._time_kw = takes_event_time(accumulator)  # passed on to a window that takes them
         self._start_counter(0, self.every if by == "events" else None)
 
     def _checked_metrics(self, metrics: Iterable[str] | None) -> tuple[str, ...] | None:
@@ -925,11 +925,6 @@ class Monitor:
         self.__dict__.update(state)
         self._count_one = self.accumulator.update
         self._start_counter(events, due)
-
-    def _pass_time(self) -> bool:
-        return isinstance(self.accumulator, TimeWindow) or (
-            isinstance(self.accumulator, Decayed) and self.accumulator.by == "time"
-        )
 
     def update(self, *args: Any, t: float | None = None, **kwargs: Any) -> None:
         """Update the accumulator with one event, then record if a boundary was reached."""
@@ -1001,6 +996,19 @@ class Monitor:
         """Take a record now (for instance at the end of a stream)."""
         self._record(self._events if time is None else time)
 
+    def get(self) -> Any:
+        """The report of the accumulator or window it records.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> mon = se.Monitor(se.BinaryAccumulator(), every=10)
+        >>> mon.update_many([1, 0], [0.9, 0.2])
+        >>> mon.get().auc
+        1.0
+        """
+        return self.accumulator.get()
+
     def to_records(self) -> list[dict[str, Any]]:
         """The recorded rows: ``time`` and every scalar metric."""
         return [dict(r) for r in self._records]
@@ -1015,3 +1023,20 @@ class Monitor:
 
     def __iter__(self) -> Iterable[dict[str, Any]]:
         return iter(self.to_records())
+
+
+def takes_event_time(target: Any) -> bool:
+    """Whether ``target``'s ``update`` takes the event time ``t=``: a time window, a decay by time, or a monitor
+    by time or of either.
+
+    Examples
+    --------
+    >>> import streameval as se
+    >>> takes_event_time(se.Monitor(se.TimeWindow(se.BinaryAccumulator, width=60.0), every=100))
+    True
+    >>> takes_event_time(se.Sliding(se.BinaryAccumulator, size=100))
+    False
+    """
+    if isinstance(target, Monitor):
+        return target.by == "time" or takes_event_time(target.accumulator)
+    return isinstance(target, TimeWindow) or (isinstance(target, Decayed) and target.by == "time")

@@ -159,6 +159,12 @@ def test_nan_metrics_are_exposed_as_nan_and_models_can_come_and_go():
     text = generate_latest(registry).decode()
     mae = [s for f in text_string_to_metric_families(text) for s in f.samples if s.name == "streameval_mae"]
     assert [(s.labels["model"], s.value) for s in mae] == [("b", 0.25)]
+    recorded = se.Monitor(se.Sliding(se.BinaryAccumulator, size=2), every=1)  # a monitor: its window's labels
+    recorded.update_many([1, 0, 1], [0.9, 0.2, 0.4])
+    models["c"] = recorded
+    samples = [s for f in text_string_to_metric_families(generate_latest(registry).decode()) for s in f.samples]
+    inside = [s for s in samples if s.labels["model"] == "c" and s.name == "streameval_events_in_window"]
+    assert [(s.labels["window"], s.value) for s in inside] == [("sliding", 2.0)]
     pair = se.PairedAccumulator(threshold=0.5)  # two models: each one's accuracy and McNemar's, by default
     pair.update_many([1, 0, 1, 0], [0.9, 0.2, 0.4, 0.6], [0.8, 0.7, 0.6, 0.1])
     default = CollectorRegistry()
