@@ -158,7 +158,7 @@ class LabelJoin:
             raise TypeError(f"key must be hashable, got {key!r}"[:200]) from None
         return key
 
-    def predict(self, key: Hashable, score: float, t: float | None = None, segment: Hashable = None) -> None:
+    def predict(self, key: Hashable, score: Any, t: float | None = None, segment: Hashable = None) -> None:
         """A prediction for ``key`` (counted at once if its label came first); ``segment``: its segment, for a
         :class:`~streameval.Segmented` accumulator (required there, refused elsewhere)."""
         key = self._key(key)
@@ -189,18 +189,17 @@ class LabelJoin:
         probe = self._prediction_probe
         assert probe is not None
         if isinstance(score, Mapping):  # checked with a known class as the label: a refusal is the mapping's
-            prediction: Any = dict(score)
+            prediction = dict(score)
             if not prediction:
                 raise ValueError("score must hold class scores: got an empty mapping")
-            label = probe.classes[0] if probe.classes else next(iter(prediction))
-        elif isinstance(score, (Sequence, np.ndarray)) and not isinstance(score, (str, bytes)):
-            prediction = tuple(np.asarray(score, dtype=np.float64).tolist()) if len(score) else ()
-            label = probe.classes[0] if probe.classes else None  # classes learnt later: checked when counted
-        else:
-            prediction = label = score
-        if label is not None:
-            probe.update(label, prediction)  # refuses what the accumulator would refuse
-        return prediction
+            probe.update(probe.classes[0] if probe.classes else next(iter(prediction)), prediction)
+            return prediction
+        if isinstance(score, (Sequence, np.ndarray)) and not isinstance(score, (str, bytes)):
+            if probe.classes:  # with classes learnt later, checked when counted
+                probe.update(probe.classes[0], score)
+            return tuple(check_real("score", v) for v in score)
+        probe.update(score, score)  # a predicted class, as its own label
+        return score
 
     def label(self, key: Hashable, y: Any, t: float | None = None) -> None:
         """The label of ``key`` (counted at once if its prediction came first)."""
@@ -373,11 +372,10 @@ class LabelJoin:
             if not isinstance(item, list) or len(item) != 4 or item[1] not in (_PREDICTION, _LABEL):
                 raise FormatError(f"waiting[{i}] must be [key, 0 or 1, value, t]")
             key = decode_label(f"waiting[{i}] key", item[0])
+            value = join._decode(f"waiting[{i}]", item[1], item[2])
             try:  # what the accumulator would refuse when its pair comes is refused here
-                value = join._checked_waiting(item[1], join._decode(f"waiting[{i}]", item[1], item[2]))
+                value = join._checked_waiting(item[1], value)
             except (TypeError, ValueError) as exc:
-                if isinstance(exc, FormatError):
-                    raise
                 raise FormatError(f"waiting[{i}]: {exc}"[:300]) from None
             join._wait(key, item[1], value, decode_float(f"waiting[{i}] t", item[3]))
         for i, k in enumerate(d["expired_keys"]):
