@@ -9,9 +9,7 @@ only through the protocol (``update``, ``update_many``, ``+=``, ``-=``,
 
 from __future__ import annotations
 
-import functools
 import math
-import operator
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -55,22 +53,15 @@ def _make(factory: Factory) -> Any:
     return acc
 
 
-def _emptied(acc: Any, factory: Factory) -> Any:
-    """An accumulator like ``acc`` with no events (the classes it learnt kept, in their order: see the protocol's
-    ``emptied``), or the factory's for an accumulator that does not offer it."""
-    emptied = getattr(acc, "emptied", None)
-    return emptied() if emptied is not None else _make(factory)
-
-
-def _counted_afresh(makers: list[Callable[[], Any]], count: Callable[[Any], None]) -> Any:
-    """A new accumulator of the first maker whose accumulator takes the events (``count`` counts them into it).
-
-    Events replayed into a new accumulator: one that knows the classes learnt so far takes score sequences in
-    their order; one that knows none (the factory's) takes them as the stream gave them while it learnt its
-    classes. The first refusal is raised when every maker's accumulator refuses them.
+def _counted_afresh(like: Any, fresh: Callable[[], Any], count: Callable[[Any], None]) -> Any:
+    """A new accumulator that takes the events ``count`` counts into it: first one like ``like`` with no events
+    (the protocol's ``emptied``: the classes it learnt kept, in their order, so that score sequences given since
+    mean the same), else ``fresh()`` (which learns its classes again, as the stream gave them: sequences given
+    while fewer classes were known). The first refusal is raised when both refuse the events.
     """
+    makers = [like.emptied] if like is not None and hasattr(like, "emptied") else []
     refused: Exception | None = None
-    for make in makers:
+    for make in [*makers, fresh]:
         acc = make()
         try:
             count(acc)
@@ -322,7 +313,7 @@ class Sliding:
                     staying.update_many(*batch.args, **batch.kwargs)
 
             # score sequences keep the order of the classes learnt (or, from a factory's, the stream's own)
-            staying = _counted_afresh([lambda: _emptied(self._acc, self._factory), lambda: _make(self._factory)], count)
+            staying = _counted_afresh(self._acc, lambda: _make(self._factory), count)
             self._batches, self._held, self._acc = batches, self.size, staying
             self._log.retarget(staying.update)
             return
@@ -458,8 +449,7 @@ class TimeWindow:
             current.update(*args, **kwargs)
             return
         newest = None if self._latest is None else self._ring.get(self._latest)
-        makers = [self._empty.copy] if newest is None else [lambda: _emptied(newest, self._factory), self._empty.copy]
-        fresh = _counted_afresh(makers, lambda acc: acc.update(*args, **kwargs))  # checked before anything changes
+        fresh = _counted_afresh(newest, self._empty.copy, lambda acc: acc.update(*args, **kwargs))  # checked first
         self._add({pane: (fresh, 1)})
 
     def update_many(self, *args: Any, t: npt.ArrayLike, **kwargs: Any) -> None:
@@ -472,18 +462,17 @@ class TimeWindow:
         for p, part, extra, events in self._by_pane(times, ascending, args, kwargs):
             current = self._ring.get(p)
             # empty; for a pane that exists, in that pane's regime (binned events added to binned counts need no
-            # conversion); for a new one, the pane before emptied (its classes learnt kept) or, for the first, a
-            # copy of the empty accumulator made at the start
-            makers: list[Callable[[], Any]] = [self._empty.copy]
+            # conversion); for a new one, the pane before emptied (its classes learnt kept) or a copy of the empty
+            # accumulator made at the start
             if current is not None and hasattr(current, "subtract"):
-                makers = [functools.partial(operator.sub, current, current)]
-            elif before is not None and hasattr(before, "emptied"):
-                makers = [before.emptied, self._empty.copy]
-
-            def count(acc: Any, part: list[Any] = part, extra: dict[str, Any] = extra) -> None:
+                acc = current - current
                 acc.update_many(*part, **extra)
+            else:
 
-            acc = _counted_afresh(makers, count)
+                def count(acc: Any, part: list[Any] = part, extra: dict[str, Any] = extra) -> None:
+                    acc.update_many(*part, **extra)
+
+                acc = _counted_afresh(before, self._empty.copy, count)
             fresh[p] = (acc, events)
             before = acc if self._latest is None or p >= self._latest else before
         self._add(fresh)
@@ -712,8 +701,9 @@ class Decayed:
             return
         decayed = weight * 2.0 ** ((when - self._t_ref) / self.half_life)
         if self._pending is None:  # the classes the state learnt kept, in their order (or the stream's own)
-            makers = [lambda: _emptied(self._acc, self._factory), self._factory]
-            self._pending = _counted_afresh(makers, lambda acc: acc.update(*args, w=decayed, **kwargs))
+            self._pending = _counted_afresh(
+                self._acc, self._factory, lambda acc: acc.update(*args, w=decayed, **kwargs)
+            )
         else:
             self._pending.update(*args, w=decayed, **kwargs)
         self._latest = top
