@@ -519,10 +519,8 @@ class Segmented(AccumulatorBase):
     # -- combining ----------------------------------------------------------------------
     def copy(self) -> Segmented:
         """An independent copy."""
-        new = Segmented.__new__(Segmented)
-        new.max_segments, new._template = self.max_segments, self._template.copy()
+        new = self.emptied()
         new._segments = {k: a.copy() for k, a in self._segments.items()}
-        new._start_router()
         return new
 
     def emptied(self) -> Segmented:
