@@ -91,7 +91,10 @@ def as_scores(name: str, value: Any, check_nan: bool = True) -> npt.NDArray[np.f
         for i, v in enumerate(arr):
             if isinstance(v, (str, bytes)) or not isinstance(v, (numbers.Real, np.bool_)):
                 raise TypeError(f"{name} must hold real numbers, got {_show(v)} at index {i}")
-            x[i] = float(v)
+            try:
+                x[i] = float(v)
+            except OverflowError:  # an integer beyond the floats: infinite, as check_real takes one score
+                x[i] = math.inf if v > 0 else -math.inf  # type: ignore[operator]  # only integers overflow float()
     else:
         first = arr[0] if arr.size else None
         raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype} (first value {_show(first)})")
@@ -153,6 +156,17 @@ def _same_label(v: Any, label: Any) -> bool:
         return False
 
 
+def _beyond_floats(value: Any) -> bool:
+    """Whether ``float(value)`` overflows (an integer beyond the floats)."""
+    try:
+        float(value)
+    except OverflowError:
+        return True
+    except (TypeError, ValueError):
+        return False
+    return False
+
+
 def as_weights(name: str, value: Any, n: int) -> npt.NDArray[np.float64] | None:
     """``None`` when every weight is 1, else a float64 array of finite weights >= 0."""
     if value is None:
@@ -167,6 +181,11 @@ def as_weights(name: str, value: Any, n: int) -> npt.NDArray[np.float64] | None:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError):
             raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}") from None
+        except OverflowError:  # an integer beyond the floats
+            i = next(i for i, v in enumerate(arr.tolist()) if _beyond_floats(v))
+            raise ValueError(
+                f"{name} must be finite and >= 0, got an integer too large for a float ({_show(arr[i])}) at index {i}"
+            ) from None
     w = np.ascontiguousarray(arr, dtype=np.float64)
     check_same_length((name, w), n=n)
     if not w.size:

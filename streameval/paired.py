@@ -21,6 +21,17 @@ _PLAIN_LABELS = (int, bool, str)  # labels whose equality a dict lookup decides 
 _PLAIN_SCORES = (float, int, np.float64)
 
 
+def _prediction(score: Any, threshold: float) -> int | None:
+    """A plain score's prediction (``score >= threshold``, compared as floats); ``None`` for anything else: not
+    exactly a float or an int, NaN, or an int beyond float's range (the batch path checks it)."""
+    if type(score) not in _PLAIN_SCORES or score != score:
+        return None
+    try:
+        return int(float(score) >= threshold)
+    except OverflowError:
+        return None
+
+
 class PairedAccumulator(AccumulatorBase):
     """Two classifiers evaluated on the same stream, for McNemar's test.
 
@@ -98,8 +109,7 @@ class PairedAccumulator(AccumulatorBase):
         else:
             t = self.threshold
             # compared as floats, as the batch path's arrays are (an int beyond 2**53 rounds first)
-            a = int(float(pred_a) >= t) if type(pred_a) in _PLAIN_SCORES and pred_a == pred_a else None
-            b = int(float(pred_b) >= t) if type(pred_b) in _PLAIN_SCORES and pred_b == pred_b else None
+            a, b = _prediction(pred_a, t), _prediction(pred_b, t)
         if truth is None or a is None or b is None:
             return None
         return truth, a, b

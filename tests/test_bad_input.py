@@ -99,6 +99,36 @@ def test_infinite_scores_are_accepted_and_land_in_the_end_bins():
     assert exact.get().tp == 2 and exact.get().fp == 1 and exact.get().auc == 2.5 / 4
 
 
+def test_an_integer_beyond_the_floats_is_an_infinite_score_one_by_one_and_in_a_batch():
+    """``float()`` of an integer beyond the floats overflows: a score is then infinite (as one event's already
+    was), whichever path counts it; a weight or a value that must be finite is refused, naming it."""
+    big = 10**400
+    for make, event in (
+        (se.BinaryAccumulator, (1, big)),
+        (lambda: se.BinaryAccumulator(exact_up_to=0), (0, -big)),
+        (lambda: se.PairedAccumulator(threshold=0.5), (1, big, -big)),
+        (lambda: se.MulticlassAccumulator(classes=[0, 1]), (0, [big, 0.2])),
+    ):
+        one, batch = make(), make()
+        one.update(*event)
+        batch.update_many(*([v] for v in event))
+        assert one == batch and batch.n == 1
+    infinite = se.BinaryAccumulator()
+    infinite.update_many([1, 0], [float("inf"), -float("inf")])
+    beyond = se.BinaryAccumulator()
+    beyond.update_many([1, 0], [big, -big])
+    assert beyond == infinite
+    for call, words in (
+        (lambda: se.BinaryAccumulator().update_many([1, 0], [0.5, 0.2], [1, big]), ["w", "too large", "index 1"]),
+        (lambda: se.ScoreAccumulator().update_many([0.5, big]), ["scores", "finite", "index 1"]),
+        (lambda: se.RegressionAccumulator().update_many([1.0], [big]), ["y_pred", "finite", "index 0"]),
+    ):
+        with pytest.raises(ValueError) as err:
+            call()
+        for word in words:
+            assert word in str(err.value), (word, str(err.value))
+
+
 @pytest.mark.parametrize(
     ("kwargs", "exc", "words"),
     [
