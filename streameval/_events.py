@@ -26,12 +26,14 @@ from ._compiled import SPEEDUPS
 __all__ = [
     "COMPILED",
     "FLUSH_EVERY",
+    "CellTally",
     "ClassRows",
     "EventBuffer",
     "EventCounter",
     "EventLog",
     "FloatEvents",
     "PaneRouter",
+    "PyCellTally",
     "PyClassRows",
     "PyEventBuffer",
     "PyEventCounter",
@@ -312,6 +314,26 @@ class PyEventCounter:
         self._slow(*args, **kwargs)
 
 
+class PyCellTally:
+    """Pure Python twin of the compiled per-event path of a paired accumulator: every event goes to ``slow``.
+
+    The compiled twin counts a plain unit-weight event (what the accumulator's ``_cell`` finds a cell for) in
+    place in the table of whole counts set by ``target``; ``slow`` does the same in Python.
+    """
+
+    __slots__ = ("_slow",)
+
+    def __init__(self, slow: Callable[..., Any], sides: dict[Any, int], threshold: float | None, float64: type) -> None:
+        self._slow = slow
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """Count one event through the accumulator's own path."""
+        self._slow(*args, **kwargs)
+
+    def target(self, table: Any) -> None:
+        """The table of counts (the compiled twin counts into it)."""
+
+
 class PyPaneRouter:
     """Pure Python twin of the compiled per-event router of a time window: every event goes to ``slow``."""
 
@@ -394,5 +416,6 @@ EventLog: type = _speedups.EventLog if _speedups is not None else PyEventLog
 PaneRouter: type = _speedups.PaneRouter if _speedups is not None else PyPaneRouter
 SegmentRouter: type = _speedups.SegmentRouter if _speedups is not None else PySegmentRouter
 EventCounter: type = _speedups.EventCounter if _speedups is not None else PyEventCounter
+CellTally: type = _speedups.CellTally if _speedups is not None else PyCellTally
 if _speedups is not None and _speedups.CAPACITY != FLUSH_EVERY:  # pragma: no cover
     raise ImportError(f"streameval._speedups was built for another version (CAPACITY {_speedups.CAPACITY})")

@@ -74,6 +74,9 @@
  *   EventCounter      the per-event path of a monitor by events: the
  *                     accumulator's update (a compiled one called through
  *                     its C function), then a record when one is due.
+ *   CellTally         the per-event path of a paired accumulator: a plain
+ *                     unit-weight event counted in place in its cell of the
+ *                     2 x 2 x 2 table of whole counts.
  *
  * The module uses only the CPython API and the buffer protocol (no numpy
  * headers), so it builds with any C compiler; when it does not build, the
@@ -2953,6 +2956,191 @@ static PyTypeObject EventCounterType = {
 
 
 /* ------------------------------------------------------------------------ */
+/* Cell tally of a paired accumulator                                        */
+/* ------------------------------------------------------------------------ */
+
+/* update(y, pred_a, pred_b[, w]) of a PairedAccumulator: one plain unit-weight event counted in place in the
+ * 2 x 2 x 2 table of whole counts, the cell [y][A's prediction][B's prediction]. Plain means, as in the twin
+ * PairedAccumulator._cell: labels exactly int, bool or str found in `sides` (label -> 0 or 1); with a
+ * threshold, predictions exactly float, np.float64 or int (not NaN, an int within float's range) compared as
+ * floats with `score >= threshold`; a weight exactly the float or int 1. Every other call, and every call while
+ * no table of whole counts is set, goes to `slow`, which checks it and explains a refusal. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *slow;     /* the accumulator's checked path */
+    PyObject *sides;    /* dict: plain label -> 0 or 1 (empty: labels are not plain) */
+    PyObject *float64;  /* numpy.float64, a plain score type */
+    Py_buffer table;    /* the 8 int64 counts, while table.obj != NULL */
+    double threshold;
+    int scores;         /* predictions are scores */
+} CellTally;
+
+static int
+CellTally_traverse(CellTally *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->slow);
+    Py_VISIT(self->sides);
+    Py_VISIT(self->float64);
+    Py_VISIT(self->table.obj);
+    return 0;
+}
+
+static int
+CellTally_clear_refs(CellTally *self)
+{
+    if (self->table.obj != NULL)
+        PyBuffer_Release(&self->table);
+    Py_CLEAR(self->slow);
+    Py_CLEAR(self->sides);
+    Py_CLEAR(self->float64);
+    return 0;
+}
+
+static void
+CellTally_dealloc(CellTally *self)
+{
+    PyObject_GC_UnTrack(self);
+    CellTally_clear_refs(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+CellTally_init(CellTally *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *slow, *sides, *threshold, *float64;
+    static char *kwlist[] = {"slow", "sides", "threshold", "float64", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO!OO", kwlist, &slow, &PyDict_Type, &sides, &threshold, &float64))
+        return -1;
+    double t = 0.0;
+    if (threshold != Py_None) {
+        t = PyFloat_AsDouble(threshold);
+        if (t == -1.0 && PyErr_Occurred())
+            return -1;
+    }
+    CellTally_clear_refs(self);
+    Py_INCREF(slow);
+    Py_INCREF(sides);
+    Py_INCREF(float64);
+    self->slow = slow;
+    self->sides = sides;
+    self->float64 = float64;
+    self->threshold = t;
+    self->scores = threshold != Py_None;
+    return 0;
+}
+
+PyDoc_STRVAR(CellTally_target_doc,
+"target(table) -> None\n\n"
+"Count into `table` (a writable C-contiguous array of 8 int64 counts) from now on; any other table (weighted\n"
+"float counts, or None) sends every event to `slow`.");
+
+static PyObject *
+CellTally_target(CellTally *self, PyObject *table)
+{
+    if (self->table.obj != NULL)
+        PyBuffer_Release(&self->table);
+    if (table == Py_None)
+        Py_RETURN_NONE;
+    if (PyObject_GetBuffer(table, &self->table, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyErr_Clear(); /* not a writable contiguous table: every event to `slow` */
+        self->table.obj = NULL;
+        Py_RETURN_NONE;
+    }
+    const char *f = self->table.format;
+    int whole = self->table.itemsize == 8 && self->table.len == 64 && f != NULL &&
+                (f[0] == 'q' || f[0] == 'l' || ((f[0] == '<' || f[0] == '=') && (f[1] == 'q' || f[1] == 'l') &&
+                                                f[2] == '\0'));
+    if (!whole || ((uintptr_t)self->table.buf % sizeof(int64_t)) != 0)
+        PyBuffer_Release(&self->table); /* sets table.obj to NULL */
+    Py_RETURN_NONE;
+}
+
+/* 0 or 1: the side of a plain label; -1: not plain, or not one of the two (the checked path explains) */
+static int
+cell_side(PyObject *sides, PyObject *label)
+{
+    if (!(PyLong_CheckExact(label) || PyBool_Check(label) || PyUnicode_CheckExact(label)))
+        return -1;
+    PyObject *side = PyDict_GetItemWithError(sides, label); /* borrowed */
+    if (side == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    return side == Py_True || (PyLong_CheckExact(side) && PyLong_AsLong(side) == 1) ? 1 : 0;
+}
+
+/* 0 or 1: a plain score's prediction (score >= threshold); -1: not a plain score */
+static int
+cell_prediction(CellTally *self, PyObject *score)
+{
+    double v;
+    if (PyFloat_CheckExact(score) || (PyObject *)Py_TYPE(score) == self->float64)
+        v = PyFloat_AS_DOUBLE(score);
+    else if (PyLong_CheckExact(score)) {
+        v = PyLong_AsDouble(score);
+        if (v == -1.0 && PyErr_Occurred()) { /* beyond float's range */
+            PyErr_Clear();
+            return -1;
+        }
+    }
+    else
+        return -1;
+    if (v != v)
+        return -1;
+    return v >= self->threshold;
+}
+
+static int
+unit_weight(PyObject *w)
+{
+    if (PyFloat_CheckExact(w))
+        return PyFloat_AS_DOUBLE(w) == 1.0;
+    if (PyLong_CheckExact(w)) {
+        int overflow;
+        return PyLong_AsLongAndOverflow(w, &overflow) == 1 && !overflow;
+    }
+    return 0;
+}
+
+static PyObject *
+CellTally_update(CellTally *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames != NULL || self->table.obj == NULL || nargs < 3 || nargs > 4 || (nargs == 4 && !unit_weight(args[3])))
+        return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+    int t = cell_side(self->sides, args[0]);
+    int a = self->scores ? cell_prediction(self, args[1]) : cell_side(self->sides, args[1]);
+    int b = self->scores ? cell_prediction(self, args[2]) : cell_side(self->sides, args[2]);
+    if (t < 0 || a < 0 || b < 0)
+        return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+    ((int64_t *)self->table.buf)[t * 4 + a * 2 + b] += 1;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef CellTally_methods[] = {
+    {"update", (PyCFunction)(void (*)(void))CellTally_update, METH_FASTCALL | METH_KEYWORDS,
+     "update(y, pred_a, pred_b, w=1.0): a plain unit-weight event counted in its cell; anything else to `slow`."},
+    {"target", (PyCFunction)CellTally_target, METH_O, CellTally_target_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject CellTallyType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "streameval._speedups.CellTally",
+    .tp_doc = "Per-event path of a paired accumulator (compiled).",
+    .tp_basicsize = sizeof(CellTally),
+    .tp_itemsize = 0,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)CellTally_init,
+    .tp_dealloc = (destructor)CellTally_dealloc,
+    .tp_traverse = (traverseproc)CellTally_traverse,
+    .tp_clear = (inquiry)CellTally_clear_refs,
+    .tp_methods = CellTally_methods,
+};
+
+
+/* ------------------------------------------------------------------------ */
 /* Predicted classes of a batch of class scores                              */
 /* ------------------------------------------------------------------------ */
 
@@ -5376,7 +5564,7 @@ PyInit__speedups(void)
     if (PyType_Ready(&EventBufferType) < 0 || PyType_Ready(&FloatEventsType) < 0 || PyType_Ready(&ClassRowsType) < 0 ||
         PyType_Ready(&EventLogType) < 0 ||
         PyType_Ready(&PaneRouterType) < 0 || PyType_Ready(&SegmentRouterType) < 0 ||
-        PyType_Ready(&EventCounterType) < 0)
+        PyType_Ready(&EventCounterType) < 0 || PyType_Ready(&CellTallyType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&speedups_module);
     if (m == NULL)
@@ -5420,6 +5608,12 @@ PyInit__speedups(void)
     Py_INCREF(&EventCounterType);
     if (PyModule_AddObject(m, "EventCounter", (PyObject *)&EventCounterType) < 0) {
         Py_DECREF(&EventCounterType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&CellTallyType);
+    if (PyModule_AddObject(m, "CellTally", (PyObject *)&CellTallyType) < 0) {
+        Py_DECREF(&CellTallyType);
         Py_DECREF(m);
         return NULL;
     }

@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._codec import FormatError, decode_counts, decode_float, decode_label, encode_label, require_fields
+from ._events import CellTally
 from ._validation import as_labels, as_scores, as_weights, check_label_pair, check_real, check_same_length, check_total
 from .confusion import ConfusionReport
 from .inference import PairedReport, count_value
@@ -60,10 +61,23 @@ class PairedAccumulator(AccumulatorBase):
         self.threshold = None if threshold is None else check_real("threshold", threshold)
         check_label_pair(pos_label, neg_label)
         self.pos_label, self.neg_label = pos_label, neg_label
-        self._counts: np.ndarray = np.zeros((2, 2, 2), dtype=np.int64)
         # plain labels (int, bool or str) to their side, for the per-event path; anything else is checked in full
         plain = all(type(v) in _PLAIN_LABELS for v in (pos_label, neg_label))
         self._sides: dict[Any, int] = {neg_label: 0, pos_label: 1} if plain else {}
+        # the per-event path: a plain unit-weight event counted in C in its cell of the table of whole counts
+        self._cells = CellTally(self._update_checked, self._sides, self.threshold, np.float64)
+        self.update = self._cells.update  # type: ignore[method-assign]
+        self._counts = np.zeros((2, 2, 2), dtype=np.int64)
+
+    @property
+    def _counts(self) -> np.ndarray:
+        """The 2 x 2 x 2 table of counts ``[true label][A's prediction][B's prediction]``."""
+        return self._table
+
+    @_counts.setter
+    def _counts(self, table: np.ndarray) -> None:
+        self._table = table
+        self._cells.target(table)  # the per-event path counts into it (whole counts), or leaves every event out
 
     def _predictions(self, name: str, values: Any) -> npt.NDArray[np.bool_]:
         if self.threshold is None:
@@ -89,7 +103,23 @@ class PairedAccumulator(AccumulatorBase):
         self._counts = self._counts + tally.astype(self._counts.dtype, copy=False)
 
     def update(self, y: Any, pred_a: Any, pred_b: Any, w: float = 1.0) -> None:
-        """Count one event seen by both classifiers."""
+        """Count one event seen by both classifiers.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.PairedAccumulator(threshold=0.5)
+        >>> acc.update(1, 0.9, 0.2)
+        >>> acc.update(0, 0.7, 0.1, w=2.0)
+        >>> r = acc.get()
+        >>> r.a.accuracy, r.b.accuracy
+        (0.3333333333333333, 0.6666666666666666)
+        """
+        self._cells.update(y, pred_a, pred_b, w)
+
+    def _update_checked(self, y: Any, pred_a: Any, pred_b: Any, w: float = 1.0) -> None:
+        """Every event the compiled path leaves out: a plain one counted in its cell, any other through the
+        batch path (which checks it, and explains a refusal)."""
         cell = self._cell(y, pred_a, pred_b, w)
         if cell is not None:
             self._counts[cell] += 1

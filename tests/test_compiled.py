@@ -832,6 +832,70 @@ def test_monitor_counter_equals_its_python_twin():
     _same_in_both_modes(MONITOR_SCRIPT, messages, lines=80)
 
 
+PAIRED_SCRIPT = textwrap.dedent(
+    """
+    import pickle
+    import numpy as np
+    import streameval as se
+
+    rng = np.random.default_rng(5)
+    odd_scores = [0.5, np.float64(0.5), 1, 0, 2**53 + 5, 10**400, True, float("nan"), "0.7", None, np.float32(0.9)]
+    odd_labels = [1, 0, True, False, 2, "1", 1.0, None, np.int64(1)]
+
+    def score():
+        return float(rng.random()) if rng.random() < 0.8 else odd_scores[int(rng.integers(len(odd_scores)))]
+
+    def label(plain):
+        return int(rng.random() < 0.4) if rng.random() < 0.85 else odd_labels[int(rng.integers(len(odd_labels)))]
+
+    for number, make in enumerate([
+        lambda: se.PairedAccumulator(threshold=0.5),
+        lambda: se.PairedAccumulator(threshold=float(2**53 + 4)),
+        lambda: se.PairedAccumulator(),
+        lambda: se.PairedAccumulator(pos_label="yes", neg_label="no"),
+    ]):
+        acc = make()
+        for i in range(3000):
+            if number == 3:
+                y, a, b = ("yes" if rng.random() < 0.5 else "no" for _ in range(3))
+                if i % 13 == 0:
+                    b = "maybe"
+            elif number == 2:
+                y, a, b = label(True), label(True), label(True)
+            else:
+                y, a, b = label(True), score(), score()
+            try:
+                if i % 211 == 0:
+                    acc.update(y, a, b, w=2.0 if i % 422 else 1)
+                elif i % 173 == 0:
+                    acc.update(y, a, b, [1.0, 1, True, 0.5, -1.0][i % 5])
+                elif i % 157 == 0:
+                    (acc if i % 314 else make()).revert(y, a, b)  # into a new one: never counted
+                elif i % 401 == 0:
+                    acc.update_many([y], [a], [b])
+                elif i % 503 == 0:
+                    acc = pickle.loads(pickle.dumps(acc))
+                elif i % 607 == 0:
+                    acc = acc.copy() + make()
+                elif i % 1009 == 0:
+                    acc = type(acc).from_state(acc.to_state())
+                else:
+                    acc.update(y, a, b)
+            except (TypeError, ValueError, OverflowError) as exc:
+                print(number, i, type(exc).__name__, exc)
+            if i % 250 == 0:
+                print(number, i, acc.get().counts.reshape(-1).tolist())
+        print(number, acc.get().counts.reshape(-1).tolist(), acc.to_state()["weighted"])
+    """
+)
+
+
+@needs_compiled
+def test_paired_cell_tally_equals_its_python_twin():
+    messages = ("must not be NaN", "got 2", "'maybe'", "not added", "pred_a")
+    _same_in_both_modes(PAIRED_SCRIPT, messages, lines=60)
+
+
 @needs_compiled
 def test_core_tests_pass_on_the_python_twins():
     env = dict(os.environ, STREAMEVAL_PURE_PYTHON="1")
