@@ -2370,7 +2370,7 @@ typedef struct {
     Py_ssize_t n;        /* events in the typed columns */
     Py_ssize_t capacity[LOG_MAX_ARITY]; /* of each column */
     int odd;             /* 1: every event goes to on_odd until reset_pending() */
-    int objects;         /* 1: dicts are kept too (a reference each), as the owner counts them at once */
+    int objects;         /* 1: dicts are kept too (a copy each), as the owner counts them at once */
     int arity;
     char tags[LOG_MAX_ARITY]; /* 'f' float, 'i' int, 'b' bool, 's' str, 'o' dict */
     LogValue *columns[LOG_MAX_ARITY];
@@ -2476,11 +2476,21 @@ log_tag(PyObject *v, LogValue *out, int objects)
         out->o = v;
         return 's';
     }
-    if (objects && PyDict_CheckExact(v)) { /* such as a mapping of class scores, counted by count_one at once */
+    if (objects && PyDict_CheckExact(v)) { /* such as a mapping of class scores: counted by count_one at once,
+                                            * kept as a copy */
         out->o = v;
         return 'o';
     }
     return 0;
+}
+
+/* The copies of dicts among an event's first `count` values let go (the event is not kept). */
+static void
+log_drop_copies(const char *tags, LogValue *row, Py_ssize_t count)
+{
+    for (Py_ssize_t k = 0; k < count; k++)
+        if (tags[k] == 'o')
+            Py_DECREF(row[k].o);
 }
 
 static PyObject *
@@ -2513,18 +2523,30 @@ EventLog_update(EventLog *self, PyObject *const *args, size_t nargsf, PyObject *
         self->capacity[k] = grown;
     }
     if (typed) {
+        /* a dict is kept as a copy of its own: the caller may fill the same dict again for the next event */
+        for (Py_ssize_t k = 0; k < nargs; k++) {
+            if (tags[k] != 'o')
+                continue;
+            row[k].o = PyDict_Copy(args[k]);
+            if (row[k].o == NULL) {
+                log_drop_copies(tags, row, k);
+                return NULL; /* nothing counted, nothing stored */
+            }
+        }
         r = self->direct != NULL ? self->direct(self->direct_self, args, nargs, NULL)
                                  : PyObject_Vectorcall(self->count_one, args, nargsf, NULL);
-        if (r == NULL)
+        if (r == NULL) {
+            log_drop_copies(tags, row, nargs);
             return NULL; /* refused: nothing stored */
+        }
         Py_DECREF(r);
         if (self->n == 0) {
             self->arity = (int)nargs;
             memcpy(self->tags, tags, nargs);
         }
         for (Py_ssize_t k = 0; k < nargs; k++) {
-            if (LOG_HOLDS(tags[k]))
-                Py_INCREF(row[k].o);
+            if (tags[k] == 's')
+                Py_INCREF(row[k].o); /* a dict's copy is the log's already */
             self->columns[k][self->n] = row[k];
         }
         self->n++;

@@ -99,15 +99,33 @@ def _per_event(values: Any) -> bool:
     return isinstance(values, (list, tuple)) or np.ndim(values) > 0
 
 
+def _kept(value: Any) -> Any:
+    """One event's argument as the window keeps it: a copy of a dict, list or array (such as class scores, which
+    the caller may fill again for the next event); anything else as it is."""
+    if type(value) in _SHARED:
+        return value
+    if isinstance(value, dict):
+        return dict(value)
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    return value
+
+
+_SHARED = frozenset({float, int, bool, str, bytes, type(None), tuple, np.float64, np.int64, np.bool_})
+
+
 def _cut(values: Any, start: int, stop: int | None = None) -> Any:
-    """Events ``start:stop`` of one argument of a batch, as an independent copy (scalars pass as they are)."""
+    """Events ``start:stop`` of one argument of a batch, as an independent copy (scalars pass as they are; the
+    rows of a list, such as dicts of class scores, copied too)."""
     if not _per_event(values):
         return values
     if isinstance(values, np.ndarray):
         return values[start:stop].copy()
     if hasattr(values, "to_numpy"):  # pandas and friends
         return np.asarray(values.to_numpy())[start:stop].copy()
-    return list(values)[start:stop]
+    return [_kept(v) for v in list(values)[start:stop]]
 
 
 class _Batch:
@@ -136,7 +154,9 @@ class Sliding:
     """Exactly the last ``size`` events, for any accumulator kind.
 
     The window keeps its events (as compact columns: scores and labels as
-    arrays), counts each arriving event at once, and takes the oldest ones
+    arrays; a copy of each dict, list or array of class scores, so a caller
+    may fill the same one again for the next event), counts each arriving
+    event at once, and takes the oldest ones
     back out with the accumulator's ``revert_many`` when they leave (or, when
     more leave than stay, counts the staying ones afresh): the report is
     always that of the last ``size`` events, whatever the kind. Per-event
@@ -230,6 +250,8 @@ class Sliding:
             self._close_log()
         self._log.set_odd()  # until the next filing, so that the runs keep the events' order
         shape = _call_shape(args, kwargs)
+        args = tuple(_kept(a) for a in args)  # the caller may fill a dict, list or array again for the next event
+        kwargs = {k: _kept(v) for k, v in kwargs.items()}
         if self._run and shape == self._run_shape:  # called like the run so far: the same batch
             self._run.append(args)
             if kwargs:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -340,6 +341,41 @@ def test_sliding_takes_per_event_calls_of_any_shape_in_order():
     np.testing.assert_allclose(a.neg, b.neg, rtol=1e-12)
     np.testing.assert_allclose(a.pos, b.pos, rtol=1e-12)
     assert win.n == 700
+
+
+@pytest.mark.parametrize("form", ["dict", "list", "array", "dict-weighted", "rows"])
+@pytest.mark.parametrize("size", [40, 700])
+def test_sliding_keeps_its_own_copy_of_scores_the_caller_fills_again(form, size):
+    """A caller that fills one dict, list or array of class scores for every event (or one list of rows for every
+    batch): the window's events are those it was given, not what the caller's objects hold later."""
+    rng = np.random.default_rng(12)
+    classes = ["a", "b", "c"]
+    win = se.Sliding(lambda: se.MulticlassAccumulator(classes=classes), size=size)
+    given: list[tuple[str, list[float], float]] = []
+    scores: Any = {"dict": {}, "dict-weighted": {}, "list": [0.0] * 3, "array": np.zeros(3)}.get(form)
+    rows = [dict.fromkeys(classes, 0.0) for _ in range(25)]
+    for _ in range(2000 // 25):
+        if form == "rows":  # one list of dicts, filled again for each batch
+            ys = [classes[int(k)] for k in rng.integers(0, 3, len(rows))]
+            for row in rows:
+                row.update(zip(classes, rng.dirichlet([1.0, 1.0, 1.0]).tolist(), strict=True))
+            win.update_many(ys, rows)
+            given += [(y, [row[c] for c in classes], 1.0) for y, row in zip(ys, rows, strict=True)]
+            continue
+        for _ in range(25):
+            y, p = classes[int(rng.integers(0, 3))], rng.dirichlet([1.0, 1.0, 1.0]).tolist()
+            if form in ("dict", "dict-weighted"):
+                scores.update(zip(classes, p, strict=True))
+            else:
+                scores[:] = p
+            w = 2.0 if form == "dict-weighted" and len(given) % 3 == 0 else 1.0
+            win.update(y, scores, w=w) if w != 1.0 else win.update(y, scores)
+            given.append((y, p, w))
+    fresh = se.MulticlassAccumulator(classes=classes)
+    for y, p, w in given[-size:]:
+        fresh.update(y, p, w)
+    assert win.get().confusion_matrix.tolist() == fresh.get().confusion_matrix.tolist()
+    assert win.get().to_dict() == pytest.approx(fresh.get().to_dict(), rel=1e-12)
 
 
 @pytest.mark.parametrize(
