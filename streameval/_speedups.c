@@ -32,6 +32,8 @@
  *   row_argmax        the predicted class of each row of class scores (ties to
  *                     the class first in a given order).
  *   score_columns     a block of rows of class scores written class by class.
+ *   dict_rows         a list of dicts of class scores read into a matrix
+ *                     (plain float scores of exactly the classes).
  *   lower_hull        the lower convex hull of a curve's points (the ROC
  *                     convex hull), in the same passes as its numpy twin.
  *   operating_points, auc_sums, ap_bins, ap_terms, pr_auc_terms
@@ -3311,6 +3313,76 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(dict_rows_doc,
+"dict_rows(rows, order, float64, out) -> bool\n\n"
+"The scores of a list of dicts as a matrix: row i, column j of `out` (C-ordered float64, len(rows) x\n"
+"len(order)) is rows[i][order[j]]. True when every row is a dict of exactly len(order) keys holding each class\n"
+"of `order` with a float or `float64` score that is not NaN; False at the first row that is not (`out` then\n"
+"holds anything): the caller's numpy path decides those, and gives the same matrix for the others.");
+
+static PyObject *
+dict_rows(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *rows, *order, *float64;
+    Py_buffer out;
+    if (!PyArg_ParseTuple(args, "O!O!Ow*", &PyList_Type, &rows, &PyList_Type, &order, &float64, &out))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = PyList_GET_SIZE(rows), k = PyList_GET_SIZE(order);
+    if (out.len != n * k * (Py_ssize_t)sizeof(double)) {
+        PyErr_SetString(PyExc_ValueError, "dict_rows: out must hold len(rows) x len(order) floats");
+        goto done;
+    }
+    double *o = (double *)out.buf;
+    int plain = 1;
+    for (Py_ssize_t i = 0; plain && i < n; i++) {
+        /* a key's __eq__ may run Python code: the row and the list are read again, holding references */
+        if (i >= PyList_GET_SIZE(rows) || k != PyList_GET_SIZE(order)) {
+            plain = 0;
+            break;
+        }
+        PyObject *row = PyList_GET_ITEM(rows, i);
+        if (!PyDict_CheckExact(row) || PyDict_GET_SIZE(row) != k) {
+            plain = 0;
+            break;
+        }
+        Py_INCREF(row);
+        for (Py_ssize_t j = 0; j < k; j++) {
+            if (k != PyList_GET_SIZE(order)) {
+                plain = 0;
+                break;
+            }
+            PyObject *key = PyList_GET_ITEM(order, j);
+            Py_INCREF(key);
+            PyObject *v = PyDict_GetItemWithError(row, key); /* borrowed */
+            Py_DECREF(key);
+            if (v == NULL) {
+                if (PyErr_Occurred()) {
+                    Py_DECREF(row);
+                    goto done;
+                }
+                plain = 0;
+                break;
+            }
+            if (!PyFloat_CheckExact(v) && (PyObject *)Py_TYPE(v) != float64) {
+                plain = 0;
+                break;
+            }
+            double d = PyFloat_AS_DOUBLE(v);
+            if (d != d) {
+                plain = 0;
+                break;
+            }
+            o[i * k + j] = d;
+        }
+        Py_DECREF(row);
+    }
+    result = PyBool_FromLong(plain);
+done:
+    PyBuffer_Release(&out);
+    return result;
+}
+
 PyDoc_STRVAR(score_columns_doc,
 "score_columns(scores, k, start, stop, first, last, out, stride) -> None\n\n"
 "Columns first:last of rows start:stop of a C-ordered float64 matrix with k columns, written column by column\n"
@@ -5541,6 +5613,7 @@ static PyMethodDef module_methods[] = {
     {"calibration_sums_counts", calibration_sums_counts, METH_VARARGS, calibration_sums_counts_doc},
     {"row_argmax", row_argmax, METH_VARARGS, row_argmax_doc},
     {"score_columns", score_columns, METH_VARARGS, score_columns_doc},
+    {"dict_rows", dict_rows, METH_VARARGS, dict_rows_doc},
     {"small_codes", small_codes, METH_VARARGS, small_codes_doc},
     {"group_by_code", group_by_code, METH_VARARGS, group_by_code_doc},
     {"group_lookup", group_lookup, METH_VARARGS, group_lookup_doc},

@@ -436,6 +436,10 @@ class MulticlassAccumulator(AccumulatorBase):
         extra = [] if self._fixed else [c for c in rows[0] if c not in self._index and c not in new]
         order += extra
         k = len(order)
+        if SPEEDUPS is not None and type(rows) is list and k:  # plain float scores read in C; the rest below
+            matrix = np.empty((len(rows), k))
+            if SPEEDUPS.dict_rows(rows, order, np.float64, matrix):
+                return matrix, extra
         try:
             table = [[row[c] for c in order] for row in rows if type(row) is dict and len(row) == k]
         except (KeyError, TypeError):  # a class missing (or a label that is not hashable)

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections import OrderedDict as _OrderedDict
 from unittest import mock
 
 import numpy as np
@@ -894,6 +895,49 @@ PAIRED_SCRIPT = textwrap.dedent(
 def test_paired_cell_tally_equals_its_python_twin():
     messages = ("must not be NaN", "got 2", "'maybe'", "not added", "pred_a")
     _same_in_both_modes(PAIRED_SCRIPT, messages, lines=60)
+
+
+class _Score(float):
+    """A float subclass: neither path reads it as a plain score."""
+
+
+@needs_compiled
+@pytest.mark.parametrize("fixed", [True, False])
+def test_dict_rows_read_the_matrix_the_numpy_path_reads(fixed):
+    from streameval import multiclass
+
+    good = [{"a": 0.25, "b": 0.5, "c": 0.25}, {"c": 0.1, "a": np.float64(0.7), "b": 0.2}]
+    odd_values = [1, True, np.float32(0.5), float("nan"), "0.5", None, _Score(0.5), np.int64(1), -0.0, np.inf]
+    cases = [good, good * 3, (good[0], good[1]), [], [{"a": 0.1, "b": 0.9}], [{"a": 0.1, "b": 0.8, "d": 0.1}]]
+    cases += [
+        [*good, {"a": 0.2, "b": 0.3, "c": 0.5, "d": 0.0}],
+        [*good, [0.2, 0.3, 0.5]],
+        [*good, _OrderedDict(good[0])],
+    ]
+    cases += [[*good, {**good[0], "b": v}] for v in odd_values]
+    compared = 0
+    for rows in cases:
+        acc = se.MulticlassAccumulator(classes=["a", "b", "c"] if fixed else None)
+        new = [] if fixed else ["a"]
+        compiled = acc._plain_rows(rows, list(new))
+        with mock.patch.object(multiclass, "SPEEDUPS", None):
+            plain = acc._plain_rows(rows, list(new))
+        assert (compiled is None) == (plain is None), rows
+        if compiled is not None:
+            compared += 1
+            assert compiled[1] == plain[1]
+            assert compiled[0].dtype == plain[0].dtype and compiled[0].shape == plain[0].shape
+            assert compiled[0].tobytes() == plain[0].tobytes(), rows
+    assert compared >= 6
+
+
+def test_dict_rows_refuses_an_out_of_another_size():
+    if not _events.COMPILED:
+        pytest.skip("the compiled paths are not in use")
+    from streameval._compiled import SPEEDUPS
+
+    with pytest.raises(ValueError, match="len\\(rows\\) x len\\(order\\)"):
+        SPEEDUPS.dict_rows([{"a": 0.5}], ["a"], np.float64, np.empty(2))
 
 
 @needs_compiled
