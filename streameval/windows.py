@@ -53,6 +53,14 @@ def _make(factory: Factory) -> Any:
     return acc
 
 
+def _emptied_state(acc: Any, factory: Factory) -> Any:
+    """An accumulator with ``acc``'s configuration, classes and kind of events (scores or predicted classes) and
+    no events: what takes an event exactly when ``acc`` would."""
+    if hasattr(acc, "subtract"):
+        return acc - acc
+    return acc.emptied() if hasattr(acc, "emptied") else _make(factory)
+
+
 def _counted_afresh(like: Any, fresh: Callable[[], Any], count: Callable[[Any], None]) -> Any:
     """A new accumulator that takes the events ``count`` counts into it: first one like ``like`` with no events
     (the protocol's ``emptied``: the classes it learnt kept, in their order, so that score sequences given since
@@ -673,10 +681,31 @@ class Decayed:
         self._start_log()
 
     def _start_log(self) -> None:
-        if self.by == "events":  # plain per-event updates: checked by a scratch accumulator, kept in compiled columns
-            self._checker = _make(self._factory)  # counts them too, but is never read
-            self._log = EventLog(self._checker.update, self._fold, self._update_checked, _FOLD_EVERY)
+        # Per-event updates are checked at once by a scratch accumulator (it counts them too, but is never read):
+        # made from the state with no events (its classes, the kind of events it takes) when first needed, it then
+        # sees every per-event update, so whatever it takes the state takes when they are added.
+        self._checker: Any = None
+        if self.by == "events":  # plain per-event updates kept in compiled columns
+            self._log = EventLog(self._check_first, self._fold, self._update_checked, _FOLD_EVERY, objects=True)
             self.update = self._log.update  # type: ignore[method-assign]
+
+    def _checking(self) -> Any:
+        """The scratch accumulator that checks per-event updates (made from the state when there is none)."""
+        if self._checker is None:
+            self._checker = _emptied_state(self._acc, self._factory)
+            if self._log is not None:
+                self._log.retarget(self._checker.update)
+        return self._checker
+
+    def _check_first(self, *args: Any, **kwargs: Any) -> None:
+        """The log's first event since the state changed without the checker (a batch): checked by a new one."""
+        self._checking().update(*args, **kwargs)
+
+    def _state_changed(self) -> None:
+        """Events the checker did not see were counted: the next per-event update makes it again."""
+        self._checker = None
+        if self._log is not None:
+            self._log.retarget(self._check_first)
 
     def __getstate__(self) -> dict[str, Any]:
         self._fold()  # a logical no-op
@@ -696,12 +725,13 @@ class Decayed:
     def update(self, *args: Any, t: float | None = None, w: float = 1.0, **kwargs: Any) -> None:
         """Count one event (at time ``t`` when ``by="time"``).
 
-        The event goes, with its decayed weight, into a pending accumulator
-        (checked there at once), which joins the state when the window is
-        read, merged or rescaled: a per-event update costs one weighted
-        update of the accumulator. With ``by="events"`` plain events (float,
-        int, bool and str arguments) are kept in compiled columns instead and
-        counted as one batch when the window is read or every 16,384 events.
+        The event is checked at once against every event before it, then
+        goes, with its decayed weight, into a pending accumulator, which joins
+        the state when the window is read, merged or rescaled. With
+        ``by="events"`` plain events (float, int, bool and str arguments, and
+        dicts such as class scores, kept as copies) are kept in compiled
+        columns instead and counted as one batch when the window is read or
+        every 16,384 events.
         """
         self._update_checked(*args, t=t, w=w, **kwargs)
 
@@ -721,13 +751,11 @@ class Decayed:
         if (top - self._t_ref) / self.half_life > self._RESCALE_AT:  # rare: the batch path rescales the state
             self.update_many(*([a] for a in args), t=None if t is None else [t], w=[w], **kwargs)
             return
+        self._checking().update(*args, w=weight, **kwargs)  # against every event so far: a refusal changes nothing
         decayed = weight * 2.0 ** ((when - self._t_ref) / self.half_life)
-        if self._pending is None:  # the classes the state learnt kept, in their order (or the stream's own)
-            self._pending = _counted_afresh(
-                self._acc, self._factory, lambda acc: acc.update(*args, w=decayed, **kwargs)
-            )
-        else:
-            self._pending.update(*args, w=decayed, **kwargs)
+        if self._pending is None:  # the state's classes, in their order, and the kind of events it takes
+            self._pending = _emptied_state(self._acc, self._factory)
+        self._pending.update(*args, w=decayed, **kwargs)
         self._latest = top
         self._clock += 1
 
@@ -755,6 +783,7 @@ class Decayed:
         """Count many events; all of them or, on bad input, none."""
         self._fold()
         self._count_many(args, t, w, kwargs)
+        self._state_changed()
 
     def _count_many(self, args: tuple[Any, ...], t: Any, w: Any, kwargs: dict[str, Any]) -> None:
         n = len(args[0]) if args else 0

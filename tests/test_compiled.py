@@ -716,6 +716,33 @@ DECAYED_SCRIPT = textwrap.dedent(
         if i % 700 == 0:
             r = dec.get()
             print(i, round(r.n, 9), round(r.tp, 9), round(r.auc, 12))
+    # class scores: one dict filled again for each event, learnt classes, odd and refused events among them
+    for make in (lambda: se.MulticlassAccumulator(classes=["a", "b", "c"]), se.MulticlassAccumulator):
+        dec = se.Decayed(make, half_life=500)
+        scores = {}
+        for i in range(12000):
+            y = "abc"[int(rng.integers(0, 3))]
+            scores.update(zip("abc", rng.dirichlet([1.0, 1.0, 1.0]).tolist()))
+            try:
+                if i % 29 == 0:
+                    dec.update(y, scores, w=0.5)
+                elif i % 31 == 0:
+                    dec.update(y, {**scores, "b": float("nan")})
+                elif i % 37 == 0:
+                    dec.update("d" if i % 74 else y, {"a": 0.5, "b": 0.5})
+                elif i % 41 == 0:
+                    dec.update(y, [scores[c] for c in "abc"])
+                elif i % 43 == 0:
+                    dec.update(y, "c")
+                elif i % 997 == 0:
+                    dec.update_many([y, "a"], [dict(scores), dict(scores)])
+                else:
+                    dec.update(y, scores)
+            except (TypeError, ValueError) as exc:
+                print(i, type(exc).__name__, exc)
+            if i % 1500 == 0:
+                r = dec.get()
+                print(i, r.classes, [round(v, 9) for v in r.confusion_matrix.ravel().tolist()])
     """
 )
 

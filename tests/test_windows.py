@@ -293,6 +293,72 @@ def test_decayed_merge_and_multiclass():
         se.Decayed(se.BinaryAccumulator, half_life=1, by="time").update(1, 0.5)
 
 
+@pytest.mark.parametrize("learnt", [False, True])
+def test_decayed_class_score_dicts_equal_explicit_weights(learnt):
+    """Dicts of class scores one by one (one dict filled again each time, some weighted, a few sequences with
+    the classes given): the decayed counts are those of the events with weights ``w * 2**((i - last) /
+    half_life)``."""
+    rng = np.random.default_rng(21)
+    classes = ["x", "y", "z"]
+    make = (lambda: se.MulticlassAccumulator()) if learnt else (lambda: se.MulticlassAccumulator(classes=classes))
+    dec = se.Decayed(make, half_life=700)
+    scores: dict[str, float] = {}
+    ys, rows, weights = [], [], []
+    for i in range(20_000):
+        y, p = classes[int(rng.integers(0, 3))], rng.dirichlet([1.0, 2.0, 3.0]).tolist()
+        scores.update(zip(classes, p, strict=True))
+        w = 1.0
+        if i % 17 == 0:
+            w = 0.5
+            dec.update(y, scores, w=w)
+        elif i % 23 == 0 and not learnt:
+            dec.update(y, p)  # a sequence in the classes' order
+        else:
+            dec.update(y, scores)
+        ys.append(y)
+        rows.append(dict(scores))
+        weights.append(w)
+        if i % 5000 == 0:
+            dec.get()  # a read folds the log
+    decay = np.exp2((np.arange(len(ys)) - (len(ys) - 1)) / 700.0)
+    fresh = make()
+    fresh.update_many(ys, rows, w=np.array(weights) * decay)
+    a, b = dec.get(), fresh.get()
+    at = [list(a.classes).index(c) for c in b.classes]  # classes learnt may come in another order
+    np.testing.assert_allclose(a.confusion_matrix[np.ix_(at, at)], b.confusion_matrix, rtol=1e-9)
+    assert a.to_dict() == pytest.approx(b.to_dict(), rel=1e-7)
+
+
+SCORES = {"a": 0.6, "b": 0.4}
+
+
+@pytest.mark.parametrize(
+    ("by", "first", "then"),
+    [
+        ("events", ("update", ("a", SCORES), {"w": 0.5}), ("update", ("a", "b"), {})),  # weighted, then the log
+        ("events", ("update_many", (["a"], ["b"]), {}), ("update", ("a", SCORES), {})),  # a batch, then the log
+        ("events", ("update_many", (["a"], [SCORES]), {}), ("update", ("a", "b"), {})),
+        ("events", ("update", ("a", "b"), {}), ("update", ("a", SCORES), {"w": 2.0})),  # the log, then weighted
+        ("events", ("update", ("a", SCORES), {}), ("update", ("a", [0.6, 0.4, 0.0]), {})),  # one score too many
+        ("time", ("update", ("a", SCORES), {"t": 1.0}), ("update", ("a", "b"), {"t": 2.0})),
+    ],
+)
+def test_decayed_refuses_an_event_its_state_refuses_and_keeps_the_others(by, first, then):
+    """Class scores and predicted classes do not mix in one accumulator: the second kind is refused when it
+    arrives, whichever path each took (the compiled log, a weighted update, a batch), and the window still
+    reads and counts."""
+    dec = se.Decayed(lambda: se.MulticlassAccumulator(classes=["a", "b"]), half_life=10, by=by)
+    getattr(dec, first[0])(*first[1], **first[2])
+    with pytest.raises(ValueError, match=r"scores|labels|one score per class"):
+        getattr(dec, then[0])(*then[1], **then[2])
+    before = dec.get().n
+    assert before > 0
+    labels = first[1][1] == "b" or first[1][1] == ["b"]
+    again = {"t": 3.0} if by == "time" else {}
+    dec.update("b", "a" if labels else {"a": 0.1, "b": 0.9}, **again)  # the first kind still counts
+    assert dec.get().n > before
+
+
 def test_monitor_records_by_events_and_by_time():
     y, s = _stream(1000, seed=9)
     mon = se.Monitor(se.BinaryAccumulator(), every=250)
