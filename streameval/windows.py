@@ -65,7 +65,8 @@ def _counted_afresh(like: Any, fresh: Callable[[], Any], count: Callable[[Any], 
     """A new accumulator that takes the events ``count`` counts into it: first one like ``like`` with no events
     (the protocol's ``emptied``: the classes it learnt kept, in their order, so that score sequences given since
     mean the same), else ``fresh()`` (which learns its classes again, as the stream gave them: sequences given
-    while fewer classes were known). The first refusal is raised when both refuse the events.
+    while fewer classes were known). Either must also add to ``like`` (the same kind of events: class scores or
+    predicted classes), else it refuses too. The first refusal is raised when both refuse the events.
     """
     makers = [like.emptied] if like is not None and hasattr(like, "emptied") else []
     refused: Exception | None = None
@@ -73,6 +74,9 @@ def _counted_afresh(like: Any, fresh: Callable[[], Any], count: Callable[[Any], 
         acc = make()
         try:
             count(acc)
+            if like is not None and hasattr(like, "subtract"):
+                probe = like - like  # like's classes and kind of events, no events
+                probe += acc  # a ValueError where the two do not add up
         except (TypeError, ValueError) as exc:
             refused = refused or exc
             continue

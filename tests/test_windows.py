@@ -359,6 +359,19 @@ def test_decayed_refuses_an_event_its_state_refuses_and_keeps_the_others(by, fir
     assert dec.get().n > before
 
 
+@pytest.mark.parametrize("batch", [False, True])
+def test_a_time_windows_new_pane_refuses_an_event_its_panes_refuse(batch):
+    """A predicted class after class scores, arriving in a new pane: refused (the panes could not add up),
+    and the window keeps its events."""
+    win = se.TimeWindow(lambda: se.MulticlassAccumulator(classes=["a", "b"]), width=10.0, panes=5)
+    win.update("a", SCORES, t=1.0)
+    with pytest.raises(ValueError, match="scores"):
+        win.update_many(["a"], ["b"], t=[5.0]) if batch else win.update("a", "b", t=5.0)
+    assert win.get().n == 1
+    win.update("b", {"a": 0.2, "b": 0.8}, t=5.5)
+    assert win.get().confusion_matrix.tolist() == [[1, 0], [0, 1]]
+
+
 def test_monitor_records_by_events_and_by_time():
     y, s = _stream(1000, seed=9)
     mon = se.Monitor(se.BinaryAccumulator(), every=250)
