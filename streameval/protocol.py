@@ -194,6 +194,29 @@ class AccumulatorBase:
         self -= gone
 
     # -- combining ----------------------------------------------------------------
+    def check_mergeable(self, other: Any) -> None:
+        """Raise as :meth:`merge` would if ``other`` cannot be combined with this one; count nothing.
+
+        ``TypeError`` for another kind, ``ValueError`` when the configurations
+        differ or the two hold different kinds of events (such as class scores
+        and predicted classes). Windows and segments check with it that a new
+        accumulator joins the others before keeping it.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> scores, labels = se.MulticlassAccumulator(), se.MulticlassAccumulator()
+        >>> scores.update("a", {"a": 0.7, "b": 0.3})
+        >>> labels.update("a", "b")
+        >>> scores.check_mergeable(labels)
+        Traceback (most recent call last):
+        ...
+        ValueError: cannot merge an accumulator of scores with one of labels
+        """
+        if not isinstance(other, type(self)):
+            raise TypeError(f"cannot merge a {type(self).__name__} with a {type(other).__name__}")
+        self._check_mergeable(other)
+
     def merge(self: A, other: A) -> A:
         """A new accumulator holding the counts of both; neither input changes.
 

@@ -345,6 +345,7 @@ class Segmented(AccumulatorBase):
             self._room(1)
             acc = self._template.copy()
             acc.update(*event, **kwargs)  # a refusal leaves no new segment behind
+            self._check_joins([(key, acc)])
             self._segments[key] = acc
         else:
             acc.update(*event, **kwargs)
@@ -412,6 +413,7 @@ class Segmented(AccumulatorBase):
                     applied.append((key, (args, keywords)))
                 else:
                     parts.append((key, target, counting))
+            self._check_joins([(key, part) for key, target, part in parts if target is None])
             for key, target, part in parts:
                 if target is None:
                     self._segments[key] = part
@@ -448,6 +450,20 @@ class Segmented(AccumulatorBase):
         for key in appearing:  # new segments in order of their first event, after the segments there were
             self._segments.setdefault(key, made[key])
         return True
+
+    def _check_joins(self, new: list[tuple[Hashable, Any]]) -> None:
+        """A ``ValueError`` naming the segment unless new segments' accumulators add up with the segments there are
+        (the same kind of events, such as class scores or predicted classes): every segment merges into the
+        overall report."""
+        check = getattr(self._template, "check_mergeable", None)  # a kind written against the protocol alone: none
+        if not new or check is None:
+            return
+        like = next(iter(self._segments.values()), new[0][1])
+        for key, acc in new:
+            try:
+                like.check_mergeable(acc)
+            except ValueError as exc:
+                raise ValueError(f"new segment {_show(key)} cannot join the others: {exc}") from None
 
     def _undo(self, applied: list[tuple[Hashable, Any]]) -> None:
         """Take a failed batch's events back out of the segments it reached (new ones go)."""

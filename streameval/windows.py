@@ -74,9 +74,8 @@ def _counted_afresh(like: Any, fresh: Callable[[], Any], count: Callable[[Any], 
         acc = make()
         try:
             count(acc)
-            if like is not None and hasattr(like, "subtract"):
-                probe = like - like  # like's classes and kind of events, no events
-                probe += acc  # a ValueError where the two do not add up
+            if like is not None and hasattr(like, "check_mergeable"):
+                like.check_mergeable(acc)  # a ValueError where the two do not add up
         except (TypeError, ValueError) as exc:
             refused = refused or exc
             continue

@@ -120,6 +120,39 @@ def test_subtract_undoes_merge(kind, seed, n_a, n_b, weighted):
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
+def test_check_mergeable_raises_as_merge_does_and_counts_nothing(kind):
+    a, _, _ = _fed(kind, 1, 50)
+    b, _, _ = _fed(kind, 2, 80)
+    before = a.to_bytes(), b.to_bytes()
+    a.check_mergeable(b)  # the same kind and configuration: no error
+    other = se.RegressionAccumulator() if not kind.endswith("regression") else se.ScoreAccumulator()
+    for bad in (other, 3):
+        with pytest.raises(TypeError):
+            a.check_mergeable(bad)
+        with pytest.raises(TypeError):
+            a.merge(bad)
+    assert (a.to_bytes(), b.to_bytes()) == before
+
+
+def test_check_mergeable_refuses_what_merge_refuses():
+    scores, labels = se.MulticlassAccumulator(), se.MulticlassAccumulator()
+    scores.update("a", {"a": 0.7, "b": 0.3})
+    labels.update("a", "b")
+    pairs = [
+        (scores, labels),
+        (se.BinaryAccumulator(threshold=0.5), se.BinaryAccumulator(threshold=0.4)),
+        (se.PairedAccumulator(threshold=0.5), se.PairedAccumulator()),
+        (se.MulticlassAccumulator(classes=["a", "b"]), se.MulticlassAccumulator(classes=["a", "c"])),
+    ]
+    for one, two in pairs:
+        with pytest.raises(ValueError) as by_merge:
+            one.merge(two)
+        with pytest.raises(ValueError) as by_check:
+            one.check_mergeable(two)
+        assert str(by_check.value) == str(by_merge.value)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
 def test_taking_out_what_was_never_added_is_refused_and_changes_nothing(kind):
     a, _, _ = _fed(kind, 1, 50)
     b, _, _ = _fed(kind, 2, 80)
