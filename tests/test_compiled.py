@@ -717,27 +717,23 @@ DECAYED_SCRIPT = textwrap.dedent(
             r = dec.get()
             print(i, round(r.n, 9), round(r.tp, 9), round(r.auc, 12))
     # class scores: one dict filled again for each event, learnt classes, odd and refused events among them
+    odd_calls = {  # every i-th event (the first that divides i), the call made instead of a plain one
+        29: lambda: dec.update(y, scores, w=0.5),
+        31: lambda: dec.update(y, {**scores, "b": float("nan")}),
+        37: lambda: dec.update("d" if i % 74 else y, {"a": 0.5, "b": 0.5}),
+        41: lambda: dec.update(y, [scores[c] for c in "abc"]),
+        43: lambda: dec.update(y, "c"),
+        997: lambda: dec.update_many([y, "a"], [dict(scores), dict(scores)]),
+    }
     for make in (lambda: se.MulticlassAccumulator(classes=["a", "b", "c"]), se.MulticlassAccumulator):
         dec = se.Decayed(make, half_life=500)
         scores = {}
         for i in range(12000):
             y = "abc"[int(rng.integers(0, 3))]
             scores.update(zip("abc", rng.dirichlet([1.0, 1.0, 1.0]).tolist()))
+            call = next((f for every, f in odd_calls.items() if i % every == 0), lambda: dec.update(y, scores))
             try:
-                if i % 29 == 0:
-                    dec.update(y, scores, w=0.5)
-                elif i % 31 == 0:
-                    dec.update(y, {**scores, "b": float("nan")})
-                elif i % 37 == 0:
-                    dec.update("d" if i % 74 else y, {"a": 0.5, "b": 0.5})
-                elif i % 41 == 0:
-                    dec.update(y, [scores[c] for c in "abc"])
-                elif i % 43 == 0:
-                    dec.update(y, "c")
-                elif i % 997 == 0:
-                    dec.update_many([y, "a"], [dict(scores), dict(scores)])
-                else:
-                    dec.update(y, scores)
+                call()
             except (TypeError, ValueError) as exc:
                 print(i, type(exc).__name__, exc)
             if i % 1500 == 0:
