@@ -132,10 +132,12 @@ def _cut(values: Any, start: int, stop: int | None = None) -> Any:
     rows of a list, such as dicts of class scores, copied too)."""
     if not _per_event(values):
         return values
-    if isinstance(values, np.ndarray):
-        return values[start:stop].copy()
-    if hasattr(values, "to_numpy"):  # pandas and friends
-        return np.asarray(values.to_numpy())[start:stop].copy()
+    if isinstance(values, np.ndarray) or hasattr(values, "to_numpy"):  # numpy, pandas and friends
+        part = (values if isinstance(values, np.ndarray) else np.asarray(values.to_numpy()))[start:stop].copy()
+        if part.dtype == object:  # objects such as dicts of class scores: each one copied too
+            for i, value in enumerate(part.flat):
+                part.flat[i] = _kept(value)
+        return part
     return [_kept(v) for v in list(values)[start:stop]]
 
 

@@ -422,7 +422,7 @@ def test_sliding_takes_per_event_calls_of_any_shape_in_order():
     assert win.n == 700
 
 
-@pytest.mark.parametrize("form", ["dict", "list", "array", "dict-weighted", "rows"])
+@pytest.mark.parametrize("form", ["dict", "list", "array", "dict-weighted", "rows", "rows-array", "rows-series"])
 @pytest.mark.parametrize("size", [40, 700])
 def test_sliding_keeps_its_own_copy_of_scores_the_caller_fills_again(form, size):
     """A caller that fills one dict, list or array of class scores for every event (or one list of rows for every
@@ -434,11 +434,18 @@ def test_sliding_keeps_its_own_copy_of_scores_the_caller_fills_again(form, size)
     scores: Any = {"dict": {}, "dict-weighted": {}, "list": [0.0] * 3, "array": np.zeros(3)}.get(form)
     rows = [dict.fromkeys(classes, 0.0) for _ in range(25)]
     for _ in range(2000 // 25):
-        if form == "rows":  # one list of dicts, filled again for each batch
+        if form.startswith("rows"):  # one list of dicts, filled again for each batch
             ys = [classes[int(k)] for k in rng.integers(0, 3, len(rows))]
             for row in rows:
                 row.update(zip(classes, rng.dirichlet([1.0, 1.0, 1.0]).tolist(), strict=True))
-            win.update_many(ys, rows)
+            column: Any = rows
+            if form == "rows-array":
+                column = np.empty(len(rows), dtype=object)
+                column[:] = rows
+            elif form == "rows-series":
+                pd = pytest.importorskip("pandas")
+                column = pd.Series(rows)
+            win.update_many(ys, column)
             given += [(y, [row[c] for c in classes], 1.0) for y, row in zip(ys, rows, strict=True)]
             continue
         for _ in range(25):
