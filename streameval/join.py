@@ -72,7 +72,8 @@ class LabelJoin:
     monitor by time) counts each pair at its prediction's time ``t``; a
     :class:`Segmented` one (or a window over one) counts it in the segment
     its prediction names (``predict(key, score, segment=...)``). Into a
-    :class:`MulticlassAccumulator` a prediction is what its ``update`` takes:
+    :class:`MulticlassAccumulator` (or a ``Segmented`` one of them) a
+    prediction is what its ``update`` takes:
     class scores (a mapping, or a sequence in the classes' order) or a
     predicted class. ``predict(key, score)`` and
     ``label(key, y)`` may come in either order; when
@@ -129,9 +130,10 @@ class LabelJoin:
         self._probe = _label_checker(inner)  # checks a label that comes before its prediction
         self._timed = takes_event_time(inner)  # a pair is counted at its prediction's time
         self._segmented = isinstance(self._probe, Segmented)  # a prediction comes with its segment
-        self._classes = isinstance(self._probe, MulticlassAccumulator)  # a prediction is class scores or a class
+        kind = self._probe.empty_segment() if self._segmented else self._probe  # what counts each pair
+        self._classes = isinstance(kind, MulticlassAccumulator)  # a prediction is class scores or a class
         # a multiclass prediction is checked apart from the labels (a label is checked as its own predicted class)
-        self._prediction_probe = self._probe.emptied() if self._classes else None
+        self._prediction_probe = kind.emptied() if self._classes else None
         self.ttl = ttl
         self.max_pending = int(max_pending)
         self._waiting: dict[Hashable, tuple[int, Any, float]] = {}  # key -> (what, score or label, t), by arrival
@@ -162,7 +164,7 @@ class LabelJoin:
         """A prediction for ``key`` (counted at once if its label came first); ``segment``: its segment, for a
         :class:`~streameval.Segmented` accumulator (required there, refused elsewhere)."""
         key = self._key(key)
-        s = self._checked_prediction(score) if self._classes else check_real("score", score)
+        s = self._checked_score(score)
         if self._segmented:
             if segment is None:
                 raise ValueError("segment is required: the accumulator counts each pair in its segment")
@@ -225,23 +227,24 @@ class LabelJoin:
 
     def _check_label(self, y: Any) -> None:
         """Refuse a label the accumulator would refuse (``ValueError``, ``TypeError``)."""
-        if self._classes:
-            self._probe.update(y, y)  # as its own predicted class
-        elif self._segmented:
-            self._probe.update("label check", y, 0.5)  # one segment checks for all
+        prediction = y if self._classes else 0.5  # a class label: checked as its own predicted class
+        if self._segmented:
+            self._probe.update("label check", y, prediction)  # one segment checks for all
         else:
-            self._probe.update(y, 0.5)
+            self._probe.update(y, prediction)
 
     def _checked_waiting(self, what: int, value: Any) -> Any:
         """A waiting label or prediction of a state, checked as ``label`` and ``predict`` check theirs."""
         if what == _LABEL:
             self._check_label(value)
             return value
-        if self._classes:
-            return self._checked_prediction(value)
         if self._segmented:
-            return check_real("score", value[0]), segment_key(value[1])
-        return check_real("score", value)
+            return self._checked_score(value[0]), segment_key(value[1])
+        return self._checked_score(value)
+
+    def _checked_score(self, score: Any) -> Any:
+        """A prediction, checked (and kept as a copy): class scores or a class, or one real score."""
+        return self._checked_prediction(score) if self._classes else check_real("score", score)
 
     def _count(self, y: Any, prediction: Any, when: float) -> None:
         """Count a matched pair (in its segment; at its prediction's time, for an accumulator that takes times)."""
@@ -383,27 +386,34 @@ class LabelJoin:
         return join
 
     def _encode(self, what: int, value: Any) -> Any:
-        """What waits, in the state: a label, a score, or a score and its segment."""
+        """What waits, in the state: a label, a prediction, or a prediction and its segment."""
         if what == _LABEL:
             return encode_label(value)
-        if self._classes:
-            if isinstance(value, dict):
-                return {"scores": [[encode_label(c), float(p)] for c, p in value.items()]}
-            if isinstance(value, tuple):
-                return {"sequence": list(value)}
-            return {"class": encode_label(value)}
-        return [value[0], encode_segment(value[1])] if self._segmented else value
+        if self._segmented:
+            return [self._encode_score(value[0]), encode_segment(value[1])]
+        return self._encode_score(value)
+
+    def _encode_score(self, score: Any) -> Any:
+        """A prediction in the state: a score, or (multiclass) a one-entry dict of scores, a sequence or a class."""
+        if not self._classes:
+            return score
+        if isinstance(score, dict):
+            return {"scores": [[encode_label(c), float(p)] for c, p in score.items()]}
+        if isinstance(score, tuple):
+            return {"sequence": list(score)}
+        return {"class": encode_label(score)}
 
     def _decode(self, where: str, what: int, value: Any) -> Any:
         if what == _LABEL:
             return decode_label(f"{where} label", value)
-        if self._classes:
-            return _decode_classes(where, value)
         if not self._segmented:
-            return decode_float(f"{where} score", value)
+            return self._decode_score(where, value)
         if not isinstance(value, list) or len(value) != 2:
             raise FormatError(f"{where} must hold [score, segment] for a segmented accumulator, got {value!r}"[:300])
-        return decode_float(f"{where} score", value[0]), decode_segment(f"{where} segment", value[1])
+        return self._decode_score(where, value[0]), decode_segment(f"{where} segment", value[1])
+
+    def _decode_score(self, where: str, value: Any) -> Any:
+        return _decode_classes(where, value) if self._classes else decode_float(f"{where} score", value)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the state, what waits included, atomically (see :func:`streameval.save`)."""

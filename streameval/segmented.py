@@ -532,6 +532,18 @@ class Segmented(AccumulatorBase):
         """Events (or weight) over every segment."""
         return sum((acc.n for acc in self._segments.values()), 0)
 
+    def empty_segment(self) -> Any:
+        """An empty accumulator of the kind and configuration each new segment starts as (a copy).
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> seg = se.Segmented(lambda: se.MulticlassAccumulator(classes=["a", "b"]))
+        >>> seg.empty_segment().classes, seg.empty_segment().n
+        (('a', 'b'), 0)
+        """
+        return self._template.copy()
+
     # -- combining ----------------------------------------------------------------------
     def copy(self) -> Segmented:
         """An independent copy."""

@@ -243,6 +243,10 @@ def _segmented_binary():
     return se.Segmented(se.BinaryAccumulator)
 
 
+def _segmented_classes():
+    return se.LabelJoin(se.Segmented(lambda: se.MulticlassAccumulator(classes=["cat", "dog", "bird"])))
+
+
 @pytest.mark.parametrize(
     ("make", "call", "words"),
     [
@@ -262,12 +266,17 @@ def _segmented_binary():
             ["segment", "hashable"],
         ),
         (lambda: se.LabelJoin(se.Segmented(se.BinaryAccumulator)), lambda j: j.label("k", 3), ["y", "3"]),
+        (_segmented_classes, lambda j: j.label("k", "fox"), ["y", "'fox'"]),
+        (_segmented_classes, lambda j: j.predict("k", {"cat": 0.5, "fox": 0.5}, segment="us"), ["'fox'"]),
+        (_segmented_classes, lambda j: j.predict("k", [0.5, 0.5], segment="us"), ["scores", "3", "2"]),
+        (_segmented_classes, lambda j: j.predict("k", {"cat": 0.5, "dog": 0.5, "bird": 0.0}), ["segment"]),
     ],
 )
 def test_a_bad_segment_or_label_names_it_and_changes_nothing(make, call, words):
     join = make()
     kwargs = {"segment": "eu"} if isinstance(join.accumulator, se.Segmented) else {}
-    join.predict("w", 0.4, **kwargs)
+    classes = isinstance(join.accumulator, se.Segmented) and join.accumulator.empty_segment().kind == "multiclass"
+    join.predict("w", {"cat": 0.2, "dog": 0.3, "bird": 0.5} if classes else 0.4, **kwargs)
     _refused_and_unchanged(join, call, words)
 
 
@@ -281,11 +290,12 @@ def _refused_and_unchanged(join, call, words):
     assert (join.counts(), join.to_state()) == before
 
 
+@pytest.mark.parametrize("segmented", [False, True])
 @pytest.mark.parametrize("form", ["mapping", "sequence", "predicted class"])
-def test_a_join_into_a_multiclass_accumulator_counts_class_scores_or_classes(form, tmp_path):
+def test_a_join_into_a_multiclass_accumulator_counts_class_scores_or_classes(form, segmented, tmp_path):
     """Predictions as class-score mappings, sequences or predicted classes, labels late or never; saved and
-    loaded halfway: the join equals a multiclass accumulator fed the matched pairs, and accuracy matches
-    scikit-learn's on them."""
+    loaded halfway: the join equals a multiclass accumulator (or one per segment) fed the matched pairs, and
+    accuracy matches scikit-learn's on them."""
     from sklearn.metrics import accuracy_score
 
     classes = ["cat", "dog", "bird"]
@@ -302,22 +312,33 @@ def test_a_join_into_a_multiclass_accumulator_counts_class_scores_or_classes(for
             return probs[i].tolist()
         return classes[int(np.argmax(probs[i]))]
 
-    join = se.LabelJoin(se.MulticlassAccumulator(classes=classes), ttl=1e9)
+    def make():
+        if segmented:
+            return se.Segmented(lambda: se.MulticlassAccumulator(classes=classes))
+        return se.MulticlassAccumulator(classes=classes)
+
+    region = ["eu", "us", "apac"]
+    join = se.LabelJoin(make(), ttl=1e9)
     for step, (t, kind, i) in enumerate(events):
         if step == len(events) // 2:
             join.save(tmp_path / "join.sevl")
             join = se.load(tmp_path / "join.sevl")
         if kind == 0:
-            join.predict(int(i), prediction(i), t=t)
+            join.predict(int(i), prediction(i), t=t, segment=region[i % 3] if segmented else None)
         else:
             join.label(int(i), truth[i], t=t)
-    direct = se.MulticlassAccumulator(classes=classes)
+    direct = make()
     order = _matches(events)
     for i in order:
-        direct.update(truth[i], prediction(i))
+        direct.update(*([region[i % 3]] if segmented else []), truth[i], prediction(i))
     assert join.accumulator == direct and join.matched == len(order) == comes.sum()
     predicted = [classes[int(np.argmax(probs[i]))] for i in order]
-    assert join.get().accuracy == pytest.approx(accuracy_score([truth[i] for i in order], predicted), abs=1e-15)
+    report = join.get().overall if segmented else join.get()
+    assert report.accuracy == pytest.approx(accuracy_score([truth[i] for i in order], predicted), abs=1e-15)
+    if segmented:
+        in_us = [k for k, i in enumerate(order) if i % 3 == 1]
+        us = accuracy_score([truth[order[k]] for k in in_us], [predicted[k] for k in in_us])
+        assert join.get()["us"].accuracy == pytest.approx(us, abs=1e-15)
     with pytest.raises(TypeError, match="pending_scores"):
         join.pending_scores  # noqa: B018 - class scores are not one score each
 
