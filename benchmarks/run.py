@@ -590,6 +590,25 @@ def bench_windows(n: int, rows: list[str]) -> None:
         f"| `Sliding` of 10,000 events over `Segmented(BinaryAccumulator)`, 4 str segments | "
         f"{t_seg_win / n * 1e9:,.0f} ns | {seg_win_ratio:.1f}x |"
     )
+    # class scores: a dict of 5 classes an event, as river's predict_proba_one gives
+    classes = list(range(5))
+    class_scores = [dict(zip(classes, p, strict=True)) for p in rng.dirichlet(np.ones(5), n).tolist()]
+    class_events = list(zip(rng.integers(0, 5, n).tolist(), class_scores, strict=True))
+
+    def class_loop(update: Callable[..., object]) -> None:
+        for a, b in class_events:
+            update(a, b)
+
+    def five() -> se.MulticlassAccumulator:
+        return se.MulticlassAccumulator(classes=classes)
+
+    for name, make in (
+        ("`MulticlassAccumulator.update(y, {class: p})`, 5 classes (for scale)", lambda: five().update),
+        ("`Sliding`, size 10,000, over it", lambda: se.Sliding(five, size=10_000).update),
+        ("`Decayed`, by events, over it", lambda: se.Decayed(five, half_life=5_000).update),
+    ):
+        _, t_class, class_ratio = paired_ratio(lambda: class_loop(noop), lambda make=make: class_loop(make()), 5)
+        rows.append(f"| {name} | {t_class / n * 1e9:,.0f} ns | {class_ratio:.1f}x |")
 
 
 def as_regression(metric: Any) -> Callable[[object, float], object]:
@@ -1106,7 +1125,10 @@ def main() -> None:
         "includes each of its four segments leaving the exact regime at its 8,193rd distinct score (about 0.3 ms "
         "each). The windows marked exact keep every distinct score of their events (a budget of twice their "
         "size holds them and one filing more); river's `RollingROCAUC` is exact too. `utils.Rolling` over a "
-        "streameval metric reverts an event for each it counts.",
+        "streameval metric reverts an event for each it counts. The last three rows count a dict of 5 class "
+        "scores an event (as river's `predict_proba_one` gives); the windows keep a copy of each dict, so a "
+        "caller may fill the same one again, and the sliding window takes its oldest events out in batches of "
+        "such dicts.",
         "",
         "| what | per event | vs a no-op call |",
         "|---|---|---|",
