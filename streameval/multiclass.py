@@ -345,7 +345,7 @@ class MulticlassAccumulator(AccumulatorBase):
         if rows is not None:
             scores = rows
         try:
-            y_arr = np.asarray(y) if not isinstance(y, (list, tuple)) else _object_array(y)
+            y_arr = np.asarray(y) if not isinstance(y, (list, tuple)) else _label_array(y)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"y must be a 1-D array-like of labels: {exc}") from None
         if y_arr.ndim != 1:
@@ -398,7 +398,7 @@ class MulticlassAccumulator(AccumulatorBase):
         if mode == "labels":
             check_same_length(("y", y_arr), ("scores", scores_arr))
             if isinstance(scores, (list, tuple)):
-                scores_arr = _object_array(scores)
+                scores_arr = _label_array(scores)
             pred_idx = self._label_indices("scores", scores_arr, new)
         else:
             k = len(self._classes) + len(new)
@@ -866,13 +866,32 @@ def _object_array(values: Sequence[Any]) -> np.ndarray:
     return arr
 
 
+def _label_array(values: Sequence[Any]) -> np.ndarray:
+    """Labels given as a list: an int64 array when every one is exactly an int (within int64), else an array of
+    the objects themselves (their types kept: a label learnt is the value given)."""
+    if values and set(map(type, values)) == {int}:
+        try:
+            return np.array(values, dtype=np.int64)
+        except OverflowError:  # ints beyond int64: as objects
+            pass
+    return _object_array(values)
+
+
 def _unique_objects(labels: np.ndarray) -> tuple[list[Any], np.ndarray]:
     """Unique labels in order of first appearance, for object arrays (mixed types)."""
     seen: dict[Any, int] = {}
-    inverse = np.empty(labels.size, dtype=np.int64)
-    for i, label in enumerate(labels):
-        try:
-            inverse[i] = seen.setdefault(label, len(seen))
-        except TypeError:
-            raise TypeError(f"labels must be hashable, got {_show(label)} at index {i}") from None
-    return list(seen), inverse
+    code = seen.setdefault
+    try:
+        codes = [code(label, len(seen)) for label in labels.tolist()]
+    except TypeError:  # an unhashable label: found again, to name it
+        i = next(i for i, label in enumerate(labels.tolist()) if _unhashable(label))
+        raise TypeError(f"labels must be hashable, got {_show(labels[i])} at index {i}") from None
+    return list(seen), np.array(codes, dtype=np.int64)
+
+
+def _unhashable(label: Any) -> bool:
+    try:
+        hash(label)
+    except TypeError:
+        return True
+    return False

@@ -221,3 +221,35 @@ def test_bad_input_names_the_argument_and_changes_nothing(call, exc, words):
         assert word in str(info.value), (word, str(info.value))
     assert acc == before
     assert acc.get().n == 2
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        [3, 1, 3, 7, 1, 0],  # ints: read as an int64 array
+        [True, 1, 0, False, 1, 0],  # a bool first: kept as the objects (the class learnt is True)
+        [2**70, 1, 2**70, 5, 1, 5],  # an int beyond int64
+        [1, 2.0, 1, 3, 2.0, 3],  # an int and floats
+        ["b", "a", "b", "c", "a", "c"],
+    ],
+)
+@pytest.mark.parametrize("fixed", [False, True])
+def test_labels_in_a_list_count_as_the_same_labels_one_by_one(labels, fixed):
+    """A list of labels (and of predicted classes) learns the same classes, in the same order and of the same
+    values, and counts the same as the events one by one."""
+    rng = np.random.default_rng(len(labels))
+    predicted = [labels[i] for i in rng.permutation(len(labels))]
+    classes = list(dict.fromkeys(labels)) if fixed else None
+    batch, one = se.MulticlassAccumulator(classes=classes), se.MulticlassAccumulator(classes=classes)
+    batch.update_many(labels, predicted)
+    for y, p in zip(labels, predicted, strict=True):
+        one.update(y, p)
+    assert batch == one
+    assert [(c, type(c)) for c in batch.classes] == [(c, type(c)) for c in one.classes]
+    assert batch.get().confusion_matrix.tolist() == one.get().confusion_matrix.tolist()
+    scores = rng.dirichlet(np.ones(len(batch.classes)), len(labels))
+    with_scores, by_event = batch.emptied(), batch.emptied()
+    with_scores.update_many(labels, scores)
+    for y, row in zip(labels, scores.tolist(), strict=True):
+        by_event.update(y, row)
+    assert with_scores == by_event
