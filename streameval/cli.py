@@ -1,6 +1,6 @@
 """The ``streameval`` command: evaluate CSV or JSON Lines files, merge and report saved states.
 
-    streameval eval FILE... [-] [--kind binary|multiclass|regression|scores] [--label COL] [--score COL[,COL...]]
+    streameval eval FILE... [-] [--kind binary|multiclass|regression|scores|paired] [--label COL] [--score COL[,COL...]]
                     [--classes C,...] [--weight COL] [--time COL] [--threshold T] [--bins SPEC] [--exact-up-to N]
                     [--by COL[,COL...]] [--window N]
                     [--json] [--save STATE] [--save-segments STATE] [--skip-bad]
@@ -38,6 +38,7 @@ from .bins import Bins
 from .drift import drift
 from .join import LabelJoin
 from .multiclass import MulticlassAccumulator
+from .paired import PairedAccumulator
 from .regression import RegressionAccumulator
 from .scores import ScoreAccumulator
 from .segmented import Segmented
@@ -510,9 +511,11 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
     bad_score_text: Callable[[int], str] = lambda i: f"score {_raw(rows, args.score, i)!r} {score_problem}"  # noqa: E731
     if args.kind == "multiclass":
         values, label_problem, bad_score_text = _multiclass_values(rows, args, bad_label, bad_score)
+    elif args.kind == "paired":  # the two models' scores
+        values, bad_score_text = _score_columns(rows, args.score_columns, bad_score)
     else:
         values = [_numbers(rows, args.score, finite=regression, bad=bad_score)]
-    if args.kind == "binary":
+    if args.kind in ("binary", "paired"):
         is_pos, bad_label = _binary_labels(rows, args)
         values.insert(0, is_pos)
         label_problem = f"is neither {args.pos_label!r} nor {args.neg_label!r}"
@@ -540,6 +543,23 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
     return values, weights, times, segments, _first_problems(rows, checks, skip)
 
 
+def _score_columns(
+    rows: Rows, columns: list[str], bad_score: np.ndarray
+) -> tuple[list[np.ndarray], Callable[[int], str]]:
+    """A chunk's score columns (a paired one's two models', a multiclass one's classes), their bad rows marked in
+    ``bad_score``, with the text of a bad row's scores (naming the column)."""
+    bad_each = [np.zeros(len(rows.lines), dtype=np.bool_) for _ in columns]
+    values = [_numbers(rows, c, finite=False, bad=bad) for c, bad in zip(columns, bad_each, strict=True)]
+    for bad in bad_each:
+        bad_score |= bad
+
+    def score_problem(i: int) -> str:
+        column = next(c for c, bad in zip(columns, bad_each, strict=True) if bad[i])
+        return f"score {_raw(rows, column, i)!r} of {column!r} is not a number"
+
+    return values, score_problem
+
+
 def _multiclass_values(
     rows: Rows, args: argparse.Namespace, bad_label: np.ndarray, bad_score: np.ndarray
 ) -> tuple[list[Any], str, Callable[[int], str]]:
@@ -549,19 +569,9 @@ def _multiclass_values(
     columns, classes = args.score_columns, args.classes
     if classes is None:  # predicted classes: the classes are learnt from the stream, and any text is one
         return [labels, _texts(rows, columns[0])], "", lambda i: f"score {_raw(rows, columns[0], i)!r} is not a class"
-    bad_each = [np.zeros(len(labels), dtype=np.bool_) for _ in columns]
-    scores = np.column_stack(
-        [_numbers(rows, c, finite=False, bad=bad) for c, bad in zip(columns, bad_each, strict=True)]
-    )
-    for bad in bad_each:
-        bad_score |= bad
+    values, score_problem = _score_columns(rows, columns, bad_score)
     bad_label |= ~np.isin(labels, np.array(classes, dtype=object))
-
-    def score_problem(i: int) -> str:
-        column = next(c for c, bad in zip(columns, bad_each, strict=True) if bad[i])
-        return f"score {_raw(rows, column, i)!r} of {column!r} is not a number"
-
-    return [labels, scores], f"is not one of the classes {classes}", score_problem
+    return [labels, np.column_stack(values)], f"is not one of the classes {classes}", score_problem
 
 
 def _first_problems(rows: Rows, checks: list[tuple[str, np.ndarray, Any]], skip: Problem | None) -> np.ndarray:
@@ -592,6 +602,7 @@ KIND_OPTIONS: dict[str, dict[str, Any]] = {  # the options of one kind of evalua
     "multiclass": {"classes": None, "exact_up_to": DEFAULT_EXACT_UP_TO},
     "regression": {},
     "scores": {"exact_up_to": DEFAULT_EXACT_UP_TO},
+    "paired": {"threshold": 0.5, "pos_label": "1", "neg_label": "0"},
 }
 _UNSET = object()  # an option not given (--exact-up-to none is None)
 
@@ -606,8 +617,13 @@ def _resolved(args: argparse.Namespace) -> argparse.Namespace:
         if given and name not in KIND_OPTIONS[kind]:
             raise SystemExit(f"streameval: --{name.replace('_', '-')} is not an option of --kind {kind}")
         filled[name] = value if given else KIND_OPTIONS[kind].get(name)
-    # multiclass: one score column of predicted classes, or one a class (named by --classes, else the column)
-    columns = [c for c in args.score.split(",") if c] if kind == "multiclass" else [args.score]
+    # multiclass: one score column of predicted classes, or one a class (named by --classes, else the column);
+    # paired: the two models' score columns
+    columns = [c for c in args.score.split(",") if c] if kind in ("multiclass", "paired") else [args.score]
+    if kind == "paired" and (len(columns) != 2 or columns[0] == columns[1]):
+        raise SystemExit(
+            f"streameval: --kind paired needs the two models' score columns, --score A,B; got {args.score!r}"
+        )
     classes = None
     if kind == "multiclass" and (len(columns) > 1 or filled["classes"]):
         classes = [c for c in filled["classes"].split(",") if c] if filled["classes"] else columns
@@ -738,6 +754,8 @@ def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] 
             return ScoreAccumulator(bins=bins, exact_up_to=args.exact_up_to)
         if args.kind == "multiclass":  # classes given by the score columns; learnt from predicted classes
             return MulticlassAccumulator(classes=classes, bins=bins, exact_up_to=args.exact_up_to)
+        if args.kind == "paired":
+            return PairedAccumulator(threshold=args.threshold, pos_label=True, neg_label=False)
         return BinaryAccumulator(
             bins=bins, threshold=args.threshold, pos_label=True, neg_label=False, exact_up_to=args.exact_up_to
         )
@@ -763,7 +781,7 @@ def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] 
     try:
         for path in args.files:
             shown = (names or {}).get(path)
-            whole = args.kind == "binary" and args.pos_label.isdigit() and args.neg_label.isdigit()
+            whole = args.kind in ("binary", "paired") and args.pos_label.isdigit() and args.neg_label.isdigit()
             whole = whole and args.label not in numeric
             integers = frozenset([args.label]) if whole else frozenset()
             chunks = _chunks(path, columns, args.format, fast=fast, numeric=numeric, name=shown, integers=integers)
@@ -845,6 +863,7 @@ COMPARED = {  # each kind's metrics compared across segments (the worst segment,
     "multiclass": ["accuracy", "macro_f1", "macro_auc"],
     "regression": ["mae", "rmse", "r2"],
     "scores": [],
+    "paired": ["a_accuracy", "b_accuracy", "a_f1", "b_f1"],
 }
 FAIRNESS = ["demographic_parity_difference", "demographic_parity_ratio", "equalized_odds_difference",
             "equalized_odds_ratio", "equal_opportunity_difference"]  # fmt: skip
@@ -855,6 +874,9 @@ MAIN = {  # each kind's metrics in the table
                    "weighted_auc", "macro_average_precision"],
     "regression": ["n", "mae", "rmse", "mse", "r2", "bias", "mape", "max_error", "median_absolute_error"],
     "scores": ["n", "weight", "mean", "std", "min", "median", "max"],
+    "paired": ["n", "positives", "negatives", "a_accuracy", "b_accuracy", "a_precision", "b_precision", "a_recall",
+               "b_recall", "a_f1", "b_f1", "mcnemar_b", "mcnemar_c", "mcnemar_statistic", "mcnemar_p_value",
+               "mcnemar_p_exact"],
 }  # fmt: skip
 
 
@@ -1003,22 +1025,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--kind", choices=sorted(KIND_OPTIONS), default="binary",
         help="binary: labels and scores (default); multiclass: true classes and the predicted class, or one score "
         "column per class (--score c1,c2,...); regression: true (--label) and predicted (--score) values; scores: "
-        "scores alone, for drift (no label column)",
+        "scores alone, for drift (no label column); paired: labels and two models' scores (--score A,B), both "
+        "models' tables at the threshold and McNemar's test",
     )  # fmt: skip
     ev.add_argument("--classes", help="multiclass: the classes of the score columns, in order (default: their names)")
     ev.add_argument("--label", default="label", help="label column (default: label)")
     ev.add_argument("--score", default="score", help="score column (default: score)")
     ev.add_argument("--weight", help="weight column")
     ev.add_argument("--time", help="event time column (events are taken in time order within a chunk)")
-    ev.add_argument("--threshold", type=float, help="decision threshold (binary; default: 0.5)")
+    ev.add_argument("--threshold", type=float, help="decision threshold (binary, paired; default: 0.5)")
     ev.add_argument("--bins", default="range_free", help="range_free[:M], uniform:LO:HI:N or edges:E1,E2,...")
     ev.add_argument(
         "--exact-up-to", type=_exact_up_to, default=_UNSET, metavar="N",
         help=f"keep every distinct score while there are at most N (binary, scores; default {DEFAULT_EXACT_UP_TO}; "
         "0: bins from the start; none: always)",
     )  # fmt: skip
-    ev.add_argument("--pos-label", help="text of the positive label (binary; default: 1; true counts as 1)")
-    ev.add_argument("--neg-label", help="text of the negative label (binary; default: 0; false counts as 0)")
+    ev.add_argument("--pos-label", help="text of the positive label (binary, paired; default: 1; true counts as 1)")
+    ev.add_argument("--neg-label", help="text of the negative label (binary, paired; default: 0; false counts as 0)")
     ev.add_argument(
         "--by", type=lambda text: [c for c in text.split(",") if c], action="extend", metavar="COL[,COL...]",
         help="columns whose values split the rows into segments (repeat or separate by commas to cross them)",

@@ -358,14 +358,73 @@ def test_multiclass_kind_from_class_score_columns_or_predicted_classes(tmp_path)
     assert hard["overall"]["mean_f1"] == pytest.approx(skm.f1_score(truth, predicted, average="macro"), abs=1e-12)
     lines[5] = "fox,0.2,0.3,0.5,bird,eu"
     lines[9] = "cat,0.2,x,0.5,bird,eu"
-    (tmp_path / "bad.csv").write_text("\n".join(lines) + "\n")
-    bad = _cli("eval", str(tmp_path / "bad.csv"), "--kind", "multiclass", "--label", "y", "--score", "cat,dog,bird",
-               check=False)  # fmt: skip
-    assert bad.returncode == 2 and "bad.csv:6: label 'fox' is not one of the classes" in bad.stderr, bad.stderr
-    skipped = json.loads(_cli("eval", str(tmp_path / "bad.csv"), "--kind", "multiclass", "--label", "y", "--score",
-                              "cat,dog,bird", "--skip-bad", "--json", "--no-progress").stdout)  # fmt: skip
-    assert skipped["skipped"]["by_reason"] == {"label": 1, "score": 1} and skipped["overall"]["n"] == n - 2
+    argv = ["--kind", "multiclass", "--label", "y", "--score", "cat,dog,bird"]
+    skipped = _bad_rows_named_then_skipped(tmp_path, lines, argv, "bad.csv:6: label 'fox' is not one of the classes")
+    assert skipped["overall"]["n"] == n - 2
     assert "score 'x' of 'dog' is not a number" in skipped["skipped"]["first"]["score"]
+
+
+def _bad_rows_named_then_skipped(tmp_path, lines, argv, first_error):
+    """``lines`` (a bad label and a bad score among them) refused at the first, named; then, with --skip-bad,
+    both counted and skipped: the result."""
+    (tmp_path / "bad.csv").write_text("\n".join(lines) + "\n")
+    bad = _cli("eval", str(tmp_path / "bad.csv"), *argv, check=False)
+    assert bad.returncode == 2 and first_error in bad.stderr, bad.stderr
+    skipped = json.loads(_cli("eval", str(tmp_path / "bad.csv"), *argv, "--skip-bad", "--json", "--no-progress").stdout)
+    assert skipped["skipped"]["by_reason"] == {"label": 1, "score": 1}
+    return skipped
+
+
+def test_paired_kind_from_two_score_columns(tmp_path):
+    """--kind paired: labels and two models' score columns, with segments, a window, weights and a saved state,
+    against a paired accumulator fed the same values, scikit-learn's accuracy and scipy's McNemar (binomial)."""
+    from scipy.stats import binomtest
+    from sklearn import metrics as skm
+
+    rng = np.random.default_rng(23)
+    n = 3000
+    y = (rng.random(n) < 0.4).astype(int)
+    a = np.round(np.clip(0.3 * y + 0.7 * rng.random(n), 0, 1), 4)
+    b = np.round(np.clip(0.2 * y + 0.8 * rng.random(n), 0, 1), 4)
+    region = rng.choice(["eu", "us"], n)
+    w = np.round(rng.uniform(0.5, 2.0, n), 3)
+    lines = ["y,model_a,model_b,region,w"] + [
+        f"{t},{p},{q},{r},{v}" for t, p, q, r, v in zip(y, a, b, region, w, strict=True)
+    ]
+    (tmp_path / "ab.csv").write_text("\n".join(lines) + "\n")
+    saved = str(tmp_path / "ab.sevl")
+    out = json.loads(_cli("eval", str(tmp_path / "ab.csv"), "--kind", "paired", "--label", "y", "--score",
+                          "model_a,model_b", "--threshold", "0.45", "--by", "region", "--window", "500", "--save",
+                          saved, "--json", "--no-progress").stdout)  # fmt: skip
+    direct = se.PairedAccumulator(threshold=0.45, pos_label=True, neg_label=False)  # as the command reads labels
+    direct.update_many(y == 1, a, b)
+    assert se.load(saved) == direct and out["kind"] == "paired" and out["rows"] == n
+    assert out["overall"]["a_accuracy"] == pytest.approx(skm.accuracy_score(y, a >= 0.45), abs=1e-15)
+    assert out["overall"]["b_f1"] == pytest.approx(skm.f1_score(y, b >= 0.45), abs=1e-12)
+    right_a, right_b = (a >= 0.45) == y, (b >= 0.45) == y
+    only_a, only_b = int((right_a & ~right_b).sum()), int((~right_a & right_b).sum())
+    assert (out["overall"]["mcnemar_b"], out["overall"]["mcnemar_c"]) in ((only_a, only_b), (only_b, only_a))
+    exact = binomtest(min(only_a, only_b), only_a + only_b, 0.5).pvalue
+    assert out["overall"]["mcnemar_p_exact"] == pytest.approx(exact, rel=1e-9)
+    last = slice(n - 500, n)
+    assert out["window"]["a_accuracy"] == pytest.approx(skm.accuracy_score(y[last], a[last] >= 0.45), abs=1e-15)
+    eu = region == "eu"
+    assert out["segments"]["eu"]["b_accuracy"] == pytest.approx(skm.accuracy_score(y[eu], b[eu] >= 0.45))
+    assert set(out["comparison"]) == {"a_accuracy", "b_accuracy", "a_f1", "b_f1"} and "fairness" not in out
+    weighted = json.loads(_cli("eval", str(tmp_path / "ab.csv"), "--kind", "paired", "--label", "y", "--score",
+                               "model_a,model_b", "--weight", "w", "--json", "--no-progress").stdout)  # fmt: skip
+    want = skm.accuracy_score(y, a >= 0.5, sample_weight=w)
+    assert weighted["overall"]["a_accuracy"] == pytest.approx(want, rel=1e-12)
+    table = _cli("eval", str(tmp_path / "ab.csv"), "--kind", "paired", "--label", "y", "--score", "model_a,model_b",
+                 "--no-progress").stdout  # fmt: skip
+    assert f"a_accuracy         {skm.accuracy_score(y, a >= 0.5):.6g}" in table and "mcnemar_p_value" in table
+    lines[7] = "1,0.5,x,eu,1.0"
+    lines[9] = "2,0.5,0.5,eu,1.0"
+    argv = ["--kind", "paired", "--label", "y", "--score", "model_a,model_b"]
+    skipped = _bad_rows_named_then_skipped(tmp_path, lines, argv, "bad.csv:8: score 'x' of 'model_b' is not a number")
+    assert skipped["overall"]["n"] == n - 2
+    report = _cli("report", saved).stdout
+    assert "mcnemar_p_value" in report
 
 
 @pytest.mark.parametrize(
@@ -378,6 +437,11 @@ def test_multiclass_kind_from_class_score_columns_or_predicted_classes(tmp_path)
         (["--kind", "gauss"], ["--kind", "'gauss'"]),
         (["--classes", "a,b"], ["--classes", "--kind binary"]),
         (["--kind", "multiclass", "--score", "a,b", "--classes", "a,b,c"], ["--classes", "3 classes", "2 score"]),
+        (["--kind", "paired"], ["--kind paired", "--score A,B", "'score'"]),
+        (["--kind", "paired", "--score", "a,b,c"], ["--kind paired", "'a,b,c'"]),
+        (["--kind", "paired", "--score", "a,a"], ["--kind paired", "'a,a'"]),
+        (["--kind", "paired", "--score", "a,b", "--exact-up-to", "10"], ["--exact-up-to", "--kind paired"]),
+        (["--kind", "paired", "--score", "a,b", "--classes", "a,b"], ["--classes", "--kind paired"]),
     ],
 )
 def test_an_option_of_another_kind_is_refused_by_name(tmp_path, argv, words):
