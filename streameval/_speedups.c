@@ -9,7 +9,7 @@
  *                     code of every score, its page (given a row when new),
  *                     its slot. They refuse a NaN score or a label other than
  *                     0 and 1, and the caller takes back what was counted.
- *   count_exact, compact_exact, fill_exact, rehash_exact, merge_exact, sort_exact
+ *   count_exact, compact_exact, fill_exact, rehash_exact, merge_exact, sort_exact, combine_exact
  *                     the exact regime: every distinct score with its counts
  *                     in a hash table, grown by rehashing (the twin keeps
  *                     sorted arrays), a
@@ -1405,6 +1405,93 @@ copy_stored(const double *values, const int64_t *neg, const int64_t *pos, Py_ssi
         out_pos[*m] = pos[*i];
     }
     return 0;
+}
+
+PyDoc_STRVAR(combine_exact_doc,
+"combine_exact(values, neg, pos, other_values, other_neg, other_pos, sign, out_values, out_neg, out_pos) -> int\n\n"
+"Two tables of sorted distinct scores with whole counts (int64) merged: the distinct scores of both, ascending,\n"
+"with these counts plus `sign` (1 or -1) times the other's, scores left with no count dropped, written into\n"
+"the `out_` arrays (as long as both tables together); returns how many, or -1 when a count would go negative\n"
+"(the out arrays then hold anything). ExactCounts.combined of whole counts, in one merge pass.");
+
+static PyObject *
+combine_exact(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer vb, nb, pb, wb, mb, qb, ovb, onb, opb;
+    int sign;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*iw*w*w*", &vb, &nb, &pb, &wb, &mb, &qb, &sign, &ovb, &onb, &opb))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t na = vb.len / 8, nb_ = wb.len / 8, m = 0;
+    if (vb.len % 8 || nb.len != vb.len || pb.len != vb.len || wb.len % 8 || mb.len != wb.len || qb.len != wb.len ||
+        (sign != 1 && sign != -1) || ovb.len != vb.len + wb.len || onb.len != ovb.len || opb.len != ovb.len) {
+        PyErr_SetString(PyExc_ValueError, "combine_exact: inconsistent arguments");
+        goto done;
+    }
+    const double *va = (const double *)vb.buf, *vo = (const double *)wb.buf;
+    const int64_t *na_ = (const int64_t *)nb.buf, *pa = (const int64_t *)pb.buf;
+    const int64_t *no = (const int64_t *)mb.buf, *po = (const int64_t *)qb.buf;
+    double *out_values = (double *)ovb.buf;
+    int64_t *out_neg = (int64_t *)onb.buf, *out_pos = (int64_t *)opb.buf;
+    int bad = 0, negative = 0;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t i = 0, j = 0;
+    while (i < na || j < nb_) {
+        double v;
+        uint64_t neg, pos;
+        if (j >= nb_ || (i < na && va[i] < vo[j])) {
+            v = va[i];
+            neg = (uint64_t)na_[i];
+            pos = (uint64_t)pa[i];
+            i++;
+        }
+        else {
+            v = vo[j];
+            uint64_t on = (uint64_t)no[j], op = (uint64_t)po[j];
+            if (sign < 0) {
+                on = (uint64_t)0 - on;
+                op = (uint64_t)0 - op;
+            }
+            if (i < na && va[i] == v) { /* in both: the counts add */
+                neg = (uint64_t)na_[i] + on;
+                pos = (uint64_t)pa[i] + op;
+                i++;
+            }
+            else {
+                neg = on;
+                pos = op;
+            }
+            j++;
+        }
+        if (v != v || (m > 0 && !(v > out_values[m - 1]))) {
+            bad = 1; /* NaN, or a table not sorted and distinct */
+            break;
+        }
+        if ((int64_t)neg < 0 || (int64_t)pos < 0)
+            negative = 1;
+        if (neg == 0 && pos == 0) /* a score left with no count */
+            continue;
+        out_values[m] = v;
+        out_neg[m] = (int64_t)neg;
+        out_pos[m] = (int64_t)pos;
+        m++;
+    }
+    Py_END_ALLOW_THREADS
+    if (bad)
+        PyErr_SetString(PyExc_ValueError, "combine_exact: scores not sorted and distinct, or NaN");
+    else
+        result = PyLong_FromSsize_t(negative ? -1 : m);
+done:
+    PyBuffer_Release(&vb);
+    PyBuffer_Release(&nb);
+    PyBuffer_Release(&pb);
+    PyBuffer_Release(&wb);
+    PyBuffer_Release(&mb);
+    PyBuffer_Release(&qb);
+    PyBuffer_Release(&ovb);
+    PyBuffer_Release(&onb);
+    PyBuffer_Release(&opb);
+    return result;
 }
 
 PyDoc_STRVAR(merge_exact_doc,
@@ -5620,6 +5707,7 @@ static PyMethodDef module_methods[] = {
     {"count_grouped_range_free", count_grouped_range_free, METH_VARARGS, count_grouped_range_free_doc},
     {"merge_grouped", merge_grouped, METH_VARARGS, merge_grouped_doc},
     {"lower_hull", lower_hull, METH_VARARGS, lower_hull_doc},
+    {"combine_exact", combine_exact, METH_VARARGS, combine_exact_doc},
     {"merge_exact", merge_exact, METH_VARARGS, merge_exact_doc},
     {"layout_cells", layout_cells, METH_VARARGS, layout_cells_doc},
     {"run_order", run_order, METH_VARARGS, run_order_doc},

@@ -830,3 +830,68 @@ def test_a_large_table_counts_and_takes_out_as_a_small_one():
     np.testing.assert_array_equal(got.pos, np.bincount(at, weights=labels[keep], minlength=values.size))
     np.testing.assert_array_equal(got.neg, np.bincount(at, weights=1 - labels[keep], minlength=values.size))
     assert table.used == values.size
+
+
+def _table(draw_values, draw_counts):
+    """An ExactCounts of sorted distinct scores with whole counts (none both zero)."""
+    values = np.unique(np.asarray(draw_values, dtype=np.float64))
+    values = values[~np.isnan(values)] + 0.0
+    values = np.unique(values)
+    counts = np.asarray(draw_counts[: 2 * values.size], dtype=np.int64)
+    counts = np.resize(counts, 2 * values.size) if counts.size else np.ones(2 * values.size, dtype=np.int64)
+    table = histogram.ExactCounts()
+    table.values, table.neg, table.pos = values, counts[0::2].copy(), counts[1::2].copy()
+    table.pos[(table.neg == 0) & (table.pos == 0)] = 1
+    return table
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(allow_nan=False, width=64), max_size=60),
+    st.lists(st.integers(0, 5), max_size=120),
+    st.lists(st.floats(allow_nan=False, width=64), max_size=60),
+    st.lists(st.integers(0, 5), max_size=120),
+    st.sampled_from([1, -1]),
+    st.booleans(),
+)
+def test_combined_whole_counts_compiled_equal_the_numpy_merge(a_values, a_counts, b_values, b_counts, sign, share):
+    """Two exact tables merged (added, or the second taken out): the compiled pass gives the numpy path's scores
+    and counts, and refuses exactly when a count would go negative."""
+    a, b = _table(a_values, a_counts), _table(b_values, b_counts)
+    if share and a.values.size:  # the second table holds some of the first's scores, with smaller counts
+        b = _table(np.concatenate([b.values, a.values[::2]]), b_counts)
+        if sign < 0:
+            at = np.searchsorted(a.values, b.values)
+            inside = (at < a.values.size) & (a.values[np.minimum(at, a.values.size - 1)] == b.values)
+            b.neg[inside] = np.minimum(b.neg[inside], a.neg[at[inside]])
+            b.pos[inside] = np.minimum(b.pos[inside], a.pos[at[inside]])
+            b = b.without_empty()
+    outcomes = []
+    for compiled in (True, False):
+        with mock.patch.object(histogram, "exact_kernel", lambda compiled=compiled: compiled):
+            try:
+                got = a.combined(b, sign)
+            except ValueError as exc:
+                outcomes.append(str(exc))
+                continue
+        outcomes.append((got.values.tolist(), got.neg.tolist(), got.pos.tolist(), got.neg.dtype, got.pos.dtype))
+    assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.skipif(histogram.SPEEDUPS is None, reason="the compiled paths are not in use")
+def test_combine_exact_refuses_tables_that_are_not_sorted_and_distinct():
+    kernel = histogram.SPEEDUPS.combine_exact
+    one, first, second = np.array([1, 1], dtype=np.int64), np.array([0.1, 0.5]), np.array([0.2, 0.3])
+
+    def combine(a=first, b=second, sign=1, size=4):
+        outs = np.empty(size), np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
+        m = kernel(a, one, one, b, one, one, sign, *outs)
+        return m, [x[:m].tolist() for x in outs]
+
+    assert combine() == (4, [[0.1, 0.2, 0.3, 0.5], [1, 1, 1, 1], [1, 1, 1, 1]])
+    assert combine(b=np.array([0.1, 0.5]), sign=-1) == (0, [[], [], []])
+    assert combine(b=np.array([0.1, 0.7]), sign=-1)[0] == -1  # 0.7 was never added
+    for args in ({"a": np.array([0.5, 0.1])}, {"b": np.array([0.3, 0.3])}, {"b": np.array([np.nan, 0.3])},
+                 {"sign": 2}, {"size": 3}):  # fmt: skip
+        with pytest.raises(ValueError, match="combine_exact"):
+            combine(**args)
