@@ -48,6 +48,22 @@ def _decode_classes(where: str, value: Any) -> Any:
     return {decode_label(f"{where} class", c): decode_float(f"{where} score", p) for c, p in v}
 
 
+def _prediction_checker(target: Any) -> Any:
+    """An empty accumulator that takes the predictions ``target`` would take: its kind, configuration, classes
+    and the kind of events it already holds (class scores or predicted classes), for a segmented one those of
+    its segments."""
+    if isinstance(target, Monitor):
+        return _prediction_checker(target.accumulator)
+    if isinstance(target, Segmented):
+        holding = [target[k] for k in target.segments]  # every segment holds the same kind of events
+        return _prediction_checker(holding[0]) if holding else target.empty_segment()
+    if hasattr(target, "subtract"):
+        return target - target  # no events, in target's regime and with the kind of events it holds
+    if callable(getattr(target, "accumulator", None)):  # a window: an accumulator of its events
+        return _prediction_checker(target.accumulator())
+    return _label_checker(target)
+
+
 def _label_checker(target: Any) -> Any:
     """An empty accumulator of ``target``'s kind and configuration (an accumulator, a window over one, a monitor
     of either, a ``Locked`` one), which refuses the labels ``target`` would refuse."""
@@ -133,7 +149,7 @@ class LabelJoin:
         kind = self._probe.empty_segment() if self._segmented else self._probe  # what counts each pair
         self._classes = isinstance(kind, MulticlassAccumulator)  # a prediction is class scores or a class
         # a multiclass prediction is checked apart from the labels (a label is checked as its own predicted class)
-        self._prediction_probe = kind.emptied() if self._classes else None
+        self._prediction_probe = _prediction_checker(inner) if self._classes else None
         self.ttl = ttl
         self.max_pending = int(max_pending)
         self._waiting: dict[Hashable, tuple[int, Any, float]] = {}  # key -> (what, score or label, t), by arrival

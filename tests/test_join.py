@@ -391,3 +391,30 @@ def test_a_state_whose_waiting_prediction_or_label_the_accumulator_would_refuse_
         se.from_dict(state)
     for word in words:
         assert word in str(info.value), (word, str(info.value))
+
+
+@pytest.mark.parametrize("where", ["accumulator", "window", "monitor", "segments"])
+@pytest.mark.parametrize("held", ["scores", "classes"])
+def test_a_prediction_of_the_other_kind_than_the_accumulator_holds_is_refused_at_once(where, held):
+    """An accumulator that already holds predicted classes takes no class scores (and the reverse): the join
+    refuses such a prediction when it comes, not its label later, and nothing waits for ever."""
+    classes = ["a", "b"]
+    event = ("a", "b") if held == "classes" else ("a", {"a": 0.3, "b": 0.7})
+    other = {"a": 0.2, "b": 0.8} if held == "classes" else "b"
+
+    def make():
+        return se.MulticlassAccumulator(classes=classes)
+
+    target = {
+        "accumulator": make, "window": lambda: se.Sliding(make, size=10),
+        "monitor": lambda: se.Monitor(make(), every=5), "segments": lambda: se.Segmented(make),
+    }[where]()  # fmt: skip
+    segment = {"segment": "us"} if where == "segments" else {}
+    target.update(*(["eu"] if where == "segments" else []), *event)
+    join = se.LabelJoin(target)
+    with pytest.raises(ValueError, match=r"counts (scores|labels), got (labels|scores)"):
+        join.predict("k", other, **segment)
+    assert join.counts() == dict.fromkeys(join.counts(), 0)  # nothing waits
+    join.predict("k", event[1], **segment)  # the kind it holds
+    join.label("k", "b")
+    assert join.counts()["matched"] == 1 and join.pending == 0
