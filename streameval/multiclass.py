@@ -186,7 +186,9 @@ class MulticlassAccumulator(AccumulatorBase):
             A mapping class -> score (as river's ``predict_proba_one`` gives;
             a class missing from it scores 0 when classes are learnt from the
             stream, and is an error when they were given), a sequence aligned
-            with ``classes``, or the predicted class itself.
+            with ``classes`` (with classes learnt from the stream it may hold
+            fewer: the scores of the first classes, as a mapping of them), or
+            the predicted class itself.
         w : float, default 1.0
             Weight, finite and >= 0.
 
@@ -237,6 +239,9 @@ class MulticlassAccumulator(AccumulatorBase):
             if values.ndim != 1:
                 raise ValueError(f"scores must be 1-D, got shape {values.shape}")
             k = len(self._classes) + len(new)
+            if not self._fixed and 0 < values.size < k and values.size <= len(self._classes):
+                # given while fewer classes were known: the first classes' scores, as a mapping of them
+                return self._update_checked(y, dict(zip(self._classes, values.tolist(), strict=False)), w)
             if values.size != k:
                 raise ValueError(
                     f"scores must hold one score per class ({k}: {self._classes + new!r}), got {values.size}"
@@ -344,6 +349,8 @@ class MulticlassAccumulator(AccumulatorBase):
         rows = _mapping_rows(scores)  # an object array or a column of mappings: as a list of them
         if rows is not None:
             scores = rows
+        if not self._fixed:
+            scores = self._earlier_rows(scores)
         try:
             y_arr = np.asarray(y) if not isinstance(y, (list, tuple)) else _label_array(y)
         except (TypeError, ValueError) as exc:
@@ -424,6 +431,25 @@ class MulticlassAccumulator(AccumulatorBase):
             self._ingest_scores(y_idx, scores_arr, weights, predicted_rows)
         else:
             self._ingest_labels(y_idx, pred_idx, weights)
+
+    def _earlier_rows(self, scores: Any) -> Any:
+        """Score rows as given, or, when a sequence among them holds fewer scores than the classes known (one given
+        while fewer classes were known, such as a window's event counted again), every sequence as a mapping of
+        the first classes: the others score 0 for it, and its predicted class is among its own."""
+        k = len(self._classes)
+        if isinstance(scores, np.ndarray) and scores.ndim == 2 and 0 < scores.shape[1] < k:
+            scores = scores.tolist()
+        if not isinstance(scores, (list, tuple)) or not scores:
+            return scores
+        sequences = (list, tuple, np.ndarray)
+        if not any(isinstance(row, sequences) and 0 < len(row) < k for row in scores):
+            return scores
+        return [
+            dict(zip(self._classes, np.asarray(row).tolist(), strict=False))
+            if isinstance(row, sequences) and 0 < len(row) <= k
+            else row
+            for row in scores
+        ]
 
     def _plain_rows(self, rows: Any, new: list[Hashable]) -> tuple[np.ndarray, list[Hashable]] | None:
         """The score matrix of a list of dicts that each hold exactly the classes (those known, those ``new`` from

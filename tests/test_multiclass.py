@@ -253,3 +253,43 @@ def test_labels_in_a_list_count_as_the_same_labels_one_by_one(labels, fixed):
     for y, row in zip(labels, scores.tolist(), strict=True):
         by_event.update(y, row)
     assert with_scores == by_event
+
+
+def test_a_sequence_given_while_fewer_classes_were_known_is_a_mapping_of_the_first_classes():
+    """With classes learnt from the stream, a score sequence may hold fewer scores than the classes known (one
+    given before a class was learnt, counted again or taken out later): it is the mapping of the first classes,
+    the others scoring 0 and its predicted class among its own, one by one, in a batch (ragged too) and in
+    reverts. Logits (negative scores) show the predicted class is not the 0 of a class it lacks."""
+    first = [("a", {"a": -1.0, "b": -2.0}), ("c", {"a": -3.0, "b": -0.5, "c": -1.0})]
+    rows = [("a", [-0.2, -0.9]), ("b", [-1.5, -0.1]), ("c", [-2.0, -1.0, -0.3]), ("b", [-0.7, -0.8])]
+    as_mappings = [(y, dict(zip("abc", row, strict=False))) for y, row in rows]
+
+    def fed(events, batch=False):
+        acc = se.MulticlassAccumulator()
+        for y, s in first:
+            acc.update(y, s)
+        if batch:
+            acc.update_many([y for y, _ in events], [s for _, s in events])
+        else:
+            for y, s in events:
+                acc.update(y, s)
+        return acc
+
+    want = fed(as_mappings)
+    assert want.get().confusion_matrix[0].tolist() == [1 + 1, 0, 0]  # 'a' predicted for [-0.2, -0.9], not 'c'
+    assert fed(rows) == want and fed(rows, batch=True) == want and fed(as_mappings, batch=True) == want
+    matrix = se.MulticlassAccumulator()
+    for y, s in first:
+        matrix.update(y, s)
+    matrix.update_many(["a", "b"], np.array([[-0.2, -0.9], [-1.5, -0.1]]))  # two columns of three classes
+    matrix.update_many(["c", "b"], [[-2.0, -1.0, -0.3], [-0.7, -0.8]])
+    assert matrix == want
+    taken = fed(rows)
+    taken.revert("b", [-1.5, -0.1])
+    taken.revert_many(["a", "c"], [[-0.2, -0.9], [-2.0, -1.0, -0.3]])
+    assert taken == fed([rows[3]])
+    fixed = se.MulticlassAccumulator(classes=["a", "b", "c"])
+    with pytest.raises(ValueError, match="one score per class"):
+        fixed.update("a", [0.2, 0.8])  # classes given: a sequence holds every one
+    with pytest.raises(ValueError, match="shape"):
+        fixed.update_many(["a"], [[0.2, 0.8]])

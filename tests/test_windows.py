@@ -372,6 +372,28 @@ def test_a_time_windows_new_pane_refuses_an_event_its_panes_refuse(batch):
     assert win.get().confusion_matrix.tolist() == [[1, 0], [0, 1]]
 
 
+@pytest.mark.parametrize("size", [50, 700, 5000])
+def test_sequences_given_before_a_class_was_learnt_leave_a_window_later(size):
+    """Score sequences of two classes, then a third class learnt, then sequences of three: the window's
+    oldest events (the short sequences) leave it, by a take-out or a recount, and its report is that of its
+    events given as mappings. Before, their take-out was refused and every later read failed."""
+    rng = np.random.default_rng(size)
+    events: list[tuple[str, Any]] = [("a", {"a": 0.5, "b": 0.5})]
+    events += [("ab"[i % 2], rng.dirichlet([1.0, 1.0]).tolist()) for i in range(3000)]
+    events += [("c", {"a": 0.1, "b": 0.1, "c": 0.8})]
+    events += [("abc"[i % 3], rng.dirichlet([1.0, 1.0, 1.0]).tolist()) for i in range(4000)]
+    win = se.Sliding(se.MulticlassAccumulator, size=size)
+    for y, scores in events:
+        win.update(y, scores)
+    fresh = se.MulticlassAccumulator()
+    for y, scores in events[-size:]:
+        fresh.update(y, scores if isinstance(scores, dict) else dict(zip("abc", scores, strict=False)))
+    a, b = win.get(), fresh.get()
+    at = [list(a.classes).index(c) for c in b.classes]  # the classes learnt in another order
+    assert a.confusion_matrix[np.ix_(at, at)].tolist() == b.confusion_matrix.tolist()
+    assert a.to_dict() == pytest.approx(b.to_dict(), rel=1e-12)
+
+
 def test_monitor_records_by_events_and_by_time():
     y, s = _stream(1000, seed=9)
     mon = se.Monitor(se.BinaryAccumulator(), every=250)
