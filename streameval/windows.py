@@ -138,7 +138,10 @@ def _cut(values: Any, start: int, stop: int | None = None) -> Any:
             for i, value in enumerate(part.flat):
                 part.flat[i] = _kept(value)
         return part
-    return [_kept(v) for v in list(values)[start:stop]]
+    part = list(values)[start:stop]
+    if part and isinstance(part[0], (dict, list, np.ndarray)):  # rows such as dicts of class scores: copied too
+        return [_kept(v) for v in part]
+    return part  # scalars (a batch mixing rows in is refused before it is kept)
 
 
 class _Batch:
