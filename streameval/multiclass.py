@@ -439,9 +439,9 @@ class MulticlassAccumulator(AccumulatorBase):
         k = len(self._classes)
         if isinstance(scores, np.ndarray) and scores.ndim == 2 and 0 < scores.shape[1] < k:
             scores = scores.tolist()
-        if not isinstance(scores, (list, tuple)) or not scores:
-            return scores
         sequences = (list, tuple, np.ndarray)
+        if not isinstance(scores, (list, tuple)) or not scores or not isinstance(scores[0], sequences):
+            return scores  # not rows of sequences (such as mappings, or labels)
         if not any(isinstance(row, sequences) and 0 < len(row) < k for row in scores):
             return scores
         return [
