@@ -845,6 +845,7 @@ def _table(draw_values, draw_counts):
     return table
 
 
+@pytest.mark.skipif(histogram.SPEEDUPS is None, reason="the compiled paths are not in use")
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.floats(allow_nan=False, width=64), max_size=60),
