@@ -394,6 +394,42 @@ def test_sequences_given_before_a_class_was_learnt_leave_a_window_later(size):
     assert a.to_dict() == pytest.approx(b.to_dict(), rel=1e-12)
 
 
+def test_decayed_learns_classes_in_the_streams_order_for_later_sequences():
+    """Class-score dicts kept in the log teach classes in the stream's order (a label, then the dict's keys);
+    a score sequence after them, with no read between, means those classes in that order, as in one
+    accumulator fed the events one by one (a batch of the log's events learns the labels first)."""
+    events = [
+        ("b", {"a": 0.1, "b": 0.2, "c": 0.7}),  # learns b, then a and c
+        ("c", {"a": 0.3}),
+        ("b", [0.6, 0.3, 0.1]),  # (b, a, c): b scores highest
+        ("a", [0.2, 0.7, 0.1]),  # a scores highest
+        ("c", {"a": 0.1, "b": 0.1, "c": 0.8}),
+        ("c", [0.1, 0.1, 0.8]),
+    ]
+    dec = se.Decayed(se.MulticlassAccumulator, half_life=1e12)
+    one_by_one = se.MulticlassAccumulator()
+    for y, scores in events:
+        dec.update(y, scores)
+        one_by_one.update(y, scores)
+    got, want = dec.get(), one_by_one.get()
+    assert got.classes == want.classes == ("b", "a", "c")
+    np.testing.assert_allclose(got.confusion_matrix, want.confusion_matrix, rtol=1e-9)
+    assert got.accuracy == pytest.approx(4 / 6, rel=1e-9)  # the first two predict c and a
+
+
+def test_decayed_segments_refuse_the_other_kind_of_events_in_a_segment():
+    """A segment of a decayed segmented accumulator holds class scores: predicted classes for it are refused
+    at once, after a read or a batch too, and the window keeps counting."""
+    dec = se.Decayed(lambda: se.Segmented(lambda: se.MulticlassAccumulator(classes=["a", "b"])), half_life=100)
+    dec.update("eu", "a", {"a": 0.6, "b": 0.4})
+    for before in (lambda: None, dec.get, lambda: dec.update_many(["us"], ["b"], [{"a": 0.1, "b": 0.9}])):
+        before()
+        with pytest.raises(ValueError, match="counts scores, got labels"):
+            dec.update("eu", "b", "a")
+        dec.update("eu", "b", {"a": 0.3, "b": 0.7})
+    assert dec.get().overall.n == pytest.approx(5.0, rel=0.05)
+
+
 def test_monitor_records_by_events_and_by_time():
     y, s = _stream(1000, seed=9)
     mon = se.Monitor(se.BinaryAccumulator(), every=250)
