@@ -218,3 +218,86 @@ def test_a_sliding_window_over_learnt_classes_equals_the_last_events(stream, siz
                 if k < done - size:
                     before.update(y, p)
             assert _cells(win.get()) == _cells((whole - before).get())
+
+
+# -- windows against one accumulator, on a stream with refused and mixed events ------------------------------
+def _class_event(r):
+    """A multiclass event: scores as a dict, a sequence (some short, some too long), a predicted class (the
+    other kind), NaN, an unknown class now and then."""
+    classes = ["a", "b", "c"]
+    y = r.choice(classes + (["d"] if r.random() < 0.05 else []))
+    k = r.random()
+    if k < 0.35:
+        return (y, {c: r.random() for c in classes})
+    if k < 0.55:
+        return (y, [r.random() for _ in classes])
+    if k < 0.65:
+        return (y, [r.random() for _ in classes[:2]])
+    if k < 0.8:
+        return (y, r.choice(classes))
+    if k < 0.85:
+        return (y, dict.fromkeys(classes, float("nan")))
+    if k < 0.9:
+        return (y, {"a": r.random()})
+    return (y, [r.random() for _ in range(4)])
+
+
+STREAMS = {  # a kind, its events, the metrics compared
+    "multiclass": (se.MulticlassAccumulator, _class_event, ["n", "accuracy", "kappa", "macro_f1", "macro_auc"]),
+    "multiclass-fixed": (lambda: se.MulticlassAccumulator(classes=["a", "b", "c"]), _class_event,
+                         ["n", "accuracy", "macro_f1", "macro_auc"]),
+    "binary": (se.BinaryAccumulator, lambda r: (r.choice([0, 1, 1, 2] if r.random() < 0.1 else [0, 1]),
+                                                float("nan") if r.random() < 0.03 else r.random()),
+               ["n", "auc", "accuracy", "f1", "brier"]),
+    "paired": (lambda: se.PairedAccumulator(threshold=0.5),
+               lambda r: (r.choice([0, 1, 2] if r.random() < 0.05 else [0, 1]), r.random(),
+                          r.random() if r.random() > 0.03 else "x"),
+               ["n", "a_accuracy", "b_accuracy", "mcnemar_statistic"]),
+    "segments": (lambda: se.Segmented(lambda: se.MulticlassAccumulator(classes=["a", "b", "c"])),
+                 lambda r: (r.choice(["eu", "us"]), *_class_event(r)), ["n", "accuracy", "macro_f1"]),
+}  # fmt: skip
+WINDOWS = {  # windows that hold every event of these streams (a decay of weights within 1e-9 of 1)
+    "sliding": lambda make: se.Sliding(make, size=10**6),
+    "time": lambda make: se.TimeWindow(make, width=1e9, panes=4),
+    "decayed": lambda make: se.Decayed(make, half_life=1e12),
+    "monitor": lambda make: se.Monitor(make(), every=7),
+}
+
+
+@pytest.mark.parametrize("window", list(WINDOWS))
+@pytest.mark.parametrize("stream", list(STREAMS))
+def test_a_window_takes_and_refuses_what_one_accumulator_does(stream, window):
+    """Events one by one and in small batches, valid, refused (bad values, unknown classes, the other kind of
+    multiclass events, short and long sequences), with reads now and then: a window holding them all accepts
+    and refuses exactly what one accumulator fed the same does, stays readable, and ends with its metrics."""
+    import math
+    import random
+
+    make, event, metrics = STREAMS[stream]
+    for trial in range(2):
+        r = random.Random(f"{stream}-{window}-{trial}")
+        win, one = WINDOWS[window](make), make()
+        for step in range(250):
+            if r.random() < 0.1:
+                events = [event(r) for _ in range(r.randint(1, 4))]
+                args = [list(column) for column in zip(*events, strict=True)]
+                timed = {"t": [float(step)] * len(events)} if window == "time" else {}
+                calls = [(win.update_many, args, timed), (one.update_many, args, {})]
+            else:
+                args = list(event(r))
+                calls = [(win.update, args, {"t": float(step)} if window == "time" else {}), (one.update, args, {})]
+            taken = []
+            for call, call_args, keywords in calls:
+                try:
+                    call(*call_args, **keywords)
+                    taken.append(True)
+                except (TypeError, ValueError):
+                    taken.append(False)
+            assert taken[0] == taken[1], (step, args, taken)
+            if step % 40 == 0:
+                win.get()
+        got, want = win.get(), one.get()
+        got, want = getattr(got, "overall", got), getattr(want, "overall", want)
+        for name in metrics:
+            a, b = float(getattr(got, name)), float(getattr(want, name))
+            assert (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-7, abs=1e-12), (name, a, b)
