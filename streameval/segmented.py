@@ -573,6 +573,16 @@ class Segmented(AccumulatorBase):
         if not isinstance(other, Segmented):
             raise TypeError(f"can only merge a Segmented with another, got {type(other).__name__}")
         self._template.merge(other._template)  # raises unless the segment accumulators merge
+        # each of other's segments must merge with its own here, or with any of these (the same kind of events):
+        # checked before anything changes, so that every segment still merges into the overall report
+        mine = next(iter(self._segments.values()), None)
+        for key, acc in other._segments.items():
+            target = self._segments.get(key, mine)
+            if target is not None and hasattr(target, "check_mergeable"):
+                try:
+                    target.check_mergeable(acc)
+                except ValueError as exc:
+                    raise ValueError(f"segment {_show(key)} cannot join the others: {exc}") from None
 
     def _merge_in(self, other: Segmented, sign: int) -> None:
         self._routes.clear()

@@ -810,3 +810,27 @@ def test_a_new_segment_that_cannot_join_the_others_is_refused_and_named(batch):
     seg.update("y", "b", {"a": 0.2, "b": 0.8})
     report = seg.get()
     assert report.overall.n == 3 and report["y"].accuracy == 1.0
+
+
+def test_segmented_accumulators_whose_segments_hold_other_kinds_of_events_do_not_merge():
+    """Shards whose segments hold class scores in one and predicted classes in the other: merging them (or a
+    time window's pane taking the other's batch) is refused, naming the segment, and nothing changes."""
+
+    def make():
+        return se.Segmented(lambda: se.MulticlassAccumulator(classes=["a", "b"]))
+
+    scores, labels = make(), make()
+    scores.update_many(["us", "eu"], ["a", "b"], [{"a": 0.6, "b": 0.4}, {"a": 0.2, "b": 0.8}])
+    labels.update_many(["eu", "apac"], ["a", "b"], ["b", "b"])
+    before = scores.to_bytes()
+    for combine in (lambda: scores + labels, lambda: labels.merge(scores), lambda: make().merge_all([scores, labels])):
+        with pytest.raises(ValueError, match=r"segment '(eu|apac|us)' cannot join the others"):
+            combine()
+    with pytest.raises(ValueError, match="cannot join"):
+        scores += labels
+    assert scores.to_bytes() == before
+    window = se.TimeWindow(make, width=100.0, panes=4)
+    window.update("us", "b", "a", t=1.0)
+    with pytest.raises(ValueError, match="segment 'eu' cannot join the others"):
+        window.update_many(["eu"], ["b"], [[0.4, 0.6]], t=[2.0])
+    assert window.get().overall.n == 1
