@@ -349,8 +349,6 @@ class MulticlassAccumulator(AccumulatorBase):
         rows = _mapping_rows(scores)  # an object array or a column of mappings: as a list of them
         if rows is not None:
             scores = rows
-        if not self._fixed:
-            scores = self._earlier_rows(scores)
         try:
             y_arr = np.asarray(y) if not isinstance(y, (list, tuple)) else _label_array(y)
         except (TypeError, ValueError) as exc:
@@ -362,6 +360,8 @@ class MulticlassAccumulator(AccumulatorBase):
         y_idx = self._label_indices("y", y_arr, new)
         predicted_rows = None  # the predicted classes, where the checked loop of mappings finds them
         found = self._plain_rows(scores, new)
+        if found is None:  # sequences among mappings, or short ones: as mappings of the first classes
+            scores = self._earlier_rows(scores, new)
         if found is not None:  # dicts of exactly the classes, real scores: one pass, no check a value
             mode = "scores"
             check_same_length(("y", y_arr), ("scores", scores))
@@ -432,20 +432,34 @@ class MulticlassAccumulator(AccumulatorBase):
         else:
             self._ingest_labels(y_idx, pred_idx, weights)
 
-    def _earlier_rows(self, scores: Any) -> Any:
-        """Score rows as given, or, when a sequence among them holds fewer scores than the classes known (one given
-        while fewer classes were known, such as a window's event counted again), every sequence as a mapping of
-        the first classes: the others score 0 for it, and its predicted class is among its own."""
-        k = len(self._classes)
-        if isinstance(scores, np.ndarray) and scores.ndim == 2 and 0 < scores.shape[1] < k:
+    def _earlier_rows(self, scores: Any, new: list[Hashable]) -> Any:
+        """Score rows as given, or every sequence among them as a mapping of the first classes (those known, those
+        the batch's labels add ``new``, then those its mappings add) when the rows mix sequences and mappings (as
+        the same events one by one may), or, with classes learnt from the stream, when a sequence holds fewer
+        scores than those classes (one given while fewer classes were known, such as a window's event counted
+        again): the others score 0 for it, and its predicted class is among its own."""
+        order = self._classes + new
+        if not self._fixed and isinstance(scores, np.ndarray) and scores.ndim == 2 and 0 < scores.shape[1] < len(order):
             scores = scores.tolist()
+        if not isinstance(scores, (list, tuple)) or not scores:
+            return scores
         sequences = (list, tuple, np.ndarray)
-        if not isinstance(scores, (list, tuple)) or not scores or not isinstance(scores[0], sequences):
-            return scores  # not rows of sequences (such as mappings, or labels)
-        if not any(isinstance(row, sequences) and 0 < len(row) < k for row in scores):
+        kinds = set(map(type, scores))
+        if not any(issubclass(kind, sequences) for kind in kinds):
+            return scores  # mappings, or labels
+        mixed = any(issubclass(kind, Mapping) for kind in kinds)
+        if mixed and not self._fixed:  # the classes the mappings add come after the labels'
+            known = set(order)
+            for row in scores:
+                for c in row if isinstance(row, Mapping) else ():
+                    if c not in known:
+                        known.add(c)
+                        order.append(c)
+        k = len(order)
+        if not mixed and (self._fixed or not any(isinstance(row, sequences) and 0 < len(row) < k for row in scores)):
             return scores
         return [
-            dict(zip(self._classes, np.asarray(row).tolist(), strict=False))
+            dict(zip(order, np.asarray(row).tolist(), strict=False))
             if isinstance(row, sequences) and 0 < len(row) <= k
             else row
             for row in scores

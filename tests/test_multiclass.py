@@ -293,3 +293,34 @@ def test_a_sequence_given_while_fewer_classes_were_known_is_a_mapping_of_the_fir
         fixed.update("a", [0.2, 0.8])  # classes given: a sequence holds every one
     with pytest.raises(ValueError, match="shape"):
         fixed.update_many(["a"], [[0.2, 0.8]])
+
+
+@pytest.mark.parametrize("fixed", [False, True])
+def test_a_batch_mixing_mappings_and_sequences_equals_the_events_one_by_one(fixed):
+    """Rows of class scores as mappings and as sequences in one batch (a class new to the batch too, with
+    learnt classes): taken or refused as the events one by one are, and counted alike."""
+    classes = ["a", "b", "c"]
+    cases = [
+        (["a", "b"], [{"a": 0.2, "b": 0.3, "c": 0.5}, [0.1, 0.2, 0.7]]),
+        (["c", "a"], [[0.1, 0.2, 0.7], {"a": 0.2, "b": 0.3, "c": 0.5}]),
+        (["b", "a"], [{"a": 0.2, "b": 0.3, "c": 0.5}, [0.1, 0.9]]),  # short: refused with given classes
+        (["c", "b", "a"], [[0.3, 0.7], {"a": 0.1, "b": 0.2, "c": 0.7}, [0.6, 0.3, 0.1]]),
+    ]
+    for ys, rows in cases:
+        start = se.MulticlassAccumulator(classes=classes if fixed else None)
+        start.update("a", {"a": 0.5, "b": 0.5} if not fixed else {"a": 0.5, "b": 0.3, "c": 0.2})
+        batch, one = start.copy(), start.copy()
+        outcomes = []
+        for target, events in ((batch, [(ys, rows)]), (one, list(zip(ys, rows, strict=True)))):
+            feed = target.update_many if target is batch else target.update
+            try:
+                for y, r in events:
+                    feed(y, r)
+                outcomes.append(True)
+            except ValueError:
+                outcomes.append(False)
+        assert outcomes[0] == outcomes[1], (ys, rows, outcomes)
+        if outcomes[0]:
+            assert batch == one and batch.classes == one.classes
+        else:
+            assert batch == start  # refused: nothing changed
