@@ -301,3 +301,56 @@ def test_a_window_takes_and_refuses_what_one_accumulator_does(stream, window):
         for name in metrics:
             a, b = float(getattr(got, name)), float(getattr(want, name))
             assert (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-7, abs=1e-12), (name, a, b)
+
+
+@pytest.mark.parametrize("size", [3, 17, 60])
+@pytest.mark.parametrize("stream", ["multiclass", "multiclass-fixed", "binary", "paired"])
+def test_a_sliding_window_equals_its_last_events_on_a_stream_with_refused_and_mixed_events(stream, size):
+    """The stream above, with weights and copies of the window now and then: the window's report is that of
+    its last ``size`` accepted events fed afresh (score sequences as the mappings they meant when given)."""
+    import copy
+    import math
+    import random
+
+    make, event, metrics = STREAMS[stream]
+    if stream == "multiclass":  # a window keeps the classes learnt before its events: pooled metrics differ
+        metrics = ["n", "accuracy"]
+    for trial in range(2):
+        r = random.Random(f"last-{stream}-{size}-{trial}")
+        win, whole, kept = se.Sliding(make, size=size), make(), []
+
+        def meant(args, whole=whole):
+            """An event as accepted: a sequence as the mapping of the classes known then."""
+            classes = getattr(whole, "classes", None)
+            if classes is None or not isinstance(args[-1], (list, tuple)):
+                return args
+            return (*args[:-1], dict(zip(classes, args[-1], strict=False)))
+
+        for step in range(300):
+            if r.random() < 0.1:
+                events = [event(r) for _ in range(r.randint(1, 5))]
+                columns = [list(column) for column in zip(*events, strict=True)]
+                try:
+                    win.update_many(*columns)
+                except (TypeError, ValueError):
+                    continue
+                whole.update_many(*columns)
+                kept += [(meant(e), {}) for e in events]
+            else:
+                args, keywords = event(r), {"w": 2.0} if r.random() < 0.1 else {}
+                try:
+                    win.update(*args, **keywords)
+                except (TypeError, ValueError):
+                    continue
+                whole.update(*args, **keywords)
+                kept.append((meant(args), keywords))
+            if r.random() < 0.02:
+                win = copy.deepcopy(win)
+            if step % 50 == 49:
+                fresh = make()
+                for args, keywords in kept[-size:]:
+                    fresh.update(*args, **keywords)
+                got, want = win.get(), fresh.get()
+                for name in metrics:
+                    a, b = float(getattr(got, name)), float(getattr(want, name))
+                    assert (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-9, abs=1e-12), (name, a, b)
