@@ -34,6 +34,8 @@
  *   score_columns     a block of rows of class scores written class by class.
  *   dict_rows         a list of dicts of class scores read into a matrix
  *                     (plain float scores of exactly the classes).
+ *   object_codes      a list of str and int segments coded in order of first
+ *                     appearance through a dict.
  *   lower_hull        the lower convex hull of a curve's points (the ROC
  *                     convex hull), in the same passes as its numpy twin.
  *   operating_points, auc_sums, ap_bins, ap_terms, pr_auc_terms
@@ -3470,6 +3472,64 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(object_codes_doc,
+"object_codes(values, codes) -> list or None\n\n"
+"The distinct values of a list of exact str and int objects in order of first appearance, each value's index\n"
+"into them written into `codes` (int64, as long as the list); None, with `codes` holding anything, when a value\n"
+"is of another type (the caller's plain path codes those).");
+
+static PyObject *
+object_codes(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *values;
+    Py_buffer cb;
+    if (!PyArg_ParseTuple(args, "O!w*", &PyList_Type, &values, &cb))
+        return NULL;
+    PyObject *result = NULL, *index = NULL, *uniques = NULL;
+    Py_ssize_t n = PyList_GET_SIZE(values);
+    if (cb.len != n * (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "object_codes: codes must hold one int64 a value");
+        goto done;
+    }
+    int64_t *codes = (int64_t *)cb.buf;
+    index = PyDict_New();
+    uniques = PyList_New(0);
+    if (index == NULL || uniques == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        /* exact str and int hash and compare in C: no Python code runs, the list cannot change under us */
+        PyObject *v = PyList_GET_ITEM(values, i);
+        if (!PyUnicode_CheckExact(v) && !PyLong_CheckExact(v)) {
+            result = Py_None;
+            Py_INCREF(result);
+            goto done;
+        }
+        PyObject *code = PyDict_GetItemWithError(index, v); /* borrowed */
+        if (code != NULL) {
+            codes[i] = (int64_t)PyLong_AsSsize_t(code);
+            continue;
+        }
+        if (PyErr_Occurred())
+            goto done;
+        Py_ssize_t k = PyList_GET_SIZE(uniques);
+        code = PyLong_FromSsize_t(k);
+        if (code == NULL)
+            goto done;
+        int failed = PyDict_SetItem(index, v, code) < 0 || PyList_Append(uniques, v) < 0;
+        Py_DECREF(code);
+        if (failed)
+            goto done;
+        codes[i] = (int64_t)k;
+    }
+    result = uniques;
+    uniques = NULL;
+done:
+    Py_XDECREF(index);
+    Py_XDECREF(uniques);
+    PyBuffer_Release(&cb);
+    return result;
+}
+
 PyDoc_STRVAR(score_columns_doc,
 "score_columns(scores, k, start, stop, first, last, out, stride) -> None\n\n"
 "Columns first:last of rows start:stop of a C-ordered float64 matrix with k columns, written column by column\n"
@@ -5701,6 +5761,7 @@ static PyMethodDef module_methods[] = {
     {"row_argmax", row_argmax, METH_VARARGS, row_argmax_doc},
     {"score_columns", score_columns, METH_VARARGS, score_columns_doc},
     {"dict_rows", dict_rows, METH_VARARGS, dict_rows_doc},
+    {"object_codes", object_codes, METH_VARARGS, object_codes_doc},
     {"small_codes", small_codes, METH_VARARGS, small_codes_doc},
     {"group_by_code", group_by_code, METH_VARARGS, group_by_code_doc},
     {"group_lookup", group_lookup, METH_VARARGS, group_lookup_doc},

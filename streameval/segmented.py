@@ -169,8 +169,25 @@ def _segment_codes(segments: Any) -> tuple[list[Hashable], np.ndarray, np.ndarra
     return (*_plain_segment_codes(segments), None)
 
 
+def _object_codes(segments: Any) -> tuple[list[Hashable], np.ndarray] | None:
+    """Compiled codes of a list (or an object array) of exact str and int segments, in order of first appearance
+    through a dict, as pandas' factorization gives them; ``None`` for anything else."""
+    if SPEEDUPS is None:
+        return None
+    if isinstance(segments, np.ndarray) and segments.ndim == 1 and segments.dtype == object:
+        segments = segments.tolist()
+    if type(segments) is not list or not segments:
+        return None
+    codes = np.empty(len(segments), dtype=np.int64)
+    uniques = SPEEDUPS.object_codes(segments, codes)
+    return None if uniques is None else ([segment_key(u) for u in uniques], codes)
+
+
 def _plain_segment_codes(segments: Any) -> tuple[list[Hashable], np.ndarray]:
     """:func:`_segment_codes` of anything: pandas' factorization when it is there, else numpy's or a dict's."""
+    found = _object_codes(segments)
+    if found is not None:
+        return found
     if _is_pandas(segments):
         found = _factorized(segments)
         if found is not None:

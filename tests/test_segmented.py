@@ -834,3 +834,37 @@ def test_segmented_accumulators_whose_segments_hold_other_kinds_of_events_do_not
     with pytest.raises(ValueError, match="segment 'eu' cannot join the others"):
         window.update_many(["eu"], ["b"], [[0.4, 0.6]], t=[2.0])
     assert window.get().overall.n == 1
+
+
+@pytest.mark.skipif(se.COMPILED is False, reason="the compiled paths are not in use")
+def test_compiled_codes_of_str_and_int_segments_equal_the_plain_path():
+    """Lists and object arrays of str and int segments, coded in C through a dict: the same segments in the same
+    order of first appearance, and the same codes, as pandas' factorization (or numpy's) gives; anything else
+    (bools, floats, tuples, None) left to that path."""
+    from unittest import mock
+
+    from streameval import segmented
+
+    rng = np.random.default_rng(40)
+    names = ["eu", "us", "apac", 3, 7, 2**70, "", "é", -1]
+    cases = [[names[i] for i in rng.integers(0, len(names), n)] for n in (1, 5, 200, 5000)]
+    cases += [["a", 1, True], ["a", 1.0], ["x", None], [("eu", 1), ("us", 2)], [1, 2, np.int64(3)]]
+    compared = 0
+    for values in cases:
+        for form in (values, np.array([*values, None], dtype=object)[:-1]):  # a list, an object array
+            compiled = segmented._object_codes(form)
+            with mock.patch.object(segmented, "SPEEDUPS", None):
+                try:
+                    plain = segmented._plain_segment_codes(form)
+                except ValueError:
+                    plain = None
+            if compiled is None:
+                assert not all(type(v) in (str, int) for v in values)
+                continue
+            compared += 1
+            assert compiled[0] == plain[0] and [type(v) for v in compiled[0]] == [type(v) for v in plain[0]]
+            assert compiled[1].tolist() == np.asarray(plain[1]).tolist()
+    assert compared == 8
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update_many(["eu", "us", "eu", 4], [1, 0, 0, 1], [0.9, 0.2, 0.4, 0.7])
+    assert seg.segments == ["eu", "us", 4] and seg["eu"].n == 2
