@@ -359,6 +359,7 @@ class MulticlassAccumulator(AccumulatorBase):
         new: list[Hashable] = []
         y_idx = self._label_indices("y", y_arr, new)
         predicted_rows = None  # the predicted classes, where the checked loop of mappings finds them
+        keys_first: dict[Hashable, tuple[int, int]] = {}  # a new class's first (event, place) among the mappings
         found = self._plain_rows(scores, new)
         if found is None:  # sequences among mappings, or short ones: as mappings of the first classes
             scores = self._earlier_rows(scores, new)
@@ -367,19 +368,23 @@ class MulticlassAccumulator(AccumulatorBase):
             check_same_length(("y", y_arr), ("scores", scores))
             scores_arr = found[0]
             new.extend(found[1])
+            if len(new) > 1:  # every row holds every class: the new ones all appear in the first mapping
+                keys_first = {key: (0, 1 + at) for at, key in enumerate(scores[0]) if key not in self._index}
         elif isinstance(scores, (list, tuple)) and scores and isinstance(scores[0], Mapping):
             mode = "scores"
             check_same_length(("y", y_arr), ("scores", scores))
             for i, row in enumerate(scores):
                 if not isinstance(row, Mapping):
                     raise TypeError(f"scores must hold mappings only, got {_show(row)} at index {i}")
-                for key in row:
-                    if key not in self._index and key not in new:
+                for at, key in enumerate(row):
+                    if key not in self._index:
                         if self._fixed:
                             raise ValueError(
                                 f"scores keys must be classes {self._classes!r}, got {_show(key)} at index {i}"
                             )
-                        new.append(key)
+                        keys_first.setdefault(key, (i, 1 + at))
+                        if key not in new:
+                            new.append(key)
             order = self._classes + new
             position = {c: j for j, c in enumerate(order)}
             matrix = np.zeros((n, len(order)))
@@ -420,6 +425,27 @@ class MulticlassAccumulator(AccumulatorBase):
         self._check_room(weights)
         if self._mode is not None and self._mode != mode:
             self._set_mode(mode)  # raises
+        if len(new) > 1:  # the classes learnt in the order the events one by one would teach them
+            k0 = len(self._classes)
+            others = pred_idx if mode == "labels" else None
+            place = self._event_order(new, y_idx, others, keys_first)
+            if not np.array_equal(place, np.arange(len(new))):
+                new = [new[j] for j in np.argsort(place)]
+
+                def renumbered(idx: np.ndarray) -> np.ndarray:
+                    out = idx.copy()
+                    learnt = idx >= k0
+                    out[learnt] = k0 + place[idx[learnt] - k0]
+                    return out
+
+                y_idx = renumbered(y_idx)
+                if mode == "labels":
+                    pred_idx = renumbered(pred_idx)
+                else:
+                    columns = scores_arr.copy()
+                    columns[:, k0 + place] = scores_arr[:, k0:]
+                    scores_arr = columns
+                    predicted_rows = None if predicted_rows is None else renumbered(predicted_rows)
         # everything checked: now change state
         self._set_mode(mode)
         for label in new:
@@ -431,6 +457,33 @@ class MulticlassAccumulator(AccumulatorBase):
             self._ingest_scores(y_idx, scores_arr, weights, predicted_rows)
         else:
             self._ingest_labels(y_idx, pred_idx, weights)
+
+    def _event_order(
+        self,
+        new: list[Hashable],
+        y_idx: np.ndarray,
+        predicted: np.ndarray | None,
+        keys_first: dict[Hashable, tuple[int, int]],
+    ) -> np.ndarray:
+        """Each new class's place in the order the batch's events one by one would learn them: an event's label
+        first, then its predicted class or its mapping's keys in their order."""
+        k0, m = len(self._classes), len(new)
+        firsts: list[list[tuple[int, int]]] = [[] for _ in range(m)]  # (event, place within the event)
+        for codes, within in ((y_idx, 0), (predicted, 1)):
+            if codes is None:
+                continue
+            learnt = np.flatnonzero(codes >= k0)
+            event = np.full(m, codes.size, dtype=np.int64)
+            np.minimum.at(event, codes[learnt] - k0, learnt)
+            for j in np.flatnonzero(event < codes.size).tolist():
+                firsts[j].append((int(event[j]), within))
+        for j, label in enumerate(new):
+            if label in keys_first:
+                firsts[j].append(keys_first[label])
+        order = sorted(range(m), key=lambda j: min(firsts[j]))
+        place = np.empty(m, dtype=np.int64)
+        place[order] = np.arange(m)
+        return place
 
     def _earlier_rows(self, scores: Any, new: list[Hashable]) -> Any:
         """Score rows as given, or every sequence among them as a mapping of the first classes (those known, those

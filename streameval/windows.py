@@ -691,8 +691,7 @@ class Decayed:
     def _start_log(self) -> None:
         # Per-event updates are checked at once by a scratch accumulator (it counts them too, but is never read):
         # a copy of the state (its classes, segments, the kind of events it takes) made when first needed, it then
-        # sees every per-event update, so whatever it takes the state takes when they are added; the classes it
-        # learns join the state in its order when the log's events do.
+        # sees every per-event update, so whatever it takes the state takes when they are added.
         self._checker: Any = None
         if self.by == "events":  # plain per-event updates kept in compiled columns
             self._log = EventLog(self._check_first, self._fold, self._update_checked, _FOLD_EVERY, objects=True)
@@ -786,8 +785,6 @@ class Decayed:
         self._log.reset_pending()
         if columns:
             self._fold_pending()  # the pending events came first: fold them before a rescale can happen
-            if self._checker is not None:  # classes learnt from the stream join the state in the stream's order
-                self._acc += self._checker.emptied()
             self._count_many(columns, None, None, {})
 
     def update_many(self, *args: Any, t: Any = None, w: Any = None, **kwargs: Any) -> None:

@@ -324,3 +324,28 @@ def test_a_batch_mixing_mappings_and_sequences_equals_the_events_one_by_one(fixe
             assert batch == one and batch.classes == one.classes
         else:
             assert batch == start  # refused: nothing changed
+
+
+_LABELS = st.sampled_from(["a", "b", "c", "d", 1, 2])
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.tuples(_LABELS, _LABELS), min_size=1, max_size=12),
+    st.lists(
+        st.tuples(_LABELS, st.dictionaries(_LABELS, st.floats(0, 1, allow_nan=False), min_size=1, max_size=4)),
+        min_size=1,
+        max_size=12,
+    ),
+)
+def test_a_batch_learns_its_classes_in_the_order_of_the_events_one_by_one(pairs, mapped):
+    """Classes learnt from a batch of predicted classes, or of mappings with other keys, come in the order the
+    same events one by one would teach them (each event's label, then its prediction's classes), so that a score
+    sequence after the batch means the same for both."""
+    for events in (pairs, mapped):
+        batch, one = se.MulticlassAccumulator(), se.MulticlassAccumulator()
+        batch.update_many([y for y, _ in events], [p for _, p in events])
+        for y, p in events:
+            one.update(y, p)
+        assert batch.classes == one.classes
+        assert batch == one
