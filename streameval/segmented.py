@@ -468,19 +468,18 @@ class Segmented(AccumulatorBase):
             self._segments.setdefault(key, made[key])
         return True
 
-    def _check_joins(self, new: list[tuple[Hashable, Any]]) -> None:
-        """A ``ValueError`` naming the segment unless new segments' accumulators add up with the segments there are
-        (the same kind of events, such as class scores or predicted classes): every segment merges into the
-        overall report."""
-        check = getattr(self._template, "check_mergeable", None)  # a kind written against the protocol alone: none
-        if not new or check is None:
+    def _check_joins(self, joining: list[tuple[Hashable, Any]], what: str = "new segment") -> None:
+        """A ``ValueError`` naming the segment unless each accumulator joining adds up with its segment here, or
+        with the segments there are (the same kind of events, such as class scores or predicted classes): every
+        segment merges into the overall report."""
+        if not joining or not hasattr(self._template, "check_mergeable"):  # a kind written against the protocol
             return
-        like = next(iter(self._segments.values()), new[0][1])
-        for key, acc in new:
+        like = next(iter(self._segments.values()), joining[0][1])
+        for key, acc in joining:
             try:
-                like.check_mergeable(acc)
+                self._segments.get(key, like).check_mergeable(acc)
             except ValueError as exc:
-                raise ValueError(f"new segment {_show(key)} cannot join the others: {exc}") from None
+                raise ValueError(f"{what} {_show(key)} cannot join the others: {exc}") from None
 
     def _undo(self, applied: list[tuple[Hashable, Any]]) -> None:
         """Take a failed batch's events back out of the segments it reached (new ones go)."""
@@ -589,17 +588,10 @@ class Segmented(AccumulatorBase):
     def _check_mergeable(self, other: Any) -> None:
         if not isinstance(other, Segmented):
             raise TypeError(f"can only merge a Segmented with another, got {type(other).__name__}")
-        self._template.merge(other._template)  # raises unless the segment accumulators merge
-        # each of other's segments must merge with its own here, or with any of these (the same kind of events):
-        # checked before anything changes, so that every segment still merges into the overall report
-        mine = next(iter(self._segments.values()), None)
-        for key, acc in other._segments.items():
-            target = self._segments.get(key, mine)
-            if target is not None and hasattr(target, "check_mergeable"):
-                try:
-                    target.check_mergeable(acc)
-                except ValueError as exc:
-                    raise ValueError(f"segment {_show(key)} cannot join the others: {exc}") from None
+        # raises unless the segment accumulators merge (a kind written against the protocol alone: by merging)
+        getattr(self._template, "check_mergeable", self._template.merge)(other._template)
+        # each of other's segments joins its own here, or any of these: checked before anything changes
+        self._check_joins(list(other._segments.items()), "segment")
 
     def _merge_in(self, other: Segmented, sign: int) -> None:
         self._routes.clear()
