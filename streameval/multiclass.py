@@ -399,6 +399,8 @@ class MulticlassAccumulator(AccumulatorBase):
                     matrix[i, position[key]] = check_real(f"scores[{i}][{key!r}]", value)
                 predicted_rows[i] = position[_best(row.items())]
             scores_arr = matrix
+        elif _labels_only(scores):  # a list of predicted classes: read as labels, not through a numpy array
+            mode, scores_arr = "labels", _label_array(scores)
         else:
             try:
                 scores_arr = np.asarray(scores) if not isinstance(scores, (list, tuple)) else np.array(scores)
@@ -407,10 +409,10 @@ class MulticlassAccumulator(AccumulatorBase):
             mode = "scores" if scores_arr.ndim == 2 else "labels"
             if scores_arr.ndim not in (1, 2):
                 raise ValueError(f"scores must be 1-D (labels) or 2-D (scores), got shape {scores_arr.shape}")
+            if mode == "labels" and isinstance(scores, (list, tuple)):
+                scores_arr = _label_array(scores)
         if mode == "labels":
             check_same_length(("y", y_arr), ("scores", scores_arr))
-            if isinstance(scores, (list, tuple)):
-                scores_arr = _label_array(scores)
             pred_idx = self._label_indices("scores", scores_arr, new)
         else:
             k = len(self._classes) + len(new)
@@ -494,9 +496,9 @@ class MulticlassAccumulator(AccumulatorBase):
         order = self._classes + new
         if not self._fixed and isinstance(scores, np.ndarray) and scores.ndim == 2 and 0 < scores.shape[1] < len(order):
             scores = scores.tolist()
-        if not isinstance(scores, (list, tuple)) or not scores:
-            return scores
         sequences = (list, tuple, np.ndarray)
+        if not isinstance(scores, (list, tuple)) or not scores or not isinstance(scores[0], (Mapping, *sequences)):
+            return scores  # not rows of scores (such as predicted classes)
         kinds = set(map(type, scores))
         if not any(issubclass(kind, sequences) for kind in kinds):
             return scores  # mappings, or labels
@@ -959,6 +961,13 @@ def _object_array(values: Sequence[Any]) -> np.ndarray:
     return arr
 
 
+def _labels_only(scores: Any) -> bool:
+    """Whether ``scores`` is a list (or tuple) of predicted classes: no mapping or sequence among them."""
+    if not isinstance(scores, (list, tuple)) or not scores:
+        return False
+    return not any(issubclass(kind, (Mapping, list, tuple, np.ndarray)) for kind in set(map(type, scores)))
+
+
 def _label_array(values: Sequence[Any]) -> np.ndarray:
     """Labels given as a list: an int64 array when every one is exactly an int (within int64), else an array of
     the objects themselves (their types kept: a label learnt is the value given)."""
@@ -972,12 +981,18 @@ def _label_array(values: Sequence[Any]) -> np.ndarray:
 
 def _unique_objects(labels: np.ndarray) -> tuple[list[Any], np.ndarray]:
     """Unique labels in order of first appearance, for object arrays (mixed types)."""
+    values = labels.tolist()
+    if SPEEDUPS is not None and values:  # exact str and int labels coded in C, as segments are
+        coded = np.empty(len(values), dtype=np.int64)
+        uniques = SPEEDUPS.object_codes(values, coded)
+        if uniques is not None:
+            return uniques, coded
     seen: dict[Any, int] = {}
     code = seen.setdefault
     try:
-        codes = [code(label, len(seen)) for label in labels.tolist()]
+        codes = [code(label, len(seen)) for label in values]
     except TypeError:  # an unhashable label: found again, to name it
-        i = next(i for i, label in enumerate(labels.tolist()) if _unhashable(label))
+        i = next(i for i, label in enumerate(values) if _unhashable(label))
         raise TypeError(f"labels must be hashable, got {_show(labels[i])} at index {i}") from None
     return list(seen), np.array(codes, dtype=np.int64)
 

@@ -818,7 +818,7 @@ class Decayed:
             self._acc.update_many(*args, w=decayed, **kwargs)
         else:  # a rescale: counted apart (checked), then the state rescaled and the batch added
             # empty, in the state's regime (exact or binned): binned events added to binned counts need no conversion
-            fresh = self._acc - self._acc if hasattr(self._acc, "subtract") else self._factory()
+            fresh = _emptied_state(self._acc, self._factory)
             fresh.update_many(*args, w=decayed, **kwargs)
             self._acc = self._acc.scaled(2.0 ** ((self._t_ref - t_ref) / self.half_life))
             self._t_ref = t_ref
