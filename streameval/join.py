@@ -48,31 +48,22 @@ def _decode_classes(where: str, value: Any) -> Any:
     return {decode_label(f"{where} class", c): decode_float(f"{where} score", p) for c, p in v}
 
 
-def _prediction_checker(target: Any) -> Any:
-    """An empty accumulator that takes the predictions ``target`` would take: its kind, configuration, classes
-    and the kind of events it already holds (class scores or predicted classes), for a segmented one those of
-    its segments."""
-    if isinstance(target, Monitor):
-        return _prediction_checker(target.accumulator)
-    if isinstance(target, Segmented):
-        holding = [target[k] for k in target.segments]  # every segment holds the same kind of events
-        return _prediction_checker(holding[0]) if holding else target.empty_segment()
-    if hasattr(target, "subtract"):
-        return target - target  # no events, in target's regime and with the kind of events it holds
-    if callable(getattr(target, "accumulator", None)):  # a window: an accumulator of its events
-        return _prediction_checker(target.accumulator())
-    return _label_checker(target)
-
-
-def _label_checker(target: Any) -> Any:
+def _empty_like(target: Any, holding: bool = False) -> Any:
     """An empty accumulator of ``target``'s kind and configuration (an accumulator, a window over one, a monitor
-    of either, a ``Locked`` one), which refuses the labels ``target`` would refuse."""
+    of either, a ``Locked`` one), which refuses the labels ``target`` would refuse; with ``holding``, also the
+    kind of events it already holds (class scores or predicted classes; a segmented one's, those of its
+    segments), so that it takes the predictions ``target`` would take."""
     if isinstance(target, Monitor):
-        return _label_checker(target.accumulator)
+        return _empty_like(target.accumulator, holding)
+    if holding and isinstance(target, Segmented):
+        segments = [target[k] for k in target.segments]  # every segment holds the same kind of events
+        return _empty_like(segments[0], holding) if segments else target.empty_segment()
+    if holding and hasattr(target, "subtract"):
+        return target - target  # no events, in target's regime and with the kind of events it holds
     if hasattr(target, "emptied"):
         return target.emptied()
     if callable(getattr(target, "accumulator", None)):  # a window: an accumulator of its events
-        return _label_checker(target.accumulator())
+        return _empty_like(target.accumulator(), holding)
     if hasattr(target, "copy") and hasattr(target, "scaled"):
         return target.copy().scaled(0.0)
     raise TypeError(f"accumulator must be an accumulator, a window or a monitor, got {type(target).__name__}")
@@ -143,13 +134,13 @@ class LabelJoin:
         if isinstance(max_pending, bool) or not isinstance(max_pending, (int, np.integer)) or max_pending < 1:
             raise ValueError(f"max_pending must be a whole number >= 1, got {max_pending!r}")
         self.accumulator = accumulator
-        self._probe = _label_checker(inner)  # checks a label that comes before its prediction
+        self._probe = _empty_like(inner)  # checks a label that comes before its prediction
         self._timed = takes_event_time(inner)  # a pair is counted at its prediction's time
         self._segmented = isinstance(self._probe, Segmented)  # a prediction comes with its segment
         kind = self._probe.empty_segment() if self._segmented else self._probe  # what counts each pair
         self._classes = isinstance(kind, MulticlassAccumulator)  # a prediction is class scores or a class
         # a multiclass prediction is checked apart from the labels (a label is checked as its own predicted class)
-        self._prediction_probe = _prediction_checker(inner) if self._classes else None
+        self._prediction_probe = _empty_like(inner, holding=True) if self._classes else None
         self.ttl = ttl
         self.max_pending = int(max_pending)
         self._waiting: dict[Hashable, tuple[int, Any, float]] = {}  # key -> (what, score or label, t), by arrival
