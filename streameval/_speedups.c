@@ -3069,6 +3069,164 @@ static PyTypeObject EventCounterType = {
 
 
 /* ------------------------------------------------------------------------ */
+/* A method of a Locked accumulator                                          */
+/* ------------------------------------------------------------------------ */
+
+/* call(*args, **kwargs): acquire(), then the method `name` of `inner` as `inner` has it at this call, then
+ * release() whatever the call did, as the twin's try/finally (threads.Locked): the lock's own methods, called
+ * from here without a Python frame around them. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *acquire;
+    PyObject *release;
+    PyObject *inner;
+    PyObject *name;
+    PyObject *doc;
+    vectorcallfunc vectorcall;
+} LockedCall;
+
+static int
+LockedCall_traverse(LockedCall *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->acquire);
+    Py_VISIT(self->release);
+    Py_VISIT(self->inner);
+    Py_VISIT(self->name);
+    Py_VISIT(self->doc);
+    return 0;
+}
+
+static int
+LockedCall_clear_refs(LockedCall *self)
+{
+    Py_CLEAR(self->acquire);
+    Py_CLEAR(self->release);
+    Py_CLEAR(self->inner);
+    Py_CLEAR(self->name);
+    Py_CLEAR(self->doc);
+    return 0;
+}
+
+static void
+LockedCall_dealloc(LockedCall *self)
+{
+    PyObject_GC_UnTrack(self);
+    LockedCall_clear_refs(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+LockedCall_call(LockedCall *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (self->acquire == NULL) {
+        PyErr_SetString(PyExc_TypeError, "LockedCall: not initialised");
+        return NULL;
+    }
+    PyObject *r = PyObject_CallNoArgs(self->acquire);
+    if (r == NULL)
+        return NULL;
+    Py_DECREF(r);
+    /* the method called as inner.name(...) calls it, without a bound method object: inner, then the arguments,
+     * after one free slot (PY_VECTORCALL_ARGUMENTS_OFFSET) */
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t total = nargs + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject *small[10], **stack = small;
+    if (total + 2 > 10) {
+        stack = PyMem_Malloc((size_t)(total + 2) * sizeof(PyObject *));
+        if (stack == NULL)
+            PyErr_NoMemory();
+    }
+    PyObject *result = NULL;
+    if (stack != NULL) {
+        stack[1] = self->inner;
+        if (total)
+            memcpy(stack + 2, args, (size_t)total * sizeof(PyObject *));
+        result = PyObject_VectorcallMethod(self->name, stack + 1, (size_t)(nargs + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                           kwnames);
+        if (stack != small)
+            PyMem_Free(stack);
+    }
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb); /* the call's error waits while the lock is released */
+    r = PyObject_CallNoArgs(self->release);
+    if (r == NULL) { /* the release's error replaces the call's, which becomes its context (a finally clause's) */
+        Py_XDECREF(result);
+        if (type != NULL) {
+            PyErr_NormalizeException(&type, &value, &tb);
+            if (tb != NULL)
+                PyException_SetTraceback(value, tb);
+            PyObject *type2, *value2, *tb2;
+            PyErr_Fetch(&type2, &value2, &tb2);
+            PyErr_NormalizeException(&type2, &value2, &tb2);
+            PyException_SetContext(value2, value); /* steals value */
+            Py_DECREF(type);
+            Py_XDECREF(tb);
+            PyErr_Restore(type2, value2, tb2);
+        }
+        return NULL;
+    }
+    Py_DECREF(r);
+    PyErr_Restore(type, value, tb);
+    return result;
+}
+
+static int
+LockedCall_init(LockedCall *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *acquire, *release, *inner, *name, *doc;
+    static char *kwlist[] = {"acquire", "release", "inner", "name", "doc", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOUO", kwlist, &acquire, &release, &inner, &name, &doc))
+        return -1;
+    Py_INCREF(acquire);
+    Py_INCREF(release);
+    Py_INCREF(inner);
+    Py_INCREF(name);
+    Py_INCREF(doc);
+    Py_XSETREF(self->acquire, acquire);
+    Py_XSETREF(self->release, release);
+    Py_XSETREF(self->inner, inner);
+    Py_XSETREF(self->name, name);
+    Py_XSETREF(self->doc, doc);
+    self->vectorcall = (vectorcallfunc)LockedCall_call;
+    return 0;
+}
+
+static PyObject *
+LockedCall_get_name(LockedCall *self, void *Py_UNUSED(closure))
+{
+    return Py_NewRef(self->name != NULL ? self->name : Py_None);
+}
+
+static PyObject *
+LockedCall_get_doc(LockedCall *self, void *Py_UNUSED(closure))
+{
+    return Py_NewRef(self->doc != NULL ? self->doc : Py_None);
+}
+
+static PyGetSetDef LockedCall_getset[] = {
+    {"__name__", (getter)LockedCall_get_name, NULL, "The method's name.", NULL},
+    {"__doc__", (getter)LockedCall_get_doc, NULL, "The method's docstring.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject LockedCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "streameval._speedups.LockedCall",
+    .tp_basicsize = sizeof(LockedCall),
+    .tp_itemsize = 0,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)LockedCall_init,
+    .tp_dealloc = (destructor)LockedCall_dealloc,
+    .tp_traverse = (traverseproc)LockedCall_traverse,
+    .tp_clear = (inquiry)LockedCall_clear_refs,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(LockedCall, vectorcall),
+    .tp_getset = LockedCall_getset,
+};
+
+
+/* ------------------------------------------------------------------------ */
 /* Cell tally of a paired accumulator                                        */
 /* ------------------------------------------------------------------------ */
 
@@ -5808,7 +5966,7 @@ PyInit__speedups(void)
     if (PyType_Ready(&EventBufferType) < 0 || PyType_Ready(&FloatEventsType) < 0 || PyType_Ready(&ClassRowsType) < 0 ||
         PyType_Ready(&EventLogType) < 0 ||
         PyType_Ready(&PaneRouterType) < 0 || PyType_Ready(&SegmentRouterType) < 0 ||
-        PyType_Ready(&EventCounterType) < 0 || PyType_Ready(&CellTallyType) < 0)
+        PyType_Ready(&EventCounterType) < 0 || PyType_Ready(&CellTallyType) < 0 || PyType_Ready(&LockedCallType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&speedups_module);
     if (m == NULL)
@@ -5858,6 +6016,12 @@ PyInit__speedups(void)
     Py_INCREF(&CellTallyType);
     if (PyModule_AddObject(m, "CellTally", (PyObject *)&CellTallyType) < 0) {
         Py_DECREF(&CellTallyType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&LockedCallType);
+    if (PyModule_AddObject(m, "LockedCall", (PyObject *)&LockedCallType) < 0) {
+        Py_DECREF(&LockedCallType);
         Py_DECREF(m);
         return NULL;
     }

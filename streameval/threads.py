@@ -16,6 +16,8 @@ import pickle
 import threading
 from typing import Any
 
+from ._compiled import SPEEDUPS
+
 __all__ = ["Locked"]
 
 
@@ -53,16 +55,21 @@ class Locked:
             with self._lock:
                 return getattr(self._inner, name)
         inner, acquire, release = self._inner, self._lock.acquire, self._lock.release
+        doc = getattr(attr, "__doc__", None)
+        if SPEEDUPS is not None:  # the same calls without a Python frame: an update in 2,301 instructions against
+            # 3,963 (callgrind, the loop included; a bare update 1,133)
+            locked: Any = SPEEDUPS.LockedCall(acquire, release, inner, name, doc)
+        else:
 
-        def locked(*args: Any, **kwargs: Any) -> Any:
-            acquire()  # the lock's own methods: 316-318 against 391-424 ns an update with a with statement
-            try:  # the method as the accumulator has it now (a buffer's update may be another one later)
-                return getattr(inner, name)(*args, **kwargs)
-            finally:
-                release()
+            def locked(*args: Any, **kwargs: Any) -> Any:
+                acquire()  # the lock's own methods: 316-318 against 391-424 ns an update with a with statement
+                try:  # the method as the accumulator has it now (a buffer's update may be another one later)
+                    return getattr(inner, name)(*args, **kwargs)
+                finally:
+                    release()
 
-        locked.__name__ = name
-        locked.__doc__ = getattr(attr, "__doc__", None)
+            locked.__name__ = name
+            locked.__doc__ = doc
         # kept: the next call finds it at once (acc.update through a wrapper made at every lookup: 2.37 against
         # 0.48 us an event)
         self.__dict__[name] = locked

@@ -856,6 +856,91 @@ def test_monitor_counter_equals_its_python_twin():
     _same_in_both_modes(MONITOR_SCRIPT, messages, lines=80)
 
 
+LOCKED_SCRIPT = textwrap.dedent(
+    """
+    import threading
+    import numpy as np
+    import streameval as se
+
+    class Odd:
+        def __init__(self):
+            self.seen = []
+
+        def get(self):
+            return list(self.seen)
+
+        def many(self, *args, **kwargs):
+            self.seen.append((args, sorted(kwargs.items())))
+            return len(args) + len(kwargs)
+
+        def fails(self, x):
+            raise ValueError(f"no {x}")
+
+        def unlocks(self, lock, fail):  # the lock released in the call: the release after it fails
+            lock.release()
+            if fail:
+                raise KeyError("inner")
+
+    def free(locked):  # whether another thread can take the lock: released after every call
+        got = []
+
+        def take():
+            got.append(locked._lock.acquire(timeout=5))
+            if got[0]:
+                locked._lock.release()
+
+        thread = threading.Thread(target=take)
+        thread.start()
+        thread.join()
+        return got[0]
+
+    odd = se.Locked(Odd())
+    for n in (0, 1, 7, 8, 9, 30):
+        print(n, odd.many(*range(n)), odd.many(*range(n), **{f"k{i}": i for i in range(n % 5)}), free(odd))
+    for call in (lambda: odd.fails(3), lambda: odd.fails(), lambda: odd.fails(1, x=2), lambda: odd.nothing(1)):
+        try:
+            call()
+        except (TypeError, ValueError, AttributeError) as exc:
+            print(type(exc).__name__, exc, free(odd))
+    for fail in (False, True):
+        try:
+            odd.unlocks(odd._lock, fail)
+        except RuntimeError as exc:
+            print(type(exc).__name__, exc, repr(exc.__context__), free(odd))
+    print(odd.get()[-3:], odd.many.__name__, odd.fails.__doc__, odd.many is odd.many)
+
+    rng = np.random.default_rng(3)
+    acc = se.Locked(se.BinaryAccumulator())
+    plain = se.BinaryAccumulator()
+    for i in range(2000):
+        y, s = bool(rng.random() < 0.4), float(rng.random())
+        for target in (acc, plain):
+            try:
+                if i % 97 == 0:
+                    target.update(2, s)
+                elif i % 89 == 0:
+                    target.update(y, s, w=2.5)
+                elif i % 83 == 0:
+                    target.update(y, score=s)
+                else:
+                    target.update(y, s)
+            except (TypeError, ValueError) as exc:
+                print(i, type(exc).__name__, exc)
+    print(acc.inner == plain, acc.get().n, free(acc))
+    """
+)
+
+
+@needs_compiled
+def test_locked_methods_equal_their_python_twin():
+    """Locked's compiled method wrapper: the same results, refusals and lock releases as the Python closure, with
+    no argument up to many, keywords, a method missing, and a release that fails after the call."""
+    messages = ("ValueError no 3", "missing 1 required positional argument", "has no attribute 'nothing'",
+                "RuntimeError cannot release un-acquired lock KeyError('inner') True",
+                "9 9 13 True", "y must be 1 (positive) or 0 (negative), got 2", "\nTrue ")  # fmt: skip
+    _same_in_both_modes(LOCKED_SCRIPT, messages, lines=20)
+
+
 PAIRED_SCRIPT = textwrap.dedent(
     """
     import pickle
