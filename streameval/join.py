@@ -143,7 +143,8 @@ class LabelJoin:
         self._prediction_probe = _empty_like(inner, holding=True) if self._classes else None
         self.ttl = ttl
         self.max_pending = int(max_pending)
-        self._waiting: dict[Hashable, tuple[int, Any, float]] = {}  # key -> (what, score or label, t), by arrival
+        # key -> (what, score or label, t, arrival), by arrival
+        self._waiting: dict[Hashable, tuple[int, Any, float, int]] = {}
         self._deadlines: list[tuple[float, int, Hashable]] = []  # (t, arrival, key) of what waits, for the ttl
         self._arrival = 0
         self._expired_keys: OrderedDict[Hashable, None] = OrderedDict()  # recently expired predictions
@@ -179,18 +180,15 @@ class LabelJoin:
         elif segment is not None:
             raise ValueError(f"segment is for a Segmented accumulator, got segment={segment!r} for another"[:200])
         when = self._time(t)
-        waiting = self._waiting.get(key)
-        if waiting is not None and waiting[0] == _PREDICTION and not self._stale(waiting, when):
-            raise ValueError(f"key {key!r} already has a prediction waiting for its label"[:200])
-        self._advance(when)  # what is older than the ttl at this time leaves first
         prediction = (s, segment) if self._segmented else s
         waiting = self._waiting.get(key)
-        if waiting is not None:  # its label came first (and was checked then)
-            self._count(waiting[1], prediction, when)
-            del self._waiting[key]
-            self.matched += 1
-        else:
-            self._wait(key, _PREDICTION, prediction, when)
+        if waiting is not None and not self._stale(waiting, when):  # it stays through this time's expiries
+            if waiting[0] == _PREDICTION:
+                raise ValueError(f"key {key!r} already has a prediction waiting for its label"[:200])
+            self._match(key, waiting[1], prediction, when, when)  # its label came first (and was checked then)
+            return
+        self._advance(when)  # what is older than the ttl at this time leaves first (the key's own included)
+        self._wait(key, _PREDICTION, prediction, when)
 
     def _checked_prediction(self, score: Any) -> Any:
         """A multiclass prediction: class scores (a mapping or a sequence in the classes' order) or a predicted
@@ -215,22 +213,21 @@ class LabelJoin:
         key = self._key(key)
         when = self._time(t)
         waiting = self._waiting.get(key)
-        if waiting is not None and waiting[0] == _LABEL and not self._stale(waiting, when):
+        if waiting is not None and self._stale(waiting, when):
+            waiting = None  # it leaves with this time's expiries
+        if waiting is not None and waiting[0] == _LABEL:
             raise ValueError(f"key {key!r} already has a label waiting for its prediction"[:200])
         self._check_label(y)  # a label the accumulator would refuse is refused now, not at its match
-        self._advance(when)  # what is older than the ttl at this time leaves first
-        waiting = self._waiting.get(key)
-        if waiting is not None:
-            self._count(y, waiting[1], waiting[2])
-            del self._waiting[key]
-            self.matched += 1
+        if waiting is not None:  # its prediction stays through this time's expiries
+            self._match(key, y, waiting[1], waiting[2], when)
+            return
+        self._advance(when)  # what is older than the ttl at this time leaves first (the key's own included)
+        if key in self._expired_keys:
+            del self._expired_keys[key]
+            self.late += 1
         else:
-            if key in self._expired_keys:
-                del self._expired_keys[key]
-                self.late += 1
-            else:
-                self._wait(key, _LABEL, y, when)
-        self._advance(when)
+            self._wait(key, _LABEL, y, when)
+        self._advance(when)  # a label older than the ttl already is an orphan at once
 
     def _check_label(self, y: Any) -> None:
         """Refuse a label the accumulator would refuse (``ValueError``, ``TypeError``)."""
@@ -261,9 +258,18 @@ class LabelJoin:
         else:
             self.accumulator.update(*args)
 
+    def _match(self, key: Hashable, y: Any, prediction: Any, predicted_at: float, now: float) -> None:
+        """Count the pair of a key whose other half waits and stays through the expiries at time ``now`` (at
+        its prediction's time), then let ``now`` expire what it must: counted first, so that a pair the
+        accumulator refuses (a score sequence longer than the classes it has learnt) changes nothing."""
+        self._count(y, prediction, predicted_at)
+        self._advance(now)
+        del self._waiting[key]
+        self.matched += 1
+
     def _wait(self, key: Hashable, what: int, value: Any, when: float) -> None:
-        self._waiting[key] = (what, value, when)
         self._arrival += 1
+        self._waiting[key] = (what, value, when, self._arrival)
         if self.ttl is not None:
             heapq.heappush(self._deadlines, (when, self._arrival, key))
         while len(self._waiting) > self.max_pending:  # the oldest arrival leaves
@@ -272,7 +278,7 @@ class LabelJoin:
             self.evicted += 1
 
     def _give_up(self, key: Hashable) -> None:
-        what, _, _ = self._waiting.pop(key)
+        what = self._waiting.pop(key)[0]
         if what == _PREDICTION:
             self.expired += 1
             self._expired_keys[key] = None
@@ -281,7 +287,7 @@ class LabelJoin:
         else:
             self.orphans += 1
 
-    def _stale(self, waiting: tuple[int, Any, float], when: float) -> bool:
+    def _stale(self, waiting: tuple[int, Any, float, int], when: float) -> bool:
         """Whether what waits will have left by the ttl once time reaches ``when``."""
         return self.ttl is not None and not math.isnan(when) and waiting[2] < max(self._latest, when) - self.ttl
 
@@ -292,9 +298,9 @@ class LabelJoin:
         self._latest = max(self._latest, when)
         horizon = self._latest - self.ttl
         while self._deadlines and self._deadlines[0][0] < horizon:
-            t, _, key = heapq.heappop(self._deadlines)
+            _, arrival, key = heapq.heappop(self._deadlines)
             waiting = self._waiting.get(key)
-            if waiting is not None and waiting[2] == t:
+            if waiting is not None and waiting[3] == arrival:  # not an earlier wait of the same key
                 self._give_up(key)
 
     # -- reading ----------------------------------------------------------------
@@ -315,7 +321,7 @@ class LabelJoin:
     @property
     def pending(self) -> int:
         """Predictions waiting for their labels."""
-        return sum(1 for what, _, _ in self._waiting.values() if what == _PREDICTION)
+        return sum(1 for waiting in self._waiting.values() if waiting[0] == _PREDICTION)
 
     @property
     def pending_labels(self) -> int:
@@ -328,7 +334,7 @@ class LabelJoin:
         if self._classes:
             raise TypeError("pending_scores: the predictions waiting are class scores or classes, not one score each")
         acc = ScoreAccumulator()
-        waiting = [v for what, v, _ in self._waiting.values() if what == _PREDICTION]
+        waiting = [v for what, v, _, _ in self._waiting.values() if what == _PREDICTION]
         acc.update_many([v[0] for v in waiting] if self._segmented else waiting)
         return acc
 
@@ -342,7 +348,7 @@ class LabelJoin:
     # -- state ------------------------------------------------------------------
     def to_state(self) -> dict[str, Any]:
         """The accumulator's state (with its kind), the settings, the counts and what waits."""
-        waiting = [[encode_label(k), what, self._encode(what, v), t] for k, (what, v, t) in self._waiting.items()]
+        waiting = [[encode_label(k), what, self._encode(what, v), t] for k, (what, v, t, _) in self._waiting.items()]
         try:
             accumulator = io.to_dict(self.accumulator)
         except TypeError:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import functools
+import math
+from collections import OrderedDict
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import streameval as se
 
@@ -418,3 +422,139 @@ def test_a_prediction_of_the_other_kind_than_the_accumulator_holds_is_refused_at
     join.predict("k", event[1], **segment)  # the kind it holds
     join.label("k", "b")
     assert join.counts()["matched"] == 1 and join.pending == 0
+
+
+@pytest.mark.parametrize("first", ["prediction", "label"])
+def test_a_pair_the_accumulator_refuses_at_its_match_changes_nothing(first):
+    """With classes learnt as they come, a score sequence is checked when its pair is counted: a pair refused
+    then (three scores, one class learnt) leaves the join as it was, expiries due at that time included."""
+    join = se.LabelJoin(se.MulticlassAccumulator(), ttl=2.0)
+    join.label("old", "b", t=0.0)  # older than the ttl by time 2.5: an orphan once an event of that time counts
+    if first == "prediction":
+        join.predict("k", [0.2, 0.3, 0.5], t=1.5)
+    else:
+        join.label("k", "a", t=1.5)
+    before = join.to_state()
+    with pytest.raises(ValueError, match="one score per class"):
+        if first == "prediction":
+            join.label("k", "a", t=2.5)
+        else:
+            join.predict("k", [0.2, 0.3, 0.5], t=2.5)
+    assert join.to_state() == before and join.orphans == 0 and join.accumulator.get().n == 0
+    join.predict("new", "a", t=2.5)  # the same time in a call that succeeds: "old" leaves now
+    assert (join.orphans, join.pending) == (1, 1 + (first == "prediction"))
+
+
+def test_what_waited_longest_expires_first_when_a_key_waits_again_at_the_same_time():
+    """Expiries follow the waits' arrival: a key evicted and predicted again at the same time expires after the
+    keys that came before its second prediction, so it is the one the join remembers (its label is late)."""
+    join = se.LabelJoin(se.BinaryAccumulator(), ttl=2.0, max_pending=2)
+    for key in ["a", "b", "c", "a"]:  # the third evicts "a", its second prediction evicts "b"
+        join.predict(key, 0.5, t=0.0)
+    assert (join.expired, join.evicted, join.pending) == (2, 2, 2)
+    join.label("a", 1, t=3.0)  # "c" then "a" expire; the two keys remembered are "c" and "a"
+    assert (join.expired, join.late, join.pending_labels) == (4, 1, 0)
+    join.label("b", 1, t=3.0)  # forgotten: it waits for a prediction
+    assert (join.late, join.pending_labels) == (1, 1)
+
+
+class _JoinModel:
+    """The join's rules, written plainly: what waits is a list in arrival order, expiries scan it whole."""
+
+    def __init__(self, ttl, max_pending):
+        self.ttl, self.max_pending = ttl, max_pending
+        self.waiting = OrderedDict()  # key -> (what, value, t)
+        self.expired_keys = OrderedDict()
+        self.latest = -math.inf
+        self.counts = dict.fromkeys(["matched", "expired", "evicted", "orphans", "late"], 0)
+        self.pairs = []
+
+    def _stale(self, t_waiting, now):
+        return self.ttl is not None and t_waiting < max(self.latest, now) - self.ttl
+
+    def _give_up(self, key):
+        what, _, _ = self.waiting.pop(key)
+        if what == "prediction":
+            self.counts["expired"] += 1
+            self.expired_keys[key] = None
+            while len(self.expired_keys) > self.max_pending:
+                self.expired_keys.popitem(last=False)
+        else:
+            self.counts["orphans"] += 1
+
+    def _advance(self, now):
+        if self.ttl is not None:
+            self.latest = max(self.latest, now)
+            old = [k for k, (_, _, t) in self.waiting.items() if t < self.latest - self.ttl]
+            for key in sorted(old, key=lambda k: self.waiting[k][2]):  # by time, then arrival (a stable sort)
+                self._give_up(key)
+
+    def _wait(self, key, what, value, now):
+        self.waiting[key] = (what, value, now)
+        while len(self.waiting) > self.max_pending:
+            self._give_up(next(iter(self.waiting)))
+            self.counts["evicted"] += 1
+
+    def event(self, what, key, value, now):
+        waiting = self.waiting.get(key)
+        if waiting is not None and waiting[0] == what and not self._stale(waiting[2], now):
+            raise ValueError("waits already")
+        if what == "label" and value not in (0, 1):
+            raise ValueError("not a label")
+        self._advance(now)
+        waiting = self.waiting.get(key)
+        if waiting is not None:
+            self.pairs.append((value, waiting[1]) if what == "label" else (waiting[1], value))
+            del self.waiting[key]
+            self.counts["matched"] += 1
+        elif what == "label" and key in self.expired_keys:
+            del self.expired_keys[key]
+            self.counts["late"] += 1
+        else:
+            self._wait(key, what, value, now)
+        if what == "label":
+            self._advance(now)
+
+    def summary(self):
+        pending = sum(1 for what, _, _ in self.waiting.values() if what == "prediction")
+        return {**self.counts, "pending": pending, "pending_labels": len(self.waiting) - pending}
+
+
+_JOIN_EVENTS = st.lists(
+    st.tuples(
+        st.sampled_from(["prediction", "label"]),
+        st.integers(0, 5),
+        st.sampled_from([0.0, 0.0, 0.3, 1.0, 2.5, -0.5]),
+        st.integers(0, 3),
+        st.booleans(),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(events=_JOIN_EVENTS, ttl=st.sampled_from([None, 1.0, 3.0]), max_pending=st.sampled_from([1, 2, 3, 1000]))
+def test_the_join_follows_its_rules_written_plainly(events, ttl, max_pending):
+    """Against a plain model of the rules (expiry by time then arrival, eviction of the oldest, the latest
+    expired keys remembered): the same refusals and counts after every event, a state saved and loaded on the
+    way, and the accumulator equal to one fed the model's pairs."""
+    join, model = se.LabelJoin(se.BinaryAccumulator(), ttl=ttl, max_pending=max_pending), _JoinModel(ttl, max_pending)
+    now = 0.0
+    for what, key, step, pick, reload in events:
+        now += step
+        value = [0.1, 0.5, 0.9, 0.35][pick] if what == "prediction" else [0, 1, 1, 2][pick]
+        t = now if ttl is not None else None
+        refused = []
+        for target, call in ((join, getattr(join, "predict" if what == "prediction" else "label")), (model, None)):
+            try:
+                call(key, value, t=t) if call is not None else model.event(what, key, value, now)
+            except ValueError:
+                refused.append(target is join)
+        assert refused in ([], [True, False]), refused
+        assert join.counts() == model.summary()
+        if reload:
+            join = se.LabelJoin.from_state(join.to_state())
+    reference = se.BinaryAccumulator()
+    for y, score in model.pairs:
+        reference.update(y, score)
+    assert join.accumulator == reference
