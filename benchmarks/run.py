@@ -1172,8 +1172,8 @@ def main() -> None:
         f"## Average precision in the binned regime ({accuracy_n:,} scores per family)",
         "",
         "The default AP is the expected value over random orders of the events inside each bin; the bounds put every "
-        "bin's negatives first (lower) or last (upper). The last column but one is the step sum treating each bin as "
-        "one score, what earlier versions reported.",
+        "bin's negatives first (lower) or tie its positives above them (upper). The last column but one is the step "
+        "sum treating each bin as one score, what earlier versions reported.",
         "",
         "| family | exact AP | streameval AP | lower | upper | \\|AP - exact\\| | as if tied | exact in bounds |",
         "|---|---|---|---|---|---|---|---|",

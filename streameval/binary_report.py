@@ -135,12 +135,15 @@ class BinaryReport(ConfusionReport):
 
     @property
     def average_precision_lower(self) -> float:
-        """Lowest average precision over every order of the events inside bins (or of tied scores)."""
+        """Lowest average precision over every way to score the events inside bins (or tied scores): every bin's
+        negatives before its positives, one at a time."""
         return self._ap.lower
 
     @property
     def average_precision_upper(self) -> float:
-        """Highest average precision over every order of the events inside bins (or of tied scores)."""
+        """Highest average precision over every way to score the events inside bins (or tied scores), orders and
+        ties alike: every bin's positives tied at one score above its negatives (scikit-learn's AP gives a tie
+        the precision at its end)."""
         return self._ap.upper
 
     @cached_property

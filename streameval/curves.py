@@ -317,9 +317,13 @@ def average_precision_bounds(
     linear in that number, so the expectation is exact (McSherry & Najork,
     ECIR 2008): ``p / m * sum_k (T + 1 + k (p - 1) / (m - 1)) / (N + k + 1)``,
     summed in closed form with the digamma function. ``lower`` puts every bin's
-    negatives before its positives, ``upper`` after: the exact value of the
-    unbinned scores lies between them. With weights (counts that are not whole
-    numbers) the three are the limits of many events per bin.
+    negatives before its positives, one event at a time; ``upper`` ties all of
+    its positives at one score above its negatives (scikit-learn's AP gives a
+    tie the precision at its end, more than positives one at a time would get):
+    the exact value of the unbinned scores, ties among them or not, lies between
+    them. With weights (counts that are not whole numbers) ``lower`` and
+    ``expected`` are the limits of many events per bin; ``upper`` holds for any
+    events.
 
     Examples
     --------
@@ -351,11 +355,13 @@ def average_precision_bounds(
     if total_p == 0:
         return ApBounds(math.nan, math.nan, math.nan)
     if whole:
-        lower, expected, upper = _whole_ap_terms(p, n, t, big_n)
+        lower, expected, _ = _whole_ap_terms(p, n, t, big_n)
     else:  # with weights, the continuous limit: no event counts itself
-        upper = _fluid(t, big_n, p, p)
         lower = _fluid(t, big_n + n, p, p)
         expected = _fluid(t, big_n, p, p + n)
+    # every positive's precision is at most (T + p) / (N + p), reached when the bin's positives tie above its
+    # negatives (T <= N: precision grows with the positives above); positives one at a time get less
+    upper = p * (t + p) / (big_n + p)
     return ApBounds(
         float(lower.sum() / total_p), float(expected.sum() / total_p), float(min(1.0, upper.sum() / total_p))
     )

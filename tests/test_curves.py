@@ -179,10 +179,36 @@ def test_digamma_terms_equal_scipys_digamma():
     np.testing.assert_allclose(np.log(w) + tail - shift, digamma(z), rtol=1e-13, atol=1e-13)
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_average_precision_bounds_are_the_mean_least_and_most_over_every_order_inside_bins(seed):
-    """Tiny histograms, every order of the events inside each bin enumerated: AP's mean, minimum and maximum."""
+def _blocks(p, n):
+    """Every way to give a bin's p positives and n negatives scores: sequences of tied blocks (positives,
+    negatives), from the highest score down; blocks of one event are the strict orders."""
+    if p == n == 0:
+        yield []
+        return
+    for a in range(p + 1):
+        for b in range(n + 1):
+            if a + b:
+                for rest in _blocks(p - a, n - b):
+                    yield [(a, b), *rest]
+
+
+def _tied_ap(blocks):
+    """scikit-learn's AP of a ranking of tied blocks: each block's positives get the precision at its end."""
+    hits = seen = total = 0.0
+    positives = sum(a for a, _ in blocks)
+    for a, b in blocks:
+        hits, seen = hits + a, seen + a + b
+        total += a * hits / seen
+    return total / positives
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_average_precision_bounds_are_the_mean_over_orders_and_the_least_and_most_over_any_scores(seed):
+    """Tiny histograms: AP's mean over every order of the events inside each bin, and its minimum and maximum
+    over every way to score them (orders and ties, as scikit-learn counts a tie) enumerated."""
     import itertools
+
+    from sklearn.metrics import average_precision_score
 
     from streameval import curves
 
@@ -190,17 +216,21 @@ def test_average_precision_bounds_are_the_mean_least_and_most_over_every_order_i
     k = 3
     pos, neg = rng.integers(0, 3, k), rng.integers(0, 3, k)
     pos[rng.integers(k)] += 1  # at least one positive
-    orders_per_bin = []
-    for p, n in zip(pos[::-1], neg[::-1], strict=True):  # from the highest bin down
-        m = int(p + n)
-        orders_per_bin.append([[i in spots for i in range(m)] for spots in itertools.combinations(range(m), int(p))])
-    aps = []
-    for combo in itertools.product(*orders_per_bin):
-        ranking = [label for block in combo for label in block]
-        hits = np.cumsum(ranking)
-        precision_at = hits / np.arange(1, len(ranking) + 1)
-        aps.append(float(np.sum(precision_at[np.array(ranking, dtype=bool)]) / hits[-1]))
+    per_bin = [list(_blocks(int(p), int(n))) for p, n in zip(pos[::-1], neg[::-1], strict=True)]  # highest first
+    every = [_tied_ap([b for part in combo for b in part]) for combo in itertools.product(*per_bin)]
+    strict = [  # strict orders, each arrangement of labels once: as likely as any other
+        _tied_ap([b for part in combo for b in part])
+        for combo in itertools.product(*[[o for o in options if all(a + b == 1 for a, b in o)] for options in per_bin])
+    ]
     b = curves.average_precision_bounds(np.arange(k, dtype=float), neg, pos)
-    assert b.expected == pytest.approx(np.mean(aps), abs=1e-12)
-    assert b.lower == pytest.approx(min(aps), abs=1e-12)
-    assert b.upper == pytest.approx(max(aps), abs=1e-12)
+    assert b.expected == pytest.approx(np.mean(strict), abs=1e-12)
+    assert b.lower == pytest.approx(min(every), abs=1e-12)
+    assert b.upper == pytest.approx(max(every), abs=1e-12)
+    # one of those ways scored for scikit-learn, with ties: the same AP as the blocks give
+    combo = [options[rng.integers(len(options))] for options in per_bin]
+    y, s, score = [], [], 1.0
+    for a, b_ in (blk for part in combo for blk in part):
+        y += [1] * a + [0] * b_
+        s += [score] * (a + b_)
+        score -= 0.01
+    assert average_precision_score(y, s) == pytest.approx(_tied_ap([blk for part in combo for blk in part]), abs=1e-12)

@@ -64,6 +64,19 @@ def test_average_precision_and_pr_curve(y, s, w):
 
 
 @pytest.mark.parametrize(("y", "s", "w"), CASES, ids=IDS)
+@pytest.mark.parametrize("exact_up_to", [None, 0])
+def test_average_precision_bounds_hold_scikit_learns_value_with_ties_and_weights(y, s, w, exact_up_to):
+    """Exact (every distinct score) or binned from the first event (default bins): scikit-learn's AP on the
+    same scores, ties and weights included, lies within the bounds; exact, the AP itself does too."""
+    acc = se.BinaryAccumulator(exact_up_to=exact_up_to)
+    acc.update_many(y, s, w)
+    r = acc.get()
+    exact = skm.average_precision_score(y, s, sample_weight=w)
+    assert r.average_precision_lower - TOL <= exact <= r.average_precision_upper + TOL
+    assert r.average_precision_lower - TOL <= r.average_precision <= r.average_precision_upper + TOL
+
+
+@pytest.mark.parametrize(("y", "s", "w"), CASES, ids=IDS)
 def test_det_curve(y, s, w):
     r = exact_accumulator(y, s, w).get()
     fpr, fnr, thr = skm.det_curve(y, s, sample_weight=w)
