@@ -250,7 +250,8 @@ _FIRST, _SECOND = [0, 1, 0], [2, 3, 3]  # the three differences psi(row j) - psi
 
 
 def _whole_ap_terms(p: Array, n: Array, t: Array, big_n: Array) -> Array:
-    """Each bin's lower, expected and upper average-precision term (rows) for whole counts.
+    """Each bin's lower and expected average-precision term and its term with the positives first, one at a time
+    (rows; the bounds use the first two: the upper bound lets the positives tie), for whole counts.
 
     The digamma differences at ``N + 1``, ``N + n + 1``, ``N + p + 1`` and
     ``N + m + 1``; compiled, the same operations in the same order, with
