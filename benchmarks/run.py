@@ -163,7 +163,8 @@ def bench_kinds_per_event(n: int, rows: list[str], with_river: bool = True) -> N
         for a, b in zip(left, right, strict=True):
             update(a, b)
 
-    paired = list(zip([v < 0.3 for v in scores], scores, predicted, strict=True))
+    flags = [v < 0.3 for v in scores]
+    paired = list(zip(flags, scores, predicted, strict=True))
 
     def noop_three(a: object, b: object, c: object) -> None:
         """The floor of a three-argument call."""
@@ -182,6 +183,8 @@ def bench_kinds_per_event(n: int, rows: list[str], with_river: bool = True) -> N
          lambda: two(se.MulticlassAccumulator(classes=classes).update, labels, labels), "-"),
         ("`PairedAccumulator.update(y, score_a, score_b)`", lambda: three(noop_three),
          lambda: three(se.PairedAccumulator(threshold=0.5).update), "-"),
+        ("`Locked(BinaryAccumulator()).update(y, score)` (a lock taken and given back an event)",
+         lambda: two(noop, flags, scores), lambda: two(se.Locked(se.BinaryAccumulator()).update, flags, scores), "-"),
     ]  # fmt: skip
     if with_river:
         try:
