@@ -23,6 +23,7 @@ from ._codec import (
 )
 from ._validation import check_real
 from .multiclass import MulticlassAccumulator
+from .paired import PairedAccumulator
 from .scores import ScoreAccumulator
 from .segmented import Segmented, segment_key
 from .windows import Monitor, takes_event_time
@@ -82,7 +83,10 @@ class LabelJoin:
     :class:`MulticlassAccumulator` (or a ``Segmented`` one of them) a
     prediction is what its ``update`` takes:
     class scores (a mapping, or a sequence in the classes' order) or a
-    predicted class. ``predict(key, score)`` and
+    predicted class; into a :class:`PairedAccumulator` (or a ``Segmented``
+    one), the two models' predictions of the event, ``(score_a, score_b)``
+    (predicted labels without a threshold). A :class:`ScoreAccumulator`
+    counts no labels: a join into one is a ``TypeError``. ``predict(key, score)`` and
     ``label(key, y)`` may come in either order; when
     both have come, the pair is counted once in ``accumulator`` with
     ``accumulator.update(y, score)``. Until then it waits:
@@ -138,7 +142,16 @@ class LabelJoin:
         self._timed = takes_event_time(inner)  # a pair is counted at its prediction's time
         self._segmented = isinstance(self._probe, Segmented)  # a prediction comes with its segment
         kind = self._probe.empty_segment() if self._segmented else self._probe  # what counts each pair
+        if isinstance(kind, ScoreAccumulator):
+            raise TypeError(
+                "accumulator must count labelled events: a ScoreAccumulator counts scores alone, with no label to "
+                "join (give it the predictions directly; a join's pending_scores holds those waiting)"
+            )
         self._classes = isinstance(kind, MulticlassAccumulator)  # a prediction is class scores or a class
+        # two models' predictions of each event: scores (with a threshold) or predicted labels, checked with a label
+        self._paired = isinstance(kind, PairedAccumulator)
+        self._pair_label = kind.pos_label if self._paired else None
+        self._pair_scores = self._paired and kind.threshold is not None
         # a multiclass prediction is checked apart from the labels (a label is checked as its own predicted class)
         self._prediction_probe = _empty_like(inner, holding=True) if self._classes else None
         self.ttl = ttl
@@ -231,11 +244,27 @@ class LabelJoin:
 
     def _check_label(self, y: Any) -> None:
         """Refuse a label the accumulator would refuse (``ValueError``, ``TypeError``)."""
-        prediction = y if self._classes else 0.5  # a class label: checked as its own predicted class
+        if self._paired:  # two scores, or the label as both models' predicted label
+            self._check_event(y, *((0.5, 0.5) if self._pair_scores else (y, y)))
+        else:  # a class label: checked as its own predicted class
+            self._check_event(y, y if self._classes else 0.5)
+
+    def _check_event(self, *event: Any) -> None:
+        """Count ``event`` in the probe, which refuses what the accumulator would refuse."""
         if self._segmented:
-            self._probe.update("label check", y, prediction)  # one segment checks for all
+            self._probe.update("label check", *event)  # one segment checks for all
         else:
-            self._probe.update(y, prediction)
+            self._probe.update(*event)
+
+    def _checked_pair(self, score: Any) -> tuple[Any, Any]:
+        """Two models' predictions of one event, checked (with a label the accumulator takes) and kept as a tuple."""
+        if isinstance(score, (str, bytes, Mapping)) or not isinstance(score, (Sequence, np.ndarray)) or len(score) != 2:
+            raise ValueError(f"score must hold the two models' predictions (a pair), got {score!r}"[:200])
+        a, b = score
+        if self._pair_scores:
+            a, b = check_real("score", a), check_real("score", b)
+        self._check_event(self._pair_label, a, b)
+        return a, b
 
     def _checked_waiting(self, what: int, value: Any) -> Any:
         """A waiting label or prediction of a state, checked as ``label`` and ``predict`` check theirs."""
@@ -247,12 +276,19 @@ class LabelJoin:
         return self._checked_score(value)
 
     def _checked_score(self, score: Any) -> Any:
-        """A prediction, checked (and kept as a copy): class scores or a class, or one real score."""
-        return self._checked_prediction(score) if self._classes else check_real("score", score)
+        """A prediction, checked (and kept as a copy): class scores or a class, two models' predictions, or one
+        real score."""
+        if self._classes:
+            return self._checked_prediction(score)
+        if self._paired:
+            return self._checked_pair(score)
+        return check_real("score", score)
 
     def _count(self, y: Any, prediction: Any, when: float) -> None:
         """Count a matched pair (in its segment; at its prediction's time, for an accumulator that takes times)."""
-        args = (prediction[1], y, prediction[0]) if self._segmented else (y, prediction)
+        predicted = prediction[0] if self._segmented else prediction
+        event = (y, *predicted) if self._paired else (y, predicted)
+        args = (prediction[1], *event) if self._segmented else event
         if self._timed:
             self.accumulator.update(*args, t=when)
         else:
@@ -331,8 +367,9 @@ class LabelJoin:
     @property
     def pending_scores(self) -> ScoreAccumulator:
         """The scores of the predictions waiting for their labels, as a :class:`ScoreAccumulator`."""
-        if self._classes:
-            raise TypeError("pending_scores: the predictions waiting are class scores or classes, not one score each")
+        if self._classes or self._paired:
+            what = "class scores or classes" if self._classes else "two models' predictions"
+            raise TypeError(f"pending_scores: the predictions waiting are {what}, not one score each")
         acc = ScoreAccumulator()
         waiting = [v for what, v, _, _ in self._waiting.values() if what == _PREDICTION]
         acc.update_many([v[0] for v in waiting] if self._segmented else waiting)
@@ -407,7 +444,10 @@ class LabelJoin:
         return self._encode_score(value)
 
     def _encode_score(self, score: Any) -> Any:
-        """A prediction in the state: a score, or (multiclass) a one-entry dict of scores, a sequence or a class."""
+        """A prediction in the state: a score, two models' (a list of two scores or labels), or (multiclass) a
+        one-entry dict of scores, a sequence or a class."""
+        if self._paired:
+            return list(score) if self._pair_scores else [encode_label(v) for v in score]
         if not self._classes:
             return score
         if isinstance(score, dict):
@@ -426,6 +466,11 @@ class LabelJoin:
         return self._decode_score(where, value[0]), decode_segment(f"{where} segment", value[1])
 
     def _decode_score(self, where: str, value: Any) -> Any:
+        if self._paired:
+            if not isinstance(value, list) or len(value) != 2:
+                raise FormatError(f"{where} must hold the two models' predictions, got {value!r}"[:300])
+            decode = decode_float if self._pair_scores else decode_label
+            return tuple(decode(f"{where} prediction", v) for v in value)
         return _decode_classes(where, value) if self._classes else decode_float(f"{where} score", value)
 
     def save(self, path: str | os.PathLike[str]) -> None:

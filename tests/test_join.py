@@ -133,6 +133,98 @@ def test_bad_input_names_the_argument_and_changes_nothing(call, exc, words):
         se.LabelJoin(se.BinaryAccumulator(), max_pending=0)
 
 
+@pytest.mark.parametrize("threshold", [0.5, None], ids=["scores", "labels"])
+@pytest.mark.parametrize("where", ["accumulator", "segments", "window"])
+def test_a_join_into_a_paired_accumulator_counts_both_models_predictions(threshold, where, tmp_path):
+    """Two models' predictions of each event (scores with a threshold, or predicted labels), joined with labels
+    that come in any order: the same table as the paired accumulator fed the pairs directly, saved and loaded
+    with what waits."""
+    rng = np.random.default_rng(11)
+    n = 400
+    y = (rng.random(n) < 0.4).astype(int).tolist()
+    if threshold is None:
+        a, b = (rng.random(n) < 0.5).astype(int).tolist(), (rng.random(n) < 0.5).astype(int).tolist()
+    else:
+        a, b = rng.random(n).round(3).tolist(), rng.random(n).round(3).tolist()
+    regions = rng.choice(["eu", "us"], n).tolist()
+
+    def make():
+        return se.PairedAccumulator(threshold=threshold)
+
+    target = {"accumulator": make, "segments": lambda: se.Segmented(make), "window": lambda: se.Sliding(make, 10**6)}
+    join = se.LabelJoin(target[where](), ttl=1e9)
+    direct = target[where]()
+    segment = (lambda i: {"segment": regions[i]}) if where == "segments" else (lambda i: {})
+    order = rng.permutation(2 * n)  # predictions and labels interleaved at random
+    for step, k in enumerate(order.tolist()):
+        i = k % n
+        if k < n:
+            join.predict(i, (a[i], b[i]), t=float(step), **segment(i))
+        else:
+            join.label(i, y[i], t=float(step))
+        if step == n and where != "window":  # windows have no state file
+            join.save(tmp_path / "join.sevl")
+            join = se.load(tmp_path / "join.sevl")
+    for i in _matches([(0, 0, k % n) for k in order.tolist()]):
+        direct.update(*([regions[i]] if where == "segments" else []), y[i], a[i], b[i])
+    assert join.matched == n and join.pending == join.pending_labels == 0
+    got, want = join.get(), direct.get()
+    if where == "segments":
+        assert set(got.segments) == set(want.segments)
+        got, want = got.overall, want.overall
+    np.testing.assert_array_equal(got.counts, want.counts)
+    assert got.mcnemar == want.mcnemar
+    pa, pb = (np.asarray(v) if threshold is None else np.asarray(v) >= threshold for v in (a, b))
+    by_hand = np.zeros((2, 2, 2), dtype=np.int64)  # [label][model A's prediction][model B's]
+    np.add.at(by_hand, (np.asarray(y), pa.astype(int), pb.astype(int)), 1)
+    np.testing.assert_array_equal(got.counts, by_hand)
+
+
+@pytest.mark.parametrize(
+    ("make", "call", "exc", "words"),
+    [
+        (lambda: se.PairedAccumulator(threshold=0.5), lambda j: j.predict("k", 0.3), ValueError, ["two models", "0.3"]),
+        (
+            lambda: se.PairedAccumulator(threshold=0.5),
+            lambda j: j.predict("k", (0.3, 0.4, 0.5)),
+            ValueError,
+            ["two models"],
+        ),
+        (
+            lambda: se.PairedAccumulator(threshold=0.5),
+            lambda j: j.predict("k", (0.3, float("nan"))),
+            ValueError,
+            ["score", "nan"],
+        ),
+        (lambda: se.PairedAccumulator(), lambda j: j.predict("k", (1, 2)), ValueError, ["pred_b", "2"]),
+        (lambda: se.PairedAccumulator(), lambda j: j.label("k", 2), ValueError, ["2"]),
+        (
+            lambda: se.Segmented(se.PairedAccumulator),
+            lambda j: j.predict("k", "ab", segment="eu"),
+            ValueError,
+            ["two models", "'ab'"],
+        ),
+    ],
+)
+def test_a_bad_pair_of_predictions_names_it_and_changes_nothing(make, call, exc, words):
+    join = se.LabelJoin(make())
+    join.predict("w", (1, 0), **({"segment": "eu"} if isinstance(join.accumulator, se.Segmented) else {}))
+    with pytest.raises(exc):
+        call(se.LabelJoin(make()))
+    _refused_and_unchanged(join, call, words)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [se.ScoreAccumulator, lambda: se.Segmented(se.ScoreAccumulator), lambda: se.Sliding(se.ScoreAccumulator, 10)],
+)
+def test_a_join_into_scores_alone_is_refused(make):
+    """A score accumulator counts no labels: a join into it would count each label as a score (and the prediction
+    as its weight). It is refused when made."""
+    with pytest.raises(TypeError, match="counts scores alone, with no label to join"):
+        se.LabelJoin(make())
+
+
 def _matches(events):
     """The pairs in the order they match (the later of prediction and label), by an independent simulation."""
     seen, order = set(), []
