@@ -23,7 +23,6 @@ from ._codec import (
 )
 from ._validation import check_real
 from .multiclass import MulticlassAccumulator
-from .paired import PairedAccumulator
 from .scores import ScoreAccumulator
 from .segmented import Segmented, segment_key
 from .windows import Monitor, takes_event_time
@@ -142,14 +141,15 @@ class LabelJoin:
         self._timed = takes_event_time(inner)  # a pair is counted at its prediction's time
         self._segmented = isinstance(self._probe, Segmented)  # a prediction comes with its segment
         kind = self._probe.empty_segment() if self._segmented else self._probe  # what counts each pair
-        if isinstance(kind, ScoreAccumulator):
+        tag = getattr(kind, "kind", None)  # the protocol's tag: which events the kind's update takes
+        if tag == "scores":
             raise TypeError(
                 "accumulator must count labelled events: a ScoreAccumulator counts scores alone, with no label to "
                 "join (give it the predictions directly; a join's pending_scores holds those waiting)"
             )
         self._classes = isinstance(kind, MulticlassAccumulator)  # a prediction is class scores or a class
         # two models' predictions of each event: scores (with a threshold) or predicted labels, checked with a label
-        self._paired = isinstance(kind, PairedAccumulator)
+        self._paired = tag == "paired"
         self._pair_label = kind.pos_label if self._paired else None
         self._pair_scores = self._paired and kind.threshold is not None
         # a multiclass prediction is checked apart from the labels (a label is checked as its own predicted class)
