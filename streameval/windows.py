@@ -53,6 +53,24 @@ def _make(factory: Factory) -> Any:
     return acc
 
 
+class _Fresh:
+    """A window's factory in its pickle: copies of an empty accumulator the factory made, so that a window made
+    with a lambda (which pickle cannot write) pickles, and loads with the same configuration."""
+
+    __slots__ = ("empty",)
+
+    def __init__(self, empty: Any) -> None:
+        self.empty = empty
+
+    def __call__(self) -> Any:
+        return self.empty.copy()
+
+
+def _pickled_factory(factory: Factory) -> _Fresh:
+    """What a window's pickle keeps of its factory (see :class:`_Fresh`)."""
+    return factory if isinstance(factory, _Fresh) else _Fresh(_make(factory))
+
+
 def _emptied_state(acc: Any, factory: Factory) -> Any:
     """An accumulator with ``acc``'s configuration, classes and kind of events (scores or predicted classes) and
     no events: what takes an event exactly when ``acc`` would."""
@@ -252,7 +270,9 @@ class Sliding:
 
     def __getstate__(self) -> dict[str, Any]:
         self._settle()  # the per-event updates filed: a logical no-op
-        return {k: v for k, v in self.__dict__.items() if k not in ("_log", "update")}
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_log", "update")}
+        state["_factory"] = _pickled_factory(self._factory)
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -459,7 +479,9 @@ class TimeWindow:
         self.update = self._router.update  # type: ignore[method-assign]
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in ("_router", "update")}
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_router", "update")}
+        state["_factory"] = _pickled_factory(self._factory)
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -717,7 +739,9 @@ class Decayed:
 
     def __getstate__(self) -> dict[str, Any]:
         self._fold()  # a logical no-op
-        return {k: v for k, v in self.__dict__.items() if k not in ("_log", "_checker", "update")}
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_log", "_checker", "update")}
+        state["_factory"] = _pickled_factory(self._factory)
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)

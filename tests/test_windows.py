@@ -530,8 +530,21 @@ def test_sliding_keeps_its_own_copy_of_scores_the_caller_fills_again(form, size)
         lambda: se.TimeWindow(se.BinaryAccumulator, width=20.0, panes=4),
         lambda: se.Decayed(se.BinaryAccumulator, half_life=50),
         lambda: se.Decayed(se.BinaryAccumulator, half_life=5.0, by="time"),
+        # a lambda factory, which pickle cannot write: the window's pickle keeps an empty accumulator it made
+        lambda: se.Sliding(lambda: se.BinaryAccumulator(threshold=0.3), size=300),
+        lambda: se.TimeWindow(lambda: se.BinaryAccumulator(threshold=0.3), width=20.0, panes=4),
+        lambda: se.Decayed(lambda: se.BinaryAccumulator(threshold=0.3), half_life=50),
     ],
-    ids=["sliding", "sliding-regression", "time", "decayed", "decayed-time"],
+    ids=[
+        "sliding",
+        "sliding-regression",
+        "time",
+        "decayed",
+        "decayed-time",
+        "sliding-lambda",
+        "time-lambda",
+        "decayed-lambda",
+    ],
 )
 @pytest.mark.parametrize("how", ["pickle", "deepcopy"])
 def test_windows_pickle_and_copy_with_events_pending(make, how):
@@ -567,7 +580,10 @@ def test_windows_pickle_and_copy_with_events_pending(make, how):
         assert r.mae == pytest.approx(ref.mae, rel=1e-12)
     else:
         assert r.auc == pytest.approx(ref.auc, abs=1e-12)
-        assert r.tp == pytest.approx(ref.tp, rel=1e-12)
+        assert r.tp == pytest.approx(ref.tp, rel=1e-12) and r.threshold == ref.threshold
+    again.update(True, 0.5, **({"t": 200.0} if timed else {}))  # and its factory makes what the window's made
+    if isinstance(again, se.TimeWindow):
+        assert again.merge(reference).get().threshold == ref.threshold
 
 
 def test_monitor_records_the_metrics_asked_for():
