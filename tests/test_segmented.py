@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import pickle
 
 import numpy as np
@@ -58,6 +59,30 @@ def test_fairness_measures_equal_fairlearns(weighted):
         assert r.ratio(metric) == pytest.approx(frame.ratio()[metric], abs=1e-12, rel=0)
         assert r.group_min(metric) == pytest.approx(frame.group_min()[metric], abs=1e-12, rel=0)
         assert r.group_max(metric) == pytest.approx(frame.group_max()[metric], abs=1e-12, rel=0)
+
+
+def test_a_segment_without_positives_has_no_tpr_where_fairlearn_takes_zero():
+    """A rate that is 0/0 in a segment is nan and left out of the fairness measures; Fairlearn (scikit-learn's
+    zero_division) takes it as 0. Without that segment, the two agree."""
+    g, y, s = _stream(7, 3_000)
+    y = y & (g != "c")  # segment "c" has negatives only
+    seg = se.Segmented(lambda: se.BinaryAccumulator(threshold=0.4))
+    seg.update_many(g, y, s)
+    r = seg.get()
+    pred = s >= 0.4
+    assert math.isnan(r["c"].recall) and not math.isnan(r["c"].fpr)
+    rest = g != "c"
+    for name in ("equal_opportunity_difference", "equal_opportunity_ratio"):
+        want = getattr(fairlearn_metrics, name)(y[rest], pred[rest], sensitive_features=g[rest])
+        assert getattr(r, name) == pytest.approx(want, abs=1e-12, rel=0), name
+    # Fairlearn with "c" counted as a TPR of 0: the largest TPR as the difference, and a ratio of 0
+    largest = max(r["a"].recall, r["b"].recall)
+    assert fairlearn_metrics.equal_opportunity_difference(y, pred, sensitive_features=g) == pytest.approx(largest)
+    assert fairlearn_metrics.equal_opportunity_ratio(y, pred, sensitive_features=g) == 0.0
+    frame = fairlearn_metrics.MetricFrame(
+        metrics=fairlearn_metrics.false_positive_rate, y_true=y, y_pred=pred, sensitive_features=g
+    )
+    assert r.difference("fpr") == pytest.approx(frame.difference(), abs=1e-12, rel=0)  # defined everywhere
 
 
 def test_per_segment_reports_equal_scikit_learn_on_each_group_and_overall_the_whole():
