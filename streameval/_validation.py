@@ -27,16 +27,12 @@ def check_real(
     name: str, value: Any, *, finite: bool = False, nonnegative: bool = False, allow_nan: bool = False
 ) -> float:
     """One real number as a float, or a TypeError / ValueError naming ``name``."""
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    if isinstance(value, (str, bytes)) or not isinstance(value, (numbers.Real, np.bool_)):
-        raise TypeError(f"{name} must be a real number, got {_show(value)}")
-    try:
-        v = float(value)
-    except OverflowError:  # an integer beyond the floats
-        if finite:
-            raise ValueError(f"{name} must be finite, got an integer too large for a float ({_show(value)})") from None
-        v = math.inf if value > 0 else -math.inf  # type: ignore[operator]  # only integers overflow float()
+    if type(value) is float:  # the usual case, without the checks of the abstract number types (5x slower)
+        v = value
+    else:
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value[()]
+        v = _as_real(name, value, finite)
     if math.isnan(v) and not allow_nan:
         raise ValueError(f"{name} must not be NaN, got {_show(value)}")
     if finite and not math.isfinite(v):
@@ -44,6 +40,18 @@ def check_real(
     if nonnegative and v < 0:
         raise ValueError(f"{name} must be >= 0, got {_show(value)}")
     return v
+
+
+def _as_real(name: str, value: Any, finite: bool) -> float:
+    """:func:`check_real`'s conversion of anything but a float (a 0-d array's value already taken)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (numbers.Real, np.bool_)):
+        raise TypeError(f"{name} must be a real number, got {_show(value)}")
+    try:
+        return float(value)
+    except OverflowError:  # an integer beyond the floats
+        if finite:
+            raise ValueError(f"{name} must be finite, got an integer too large for a float ({_show(value)})") from None
+        return math.inf if value > 0 else -math.inf  # type: ignore[operator]  # only integers overflow float()
 
 
 def check_label_pair(pos_label: Any, neg_label: Any) -> None:

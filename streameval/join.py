@@ -329,12 +329,14 @@ class LabelJoin:
 
     def _advance(self, when: float) -> None:
         """Expire what waited longer than the ttl, by the latest event time."""
-        if self.ttl is None or math.isnan(when):
+        if self.ttl is None or when != when:  # no ttl, or no time (NaN)
             return
-        self._latest = max(self._latest, when)
+        if when > self._latest:
+            self._latest = when
         horizon = self._latest - self.ttl
-        while self._deadlines and self._deadlines[0][0] < horizon:
-            _, arrival, key = heapq.heappop(self._deadlines)
+        deadlines = self._deadlines
+        while deadlines and deadlines[0][0] < horizon:
+            _, arrival, key = heapq.heappop(deadlines)
             waiting = self._waiting.get(key)
             if waiting is not None and waiting[3] == arrival:  # not an earlier wait of the same key
                 self._give_up(key)
