@@ -156,8 +156,8 @@ class LabelJoin:
         self._prediction_probe = _empty_like(inner, holding=True) if self._classes else None
         self.ttl = ttl
         self.max_pending = int(max_pending)
-        # key -> (what, score or label, t, arrival), by arrival
-        self._waiting: dict[Hashable, tuple[int, Any, float, int]] = {}
+        # key -> (what, score or label, t, arrival, weight of a prediction), by arrival
+        self._waiting: dict[Hashable, tuple[int, Any, float, int, float]] = {}
         self._deadlines: list[tuple[float, int, Hashable]] = []  # (t, arrival, key) of what waits, for the ttl
         self._arrival = 0
         self._expired_keys: OrderedDict[Hashable, None] = OrderedDict()  # recently expired predictions
@@ -181,11 +181,15 @@ class LabelJoin:
             raise TypeError(f"key must be hashable, got {key!r}"[:200]) from None
         return key
 
-    def predict(self, key: Hashable, score: Any, t: float | None = None, segment: Hashable = None) -> None:
+    def predict(
+        self, key: Hashable, score: Any, t: float | None = None, segment: Hashable = None, w: float = 1.0
+    ) -> None:
         """A prediction for ``key`` (counted at once if its label came first); ``segment``: its segment, for a
-        :class:`~streameval.Segmented` accumulator (required there, refused elsewhere)."""
+        :class:`~streameval.Segmented` accumulator (required there, refused elsewhere); ``w``: the event's weight
+        (finite, >= 0), counted with the pair."""
         key = self._key(key)
         s = self._checked_score(score)
+        weight = check_real("w", w, finite=True, nonnegative=True)
         if self._segmented:
             if segment is None:
                 raise ValueError("segment is required: the accumulator counts each pair in its segment")
@@ -198,10 +202,10 @@ class LabelJoin:
         if waiting is not None and not self._stale(waiting, when):  # it stays through this time's expiries
             if waiting[0] == _PREDICTION:
                 raise ValueError(f"key {key!r} already has a prediction waiting for its label"[:200])
-            self._match(key, waiting[1], prediction, when, when)  # its label came first (and was checked then)
+            self._match(key, waiting[1], prediction, when, when, weight)  # its label came first (checked then)
             return
         self._advance(when)  # what is older than the ttl at this time leaves first (the key's own included)
-        self._wait(key, _PREDICTION, prediction, when)
+        self._wait(key, _PREDICTION, prediction, when, weight)
 
     def _checked_prediction(self, score: Any) -> Any:
         """A multiclass prediction: class scores (a mapping or a sequence in the classes' order) or a predicted
@@ -232,7 +236,7 @@ class LabelJoin:
             raise ValueError(f"key {key!r} already has a label waiting for its prediction"[:200])
         self._check_label(y)  # a label the accumulator would refuse is refused now, not at its match
         if waiting is not None:  # its prediction stays through this time's expiries
-            self._match(key, y, waiting[1], waiting[2], when)
+            self._match(key, y, waiting[1], waiting[2], when, waiting[4])
             return
         self._advance(when)  # what is older than the ttl at this time leaves first (the key's own included)
         if key in self._expired_keys:
@@ -284,28 +288,29 @@ class LabelJoin:
             return self._checked_pair(score)
         return check_real("score", score)
 
-    def _count(self, y: Any, prediction: Any, when: float) -> None:
-        """Count a matched pair (in its segment; at its prediction's time, for an accumulator that takes times)."""
+    def _count(self, y: Any, prediction: Any, when: float, weight: float) -> None:
+        """Count a matched pair with its weight (in its segment; at its prediction's time, for an accumulator
+        that takes times)."""
         predicted = prediction[0] if self._segmented else prediction
         event = (y, *predicted) if self._paired else (y, predicted)
         args = (prediction[1], *event) if self._segmented else event
+        keywords: dict[str, Any] = {} if weight == 1.0 else {"w": weight}
         if self._timed:
-            self.accumulator.update(*args, t=when)
-        else:
-            self.accumulator.update(*args)
+            keywords["t"] = when
+        self.accumulator.update(*args, **keywords)
 
-    def _match(self, key: Hashable, y: Any, prediction: Any, predicted_at: float, now: float) -> None:
+    def _match(self, key: Hashable, y: Any, prediction: Any, predicted_at: float, now: float, weight: float) -> None:
         """Count the pair of a key whose other half waits and stays through the expiries at time ``now`` (at
-        its prediction's time), then let ``now`` expire what it must: counted first, so that a pair the
-        accumulator refuses (a score sequence longer than the classes it has learnt) changes nothing."""
-        self._count(y, prediction, predicted_at)
+        its prediction's time, with its weight), then let ``now`` expire what it must: counted first, so that a
+        pair the accumulator refuses (a score sequence longer than the classes it has learnt) changes nothing."""
+        self._count(y, prediction, predicted_at, weight)
         self._advance(now)
         del self._waiting[key]
         self.matched += 1
 
-    def _wait(self, key: Hashable, what: int, value: Any, when: float) -> None:
+    def _wait(self, key: Hashable, what: int, value: Any, when: float, weight: float = 1.0) -> None:
         self._arrival += 1
-        self._waiting[key] = (what, value, when, self._arrival)
+        self._waiting[key] = (what, value, when, self._arrival, weight)
         if self.ttl is not None:
             heapq.heappush(self._deadlines, (when, self._arrival, key))
         while len(self._waiting) > self.max_pending:  # the oldest arrival leaves
@@ -323,7 +328,7 @@ class LabelJoin:
         else:
             self.orphans += 1
 
-    def _stale(self, waiting: tuple[int, Any, float, int], when: float) -> bool:
+    def _stale(self, waiting: tuple[int, Any, float, int, float], when: float) -> bool:
         """Whether what waits will have left by the ttl once time reaches ``when``."""
         return self.ttl is not None and not math.isnan(when) and waiting[2] < max(self._latest, when) - self.ttl
 
@@ -368,13 +373,16 @@ class LabelJoin:
 
     @property
     def pending_scores(self) -> ScoreAccumulator:
-        """The scores of the predictions waiting for their labels, as a :class:`ScoreAccumulator`."""
+        """The scores of the predictions waiting for their labels (with their weights), as a
+        :class:`ScoreAccumulator`."""
         if self._classes or self._paired:
             what = "class scores or classes" if self._classes else "two models' predictions"
             raise TypeError(f"pending_scores: the predictions waiting are {what}, not one score each")
         acc = ScoreAccumulator()
-        waiting = [v for what, v, _, _ in self._waiting.values() if what == _PREDICTION]
-        acc.update_many([v[0] for v in waiting] if self._segmented else waiting)
+        waiting = [(v, weight) for what, v, _, _, weight in self._waiting.values() if what == _PREDICTION]
+        scores = [v[0] if self._segmented else v for v, _ in waiting]
+        weights = [weight for _, weight in waiting]
+        acc.update_many(scores, None if all(weight == 1.0 for weight in weights) else weights)
         return acc
 
     def counts(self) -> dict[str, int]:
@@ -387,7 +395,10 @@ class LabelJoin:
     # -- state ------------------------------------------------------------------
     def to_state(self) -> dict[str, Any]:
         """The accumulator's state (with its kind), the settings, the counts and what waits."""
-        waiting = [[encode_label(k), what, self._encode(what, v), t] for k, (what, v, t, _) in self._waiting.items()]
+        waiting = [
+            [encode_label(k), what, self._encode(what, v), t, *([] if weight == 1.0 else [weight])]
+            for k, (what, v, t, _, weight) in self._waiting.items()
+        ]  # a prediction's weight when it is not 1
         try:
             accumulator = io.to_dict(self.accumulator)
         except TypeError:
@@ -424,15 +435,22 @@ class LabelJoin:
         if not isinstance(d["waiting"], list) or not isinstance(d["expired_keys"], list):
             raise FormatError("waiting and expired_keys must be lists")
         for i, item in enumerate(d["waiting"]):
-            if not isinstance(item, list) or len(item) != 4 or item[1] not in (_PREDICTION, _LABEL):
-                raise FormatError(f"waiting[{i}] must be [key, 0 or 1, value, t]")
+            if not isinstance(item, list) or len(item) not in (4, 5) or item[1] not in (_PREDICTION, _LABEL):
+                raise FormatError(
+                    f"waiting[{i}] must be [key, 0 or 1, value, t] or, a weighted prediction, [key, 0, value, t, w]"
+                )
+            weight = 1.0
+            if len(item) == 5:
+                weight = decode_float(f"waiting[{i}] w", item[4])
+                if item[1] != _PREDICTION or not (math.isfinite(weight) and weight >= 0):
+                    raise FormatError(f"waiting[{i}] w must be a finite weight >= 0 of a prediction, got {item[4]!r}")
             key = decode_label(f"waiting[{i}] key", item[0])
             value = join._decode(f"waiting[{i}]", item[1], item[2])
             try:  # what the accumulator would refuse when its pair comes is refused here
                 value = join._checked_waiting(item[1], value)
             except (TypeError, ValueError) as exc:
                 raise FormatError(f"waiting[{i}]: {exc}"[:300]) from None
-            join._wait(key, item[1], value, decode_float(f"waiting[{i}] t", item[3]))
+            join._wait(key, item[1], value, decode_float(f"waiting[{i}] t", item[3]), weight)
         for i, k in enumerate(d["expired_keys"]):
             join._expired_keys[decode_label(f"expired_keys[{i}]", k)] = None
         return join

@@ -650,3 +650,60 @@ def test_the_join_follows_its_rules_written_plainly(events, ttl, max_pending):
     for y, score in model.pairs:
         reference.update(y, score)
     assert join.accumulator == reference
+
+
+@pytest.mark.parametrize("where", ["accumulator", "segments", "time window", "monitor"])
+def test_a_weighted_prediction_counts_its_pair_with_its_weight(where, tmp_path):
+    """``predict(..., w=)``: each pair is counted with its prediction's weight, whichever half comes first, what
+    waits keeps its weight through a save and a load, and the pending scores carry it."""
+    rng = np.random.default_rng(21)
+    n = 300
+    y = (rng.random(n) < 0.4).astype(int).tolist()
+    s = rng.random(n).round(3).tolist()
+    w = rng.choice([0.0, 0.5, 1.0, 2.5], n).tolist()
+    regions = rng.choice(["eu", "us"], n).tolist()
+    target = {
+        "accumulator": se.BinaryAccumulator, "segments": lambda: se.Segmented(se.BinaryAccumulator),
+        "time window": lambda: se.TimeWindow(se.BinaryAccumulator, width=1e9),
+        "monitor": lambda: se.Monitor(se.BinaryAccumulator(), every=50),
+    }[where]  # fmt: skip
+    join = se.LabelJoin(target(), ttl=1e9)
+    seg = (lambda i: {"segment": regions[i]}) if where == "segments" else (lambda i: {})
+    order = rng.permutation(2 * n).tolist()
+    for step, k in enumerate(order):
+        i = k % n
+        if k < n:
+            join.predict(i, s[i], t=float(i), w=w[i], **seg(i))
+        else:
+            join.label(i, y[i], t=float(step))
+        if step == n and where in ("accumulator", "segments"):
+            pending = [i for i in range(n) if join._waiting.get(i, (None,))[0] == 0]
+            scores = join.pending_scores
+            assert (scores.n, scores.get().weight) == (len(pending), pytest.approx(sum(w[i] for i in pending)))
+            join.save(tmp_path / "join.sevl")
+            join = se.load(tmp_path / "join.sevl")
+    assert join.matched == n
+    whole = join.get().overall if where == "segments" else join.get()
+    direct = se.BinaryAccumulator()
+    direct.update_many(y, s, w)  # the same events with their weights, in one batch
+    assert whole.n == pytest.approx(sum(w), rel=1e-12)
+    assert (whole.tp, whole.fp) == pytest.approx((direct.get().tp, direct.get().fp), rel=1e-12)
+    assert whole.auc == pytest.approx(direct.get().auc, abs=1e-12)
+
+
+def test_a_bad_weight_names_it_and_changes_nothing_and_an_old_state_loads():
+    join = se.LabelJoin(se.BinaryAccumulator(), ttl=10.0)
+    join.predict("w", 0.4, t=0.0, w=2.0)
+    join.label("z", 0, t=0.0)
+    for bad, words in ((-1.0, ["w", ">= 0"]), (float("nan"), ["w", "nan"]), (float("inf"), ["w", "finite"]),
+                       ("2", ["w", "real number"])):  # fmt: skip
+        _refused_and_unchanged(join, lambda j, bad=bad: j.predict("k", 0.5, t=1.0, w=bad), words)
+    state = join.to_state()
+    assert [item[4:] for item in state["waiting"]] == [[2.0], []]  # a weight only where it is not 1
+    state["waiting"][0] = state["waiting"][0][:4]  # a state written before weights: each prediction weighs 1
+    old = se.LabelJoin.from_state(state)
+    old.label("w", 1, t=1.0)
+    assert old.get().n == 1
+    state["waiting"][1] = [*state["waiting"][1], 2.0]  # a weight on a label: refused
+    with pytest.raises(se.FormatError, match=r"waiting\[1\] w"):
+        se.LabelJoin.from_state(state)
