@@ -30,6 +30,7 @@ from .windows import Monitor, takes_event_time
 __all__ = ["LabelJoin"]
 
 _PREDICTION, _LABEL = 0, 1
+_UNIT = 1.0  # predict's default weight, taken without a check
 
 
 def _decode_classes(where: str, value: Any) -> Any:
@@ -150,6 +151,7 @@ class LabelJoin:
         self._classes = isinstance(kind, MulticlassAccumulator)  # a prediction is class scores or a class
         # two models' predictions of each event: scores (with a threshold) or predicted labels, checked with a label
         self._paired = tag == "paired"
+        self._one_score = not self._classes and not self._paired  # a prediction is one real score
         self._pair_label = kind.pos_label if self._paired else None
         self._pair_scores = self._paired and kind.threshold is not None
         # a multiclass prediction is checked apart from the labels (a label is checked as its own predicted class)
@@ -174,29 +176,25 @@ class LabelJoin:
             return math.nan
         return check_real("t", t, finite=True)
 
-    def _key(self, key: Any) -> Hashable:
-        try:
-            hash(key)
-        except TypeError:
-            raise TypeError(f"key must be hashable, got {key!r}"[:200]) from None
-        return key
-
     def predict(
-        self, key: Hashable, score: Any, t: float | None = None, segment: Hashable = None, w: float = 1.0
+        self, key: Hashable, score: Any, t: float | None = None, segment: Hashable = None, w: float = _UNIT
     ) -> None:
         """A prediction for ``key`` (counted at once if its label came first); ``segment``: its segment, for a
         :class:`~streameval.Segmented` accumulator (required there, refused elsewhere); ``w``: the event's weight
         (finite, >= 0), counted with the pair."""
-        key = self._key(key)
-        s = self._checked_score(score)
-        weight = check_real("w", w, finite=True, nonnegative=True)
+        try:  # the plain checks inline (a prediction and its label: 18,238 instructions against 21,562)
+            hash(key)
+        except TypeError:
+            raise TypeError(f"key must be hashable, got {key!r}"[:200]) from None
+        s = check_real("score", score) if self._one_score else self._checked_score(score)
+        weight = _UNIT if w is _UNIT else check_real("w", w, finite=True, nonnegative=True)
         if self._segmented:
             if segment is None:
                 raise ValueError("segment is required: the accumulator counts each pair in its segment")
             segment = segment_key(segment)
         elif segment is not None:
             raise ValueError(f"segment is for a Segmented accumulator, got segment={segment!r} for another"[:200])
-        when = self._time(t)
+        when = math.nan if t is None and self.ttl is None and not self._timed else self._time(t)
         prediction = (s, segment) if self._segmented else s
         waiting = self._waiting.get(key)
         if waiting is not None and not self._stale(waiting, when):  # it stays through this time's expiries
@@ -204,7 +202,8 @@ class LabelJoin:
                 raise ValueError(f"key {key!r} already has a prediction waiting for its label"[:200])
             self._match(key, waiting[1], prediction, when, when, weight)  # its label came first (checked then)
             return
-        self._advance(when)  # what is older than the ttl at this time leaves first (the key's own included)
+        if self.ttl is not None:
+            self._advance(when)  # what is older than the ttl at this time leaves first (the key's own included)
         self._wait(key, _PREDICTION, prediction, when, weight)
 
     def _checked_prediction(self, score: Any) -> Any:
@@ -227,8 +226,11 @@ class LabelJoin:
 
     def label(self, key: Hashable, y: Any, t: float | None = None) -> None:
         """The label of ``key`` (counted at once if its prediction came first)."""
-        key = self._key(key)
-        when = self._time(t)
+        try:
+            hash(key)
+        except TypeError:
+            raise TypeError(f"key must be hashable, got {key!r}"[:200]) from None
+        when = math.nan if t is None and self.ttl is None and not self._timed else self._time(t)
         waiting = self._waiting.get(key)
         if waiting is not None and self._stale(waiting, when):
             waiting = None  # it leaves with this time's expiries
@@ -294,17 +296,23 @@ class LabelJoin:
         predicted = prediction[0] if self._segmented else prediction
         event = (y, *predicted) if self._paired else (y, predicted)
         args = (prediction[1], *event) if self._segmented else event
-        keywords: dict[str, Any] = {} if weight == 1.0 else {"w": weight}
-        if self._timed:
-            keywords["t"] = when
-        self.accumulator.update(*args, **keywords)
+        if weight != 1.0:
+            if self._timed:
+                self.accumulator.update(*args, t=when, w=weight)
+            else:
+                self.accumulator.update(*args, w=weight)
+        elif self._timed:
+            self.accumulator.update(*args, t=when)
+        else:
+            self.accumulator.update(*args)
 
     def _match(self, key: Hashable, y: Any, prediction: Any, predicted_at: float, now: float, weight: float) -> None:
         """Count the pair of a key whose other half waits and stays through the expiries at time ``now`` (at
         its prediction's time, with its weight), then let ``now`` expire what it must: counted first, so that a
         pair the accumulator refuses (a score sequence longer than the classes it has learnt) changes nothing."""
         self._count(y, prediction, predicted_at, weight)
-        self._advance(now)
+        if self.ttl is not None:
+            self._advance(now)
         del self._waiting[key]
         self.matched += 1
 
