@@ -707,3 +707,102 @@ def test_a_bad_weight_names_it_and_changes_nothing_and_an_old_state_loads():
     state["waiting"][1] = [*state["waiting"][1], 2.0]  # a weight on a label: refused
     with pytest.raises(se.FormatError, match=r"waiting\[1\] w"):
         se.LabelJoin.from_state(state)
+
+
+@settings(max_examples=60, deadline=None)
+@given(events=_JOIN_EVENTS, ttl=st.sampled_from([None, 1.0, 3.0]), max_pending=st.sampled_from([1, 3, 1000]),
+       cuts=st.lists(st.integers(1, 8), max_size=20))  # fmt: skip
+def test_batches_of_predictions_and_labels_equal_the_events_one_by_one(events, ttl, max_pending, cuts):
+    """predict_many and label_many over runs of the same events equal predict and label one by one: the same
+    counts and the same accumulator, and a batch with a refusal in it changes nothing."""
+    one, batched = (se.LabelJoin(se.BinaryAccumulator(), ttl=ttl, max_pending=max_pending) for _ in range(2))
+    now, rows = 0.0, []
+    for what, key, step, pick, _ in events:
+        now += step
+        value = [0.1, 0.5, 0.9, 0.35][pick] if what == "prediction" else [0, 1, 1, 2][pick]
+        rows.append((what, key, value, now if ttl is not None else None))
+    runs, start = [], 0  # runs of one kind of event, cut where cuts say
+    for i in range(1, len(rows) + 1):
+        if i == len(rows) or rows[i][0] != rows[start][0] or (cuts and i - start >= cuts[len(runs) % len(cuts)]):
+            runs.append(rows[start:i])
+            start = i
+    for run in runs:
+        refused = None
+        for what, key, value, t in run:  # one by one, up to the first refusal
+            try:
+                (one.predict if what == "prediction" else one.label)(key, value, t=t)
+            except ValueError as exc:
+                refused = exc
+                break
+        before = batched.to_state()
+        keys, values, times = [r[1] for r in run], [r[2] for r in run], [r[3] for r in run]
+        try:
+            if run[0][0] == "prediction":
+                batched.predict_many(keys, values, t=None if ttl is None else times)
+            else:
+                batched.label_many(keys, values, t=None if ttl is None else times)
+        except ValueError as exc:
+            assert refused is not None and "(at index" in str(exc)
+            assert batched.to_state() == before  # nothing changed: put the one-by-one join back there too
+            one = se.LabelJoin.from_state(before)
+            continue
+        assert refused is None
+        assert batched.counts() == one.counts()
+    assert batched.accumulator == one.accumulator and batched.counts() == one.counts()
+
+
+@pytest.mark.parametrize("kind", ["segments", "paired", "multiclass", "time window"])
+def test_batches_into_other_kinds_equal_the_events_one_by_one(kind):
+    rng = np.random.default_rng(5)
+    n = 200
+    y = (rng.random(n) < 0.4).astype(int).tolist()
+    classes = ["a", "b", "c"]
+    make, preds, extra = {
+        "segments": (lambda: se.Segmented(se.BinaryAccumulator), rng.random(n).tolist(),
+                     {"segment": rng.choice(["eu", "us"], n).tolist()}),
+        "paired": (lambda: se.PairedAccumulator(threshold=0.5), [tuple(r) for r in rng.random((n, 2)).tolist()], {}),
+        "multiclass": (lambda: se.MulticlassAccumulator(classes=classes),
+                       [dict(zip(classes, r, strict=True)) for r in rng.dirichlet(np.ones(3), n).tolist()], {}),
+        "time window": (lambda: se.TimeWindow(se.BinaryAccumulator, width=1e9), rng.random(n).tolist(),
+                        {"t": np.arange(n, dtype=float)}),
+    }[kind]  # fmt: skip
+    labels = [classes[v] for v in rng.integers(0, 3, n)] if kind == "multiclass" else y
+    one, batched = se.LabelJoin(make()), se.LabelJoin(make())
+    weights = rng.choice([0.5, 1.0, 2.0], n).tolist()
+    for i in range(n):
+        one.predict(i, preds[i], w=weights[i], **{k: v[i] for k, v in extra.items()})
+    times = {"t": extra["t"]} if "t" in extra else {}
+    batched.predict_many(list(range(n)), preds, w=weights, **extra)
+    for i in rng.permutation(n).tolist():
+        one.label(i, labels[i], **({"t": float(n + i)} if times else {}))
+    order = rng.permutation(n).tolist()
+    batched.label_many(order, [labels[i] for i in order], **({"t": [float(n + i) for i in order]} if times else {}))
+    assert one.counts() == batched.counts() and batched.matched == n
+    a, b = one.get(), batched.get()
+    if kind == "segments":
+        a, b = a.overall, b.overall
+    if kind == "paired":
+        np.testing.assert_array_equal(a.counts, b.counts)
+    else:
+        assert a.to_dict() == pytest.approx(b.to_dict(), rel=1e-12, nan_ok=True)
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        (lambda j: j.predict_many(["a", "b"], [0.5]), ["scores", "as long as keys (2)", "1"]),
+        (lambda j: j.predict_many(["a", "b"], [0.5, 0.6], t=[1.0]), ["t", "as long as keys"]),
+        (lambda j: j.predict_many("ab", [0.5, 0.6]), ["keys", "sequence", "str"]),
+        (lambda j: j.predict_many(["a", "w"], [0.5, 0.6]), ["already has a prediction", "(at index 1)"]),
+        (lambda j: j.predict_many(["a", "b"], [0.5, float("nan")]), ["score", "NaN", "(at index 1)"]),
+        (lambda j: j.predict_many(["a", "b"], [0.5, 0.6], w=[1.0, -2.0]), ["w", ">= 0", "(at index 1)"]),
+        (lambda j: j.label_many(["z2", "w", "k"], [1, 0, 2]), ["y", "2", "(at index 2)"]),
+    ],
+)
+def test_a_refused_batch_names_the_argument_and_the_index_and_changes_nothing(call, words):
+    join = se.LabelJoin(se.BinaryAccumulator())
+    join.predict("w", 0.4)
+    join.label("z", 0)
+    before = join.accumulator.to_bytes()
+    _refused_and_unchanged(join, call, words)
+    assert join.accumulator.to_bytes() == before
