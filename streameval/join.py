@@ -235,7 +235,7 @@ class LabelJoin:
         ``keys`` and ``scores`` are sequences of one length (``scores`` rows: class scores or classes, or the
         two models' predictions, where :meth:`predict` takes those); ``t``, ``segment`` and ``w`` are each
         ``None``, one value for every prediction, or a sequence of that length (a crossed segment, a tuple,
-        comes in a sequence). As fast as the calls one by one. The pairs the batch completes
+        comes in a sequence). About as fast as the calls one by one. The pairs the batch completes
         are counted with one ``update_many`` of the accumulator at its end (a window or a monitor takes them
         as it takes a batch).
 
