@@ -5215,10 +5215,10 @@ PyDoc_STRVAR(ap_terms_doc,
 "ap_terms(p, n, t, above, logs, scratch, out) -> None\n\n"
 "Average precision's terms of bins with whole counts (curves.average_precision_bounds), for float64 arrays of\n"
 "the bins' positives p, negatives n, true positives t and predicted positives `above` in higher bins.\n"
-"With `logs` None `out` (3 rows as long as p) takes the arguments of log1p in the three digamma\n"
-"differences, and `scratch` (7 rows) the rest of them; then, with `logs` (those rows' log1p, as numpy gives\n"
-"them) and the same `scratch`, `out` takes each bin's lower, expected and upper term. The same operations in\n"
-"the same order as the numpy path, with no fused multiply-adds.");
+"With `logs` None `out` (2 rows as long as p) takes the arguments of log1p in the two digamma\n"
+"differences, and `scratch` (5 rows) the rest of them; then, with `logs` (those rows' log1p, as numpy gives\n"
+"them) and the same `scratch`, `out` takes each bin's lower and expected term. The same operations in the\n"
+"same order as the numpy path, with no fused multiply-adds.");
 
 #define DIGAMMA_SHIFT 12
 
@@ -5247,25 +5247,23 @@ digamma_terms(double z, double *w, double *shift, double *tail)
     *tail = DIGAMMA_TAIL(r, r * r);
 }
 
-/* The digamma differences' log1p arguments (out) and the four tails (scratch rows 3 to 6; rows 0 to 2, the
- * shift differences, start at 0.0, set by the caller). Bins whose four arguments are all at least 12
- * (N + 1 >= 12) take no shift: a loop of plain arithmetic, vectorised; the few others are done again one by
- * one, with the shift. */
+/* The digamma differences' log1p arguments (out) and the three tails, of N + 1, N + n + 1 and N + m + 1
+ * (scratch rows 2 to 4; rows 0 and 1, the shift differences, start at 0.0, set by the caller). Bins whose
+ * arguments are all at least 12 (N + 1 >= 12) take no shift: a loop of plain arithmetic, vectorised; the few
+ * others are done again one by one, with the shift. */
 VECTOR_CLONES NO_FUSED_MATH static void
 ap_arguments(const double *restrict p, const double *restrict n, const double *restrict above,
              double *restrict scratch, double *restrict out, Py_ssize_t k)
 {
     for (Py_ssize_t b = 0; b < k; b++) {
         double x = above[b] + 1, m = p[b] + n[b];
-        double a0 = x, a1 = x + n[b], a2 = x + p[b], a3 = x + m;
-        double r0 = 1.0 / a0, r1 = 1.0 / a1, r2 = 1.0 / a2, r3 = 1.0 / a3;
-        out[b] = (a2 - a0) * r0;
-        out[k + b] = (a3 - a1) * r1;
-        out[2 * k + b] = (a3 - a0) * r0;
-        scratch[3 * k + b] = DIGAMMA_TAIL(r0, r0 * r0);
-        scratch[4 * k + b] = DIGAMMA_TAIL(r1, r1 * r1);
-        scratch[5 * k + b] = DIGAMMA_TAIL(r2, r2 * r2);
-        scratch[6 * k + b] = DIGAMMA_TAIL(r3, r3 * r3);
+        double a0 = x, a1 = x + n[b], a2 = x + m;
+        double r0 = 1.0 / a0, r1 = 1.0 / a1, r2 = 1.0 / a2;
+        out[b] = (a2 - a1) * r1;
+        out[k + b] = (a2 - a0) * r0;
+        scratch[2 * k + b] = DIGAMMA_TAIL(r0, r0 * r0);
+        scratch[3 * k + b] = DIGAMMA_TAIL(r1, r1 * r1);
+        scratch[4 * k + b] = DIGAMMA_TAIL(r2, r2 * r2);
     }
 }
 
@@ -5273,40 +5271,38 @@ NO_FUSED_MATH static void
 ap_arguments_near_zero(const double *p, const double *n, const double *above, double *scratch, double *out,
                        Py_ssize_t k)
 {
-    static const int first[3] = {0, 1, 0}, second[3] = {2, 3, 3};
+    static const int first[2] = {1, 0}, second[2] = {2, 2};
     for (Py_ssize_t b = 0; b < k; b++) {
         double x = above[b] + 1;
         if (!(x < DIGAMMA_SHIFT))
             continue;
         double m = p[b] + n[b];
-        double args[4] = {x, x + n[b], x + p[b], x + m}, w[4], shift[4], tail[4];
-        for (int a = 0; a < 4; a++) {
+        double args[3] = {x, x + n[b], x + m}, w[3], shift[3], tail[3];
+        for (int a = 0; a < 3; a++) {
             digamma_terms(args[a], &w[a], &shift[a], &tail[a]);
-            scratch[(3 + a) * k + b] = tail[a];
+            scratch[(2 + a) * k + b] = tail[a];
         }
-        for (int r = 0; r < 3; r++) {
+        for (int r = 0; r < 2; r++) {
             out[r * k + b] = (w[second[r]] - w[first[r]]) * (1.0 / w[first[r]]);
             scratch[r * k + b] = shift[first[r]] - shift[second[r]];
         }
     }
 }
 
-/* Each bin's lower, expected and upper term from the log1p of the arguments and the scratch rows. */
+/* Each bin's lower and expected term from the log1p of the arguments and the scratch rows. */
 VECTOR_CLONES NO_FUSED_MATH static void
 ap_combine(const double *restrict p, const double *restrict n, const double *restrict t,
            const double *restrict above, const double *restrict logs, const double *restrict scratch,
            double *restrict out, Py_ssize_t k)
 {
-    const double *tail = scratch + 3 * k;
+    const double *tail = scratch + 2 * k;
     for (Py_ssize_t b = 0; b < k; b++) {
-        double b02 = scratch[b] + logs[b] + tail[2 * k + b] - tail[b];
-        double b13 = scratch[k + b] + logs[k + b] + tail[3 * k + b] - tail[k + b];
-        double b03 = scratch[2 * k + b] + logs[2 * k + b] + tail[3 * k + b] - tail[b];
+        double b12 = scratch[b] + logs[b] + tail[2 * k + b] - tail[k + b];
+        double b02 = scratch[k + b] + logs[k + b] + tail[2 * k + b] - tail[b];
         double x = above[b] + 1, m = p[b] + n[b];
         double d = m - 1, bb = m > 1 ? (p[b] - 1) / (d > 1 ? d : 1.0) : 0.0;
-        out[b] = p[b] + (t[b] - above[b] - n[b]) * b13;
-        out[k + b] = p[b] / m * (bb * m + (t[b] + 1 - bb * x) * b03);
-        out[2 * k + b] = p[b] + (t[b] - above[b]) * b02;
+        out[b] = p[b] + (t[b] - above[b] - n[b]) * b12;
+        out[k + b] = p[b] / m * (bb * m + (t[b] + 1 - bb * x) * b02);
     }
 }
 
@@ -5324,8 +5320,8 @@ ap_terms(PyObject *Py_UNUSED(module), PyObject *args)
         goto done;
     }
     Py_ssize_t k = pb.len / 8;
-    if (pb.len % 8 || nb.len != pb.len || tb.len != pb.len || ab.len != pb.len || ob.len != 3 * pb.len ||
-        sb.len != 7 * pb.len || (given && lb.len != 3 * pb.len)) {
+    if (pb.len % 8 || nb.len != pb.len || tb.len != pb.len || ab.len != pb.len || ob.len != 2 * pb.len ||
+        sb.len != 5 * pb.len || (given && lb.len != 2 * pb.len)) {
         PyErr_SetString(PyExc_ValueError, "ap_terms: inconsistent arguments");
         goto done;
     }
@@ -5335,7 +5331,7 @@ ap_terms(PyObject *Py_UNUSED(module), PyObject *args)
     if (!given) {
         /* the shift differences: 0.0 where no argument is shifted. Set apart from the arithmetic, whose loop GCC
          * 12 does not vectorise with these constant stores in it (24.5 against 6.7 us on 2,707 bins) */
-        memset(scratch, 0, (size_t)(3 * k) * sizeof(double));
+        memset(scratch, 0, (size_t)(2 * k) * sizeof(double));
         ap_arguments(p, n, above, scratch, out, k);
         ap_arguments_near_zero(p, n, above, scratch, out, k);
     }

@@ -246,16 +246,16 @@ def _digamma_terms(z: Array) -> tuple[Array, Array, Array]:
     return w, shift, tail
 
 
-_FIRST, _SECOND = [0, 1, 0], [2, 3, 3]  # the three differences psi(row j) - psi(row i) average precision takes
+# the two differences psi(row j) - psi(row i) average precision takes, of the rows N + 1, N + n + 1, N + m + 1
+_FIRST, _SECOND = [1, 0], [2, 2]
 
 
 def _whole_ap_terms(p: Array, n: Array, t: Array, big_n: Array) -> Array:
-    """Each bin's lower and expected average-precision term and its term with the positives first, one at a time
-    (rows; the bounds use the first two: the upper bound lets the positives tie), for whole counts.
+    """Each bin's lower and expected average-precision term (rows) for whole counts.
 
-    The digamma differences at ``N + 1``, ``N + n + 1``, ``N + p + 1`` and
-    ``N + m + 1``; compiled, the same operations in the same order, with
-    numpy's ``log1p`` between the two passes (so both paths agree to the bit).
+    The digamma differences at ``N + 1``, ``N + n + 1`` and ``N + m + 1``;
+    compiled, the same operations in the same order, with numpy's ``log1p``
+    between the two passes (so both paths agree to the bit).
     """
     if SPEEDUPS is not None:
         p, n, t, big_n = (np.ascontiguousarray(a, dtype=np.float64) for a in (p, n, t, big_n))
@@ -265,22 +265,20 @@ def _whole_ap_terms(p: Array, n: Array, t: Array, big_n: Array) -> Array:
             return np.concatenate(
                 [_whole_ap_terms(*(a[i : i + _AP_BLOCK] for a in (p, n, t, big_n))) for i in starts], 1
             )
-        ratios, scratch, terms = np.empty((3, k)), np.empty((7, k)), np.empty((3, k))
+        ratios, scratch, terms = np.empty((2, k)), np.empty((5, k)), np.empty((2, k))
         SPEEDUPS.ap_terms(p, n, t, big_n, None, scratch, ratios)
         SPEEDUPS.ap_terms(p, n, t, big_n, np.log1p(ratios, out=ratios), scratch, terms)
         return terms
     x = big_n + 1
     m = p + n
-    w, shift, tail = _digamma_terms(np.stack([x, x + n, x + p, x + m]))
+    w, shift, tail = _digamma_terms(np.stack([x, x + n, x + m]))
     logs = np.log1p((w[_SECOND] - w[_FIRST]) * (1.0 / w[_FIRST]))
     between = shift[_FIRST] - shift[_SECOND] + logs + tail[_SECOND] - tail[_FIRST]
     # lower: negatives first, precision (T + i) / (N + n + i) for i = 1..p
-    lower = p + (t - big_n - n) * between[1]
+    lower = p + (t - big_n - n) * between[0]
     b = np.where(m > 1, (p - 1) / np.maximum(m - 1, 1), 0.0)
-    expected = p / m * (b * m + (t + 1 - b * x) * between[2])
-    # upper: positives first, precision (T + i) / (N + i)
-    upper = p + (t - big_n) * between[0]
-    return np.stack([lower, expected, upper])
+    expected = p / m * (b * m + (t + 1 - b * x) * between[1])
+    return np.stack([lower, expected])
 
 
 def _whole_ap_bins(neg: Array, pos: Array, pts: OperatingPoints) -> tuple[tuple[Array, ...], float] | None:
@@ -356,7 +354,7 @@ def average_precision_bounds(
     if total_p == 0:
         return ApBounds(math.nan, math.nan, math.nan)
     if whole:
-        lower, expected, _ = _whole_ap_terms(p, n, t, big_n)
+        lower, expected = _whole_ap_terms(p, n, t, big_n)
     else:  # with weights, the continuous limit: no event counts itself
         lower = _fluid(t, big_n + n, p, p)
         expected = _fluid(t, big_n, p, p + n)

@@ -1657,7 +1657,7 @@ def test_ap_terms_refuses_arrays_of_other_lengths():
     from streameval._compiled import SPEEDUPS
 
     with pytest.raises(ValueError, match="ap_terms"):
-        SPEEDUPS.ap_terms(np.ones(2), np.ones(2), np.ones(2), np.ones(1), None, np.empty(14), np.empty(6))
+        SPEEDUPS.ap_terms(np.ones(2), np.ones(2), np.ones(2), np.ones(1), None, np.empty(10), np.empty(4))
 
 
 @needs_compiled
