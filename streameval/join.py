@@ -57,12 +57,12 @@ def _length(name: str, values: Any) -> int:
     return len(values)
 
 
-def _column(name: str, values: Any, n: int, given: bool = False) -> Any:
-    """A batch's column as a sequence of ``n`` values: ``None`` (not given), one value for all, or a sequence
-    of that length (``given``: a sequence, always)."""
+def _column(name: str, values: Any, n: int, given: bool = False, one: tuple[type, ...] = (str, bytes)) -> Any:
+    """A batch's column as a sequence of ``n`` values: ``None`` (not given), one value for all (anything but a
+    sequence, or an instance of ``one``), or a sequence of that length (``given``: a sequence, always)."""
     if values is None and not given:
         return None
-    if given or (hasattr(values, "__len__") and not isinstance(values, (str, bytes))):
+    if given or (hasattr(values, "__len__") and not isinstance(values, one)):
         if _length(name, values) != n:
             raise ValueError(f"{name} must be as long as keys ({n}), got {len(values)}")
         return values
@@ -234,10 +234,10 @@ class LabelJoin:
 
         ``keys`` and ``scores`` are sequences of one length (``scores`` rows: class scores or classes, or the
         two models' predictions, where :meth:`predict` takes those); ``t``, ``segment`` and ``w`` are each
-        ``None``, one value for every prediction, or a sequence of that length (a crossed segment, a tuple,
-        comes in a sequence). About as fast as the calls one by one. The pairs the batch completes
-        are counted with one ``update_many`` of the accumulator at its end (a window or a monitor takes them
-        as it takes a batch).
+        ``None``, one value for every prediction, or a sequence of that length (segments in a list or an
+        array: a tuple is one crossed segment for every prediction). About as fast as the calls one by one.
+        The pairs the batch completes are counted with one ``update_many`` of the accumulator at its end (a
+        window or a monitor takes them as it takes a batch).
 
         Examples
         --------
@@ -250,7 +250,9 @@ class LabelJoin:
         """
         n = _length("keys", keys)
         scores = _column("scores", scores, n, given=True)
-        times, segments, weights = _column("t", t, n), _column("segment", segment, n), _column("w", w, n)
+        # a tuple is one (crossed) segment for all; one segment a prediction comes in a list or an array
+        segments = _column("segment", segment, n, one=(str, bytes, tuple))
+        times, weights = _column("t", t, n), _column("w", w, n)
         predict = self.predict
         with self._batched():
             for i in range(n):

@@ -806,3 +806,14 @@ def test_a_refused_batch_names_the_argument_and_the_index_and_changes_nothing(ca
     before = join.accumulator.to_bytes()
     _refused_and_unchanged(join, call, words)
     assert join.accumulator.to_bytes() == before
+
+
+def test_a_tuple_of_segments_is_one_crossed_segment_for_the_whole_batch():
+    """A crossed segment is a tuple: given once for a batch, it is every prediction's segment, even when the
+    batch is as long as the tuple; one segment a prediction comes in a list."""
+    join = se.LabelJoin(se.Segmented(se.BinaryAccumulator))
+    join.predict_many([1, 2], [0.9, 0.2], segment=("eu", "web"))
+    join.predict_many([3, 4], [0.6, 0.4], segment=[("us", "app"), ("eu", "web")])
+    join.label_many([1, 2, 3, 4], [1, 0, 1, 0])
+    report = join.get()
+    assert report[("eu", "web")].n == 3 and report[("us", "app")].n == 1 and len(report.segments) == 2
