@@ -166,6 +166,16 @@ def bench_kinds_per_event(n: int, rows: list[str], with_river: bool = True) -> N
     flags = [v < 0.3 for v in scores]
     paired = list(zip(flags, scores, predicted, strict=True))
 
+    def _join_calls() -> tuple[Callable[[object, object], object], Callable[[object, object], object]]:
+        join = se.LabelJoin(se.BinaryAccumulator())
+        return join.predict, join.label
+
+    def joined(predict: Callable[[object, object], object], label: Callable[[object, object], object]) -> None:
+        for i, score in enumerate(scores):
+            predict(i, score)
+            if i >= 100:
+                label(i - 100, flags[i - 100])
+
     def noop_three(a: object, b: object, c: object) -> None:
         """The floor of a three-argument call."""
 
@@ -183,6 +193,8 @@ def bench_kinds_per_event(n: int, rows: list[str], with_river: bool = True) -> N
          lambda: two(se.MulticlassAccumulator(classes=classes).update, labels, labels), "-"),
         ("`PairedAccumulator.update(y, score_a, score_b)`", lambda: three(noop_three),
          lambda: three(se.PairedAccumulator(threshold=0.5).update), "-"),
+        ("`LabelJoin(BinaryAccumulator())`: `predict(key, score)`, its label 100 events later (two calls an event)",
+         lambda: joined(noop, noop), lambda: joined(*_join_calls()), "-"),
         ("`Locked(BinaryAccumulator()).update(y, score)` (a lock taken and given back an event)",
          lambda: two(noop, flags, scores), lambda: two(se.Locked(se.BinaryAccumulator()).update, flags, scores), "-"),
     ]  # fmt: skip
