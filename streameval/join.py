@@ -216,7 +216,12 @@ class LabelJoin:
             segment = segment_key(segment)
         elif segment is not None:
             raise ValueError(f"segment is for a Segmented accumulator, got segment={segment!r} for another"[:200])
-        when = math.nan if t is None and self.ttl is None and not self._timed else self._time(t)
+        if t is None and self.ttl is None and not self._timed:
+            when = math.nan
+        elif type(t) is float and t - t == 0.0:  # a finite float (inf - inf and nan - nan are nan)
+            when = t
+        else:
+            when = self._time(t)
         prediction = (s, segment) if self._segmented else s
         waiting = self._waiting.get(key)
         if waiting is not None and not self._stale(waiting, when):  # it stays through this time's expiries
@@ -348,7 +353,12 @@ class LabelJoin:
             hash(key)
         except TypeError:
             raise TypeError(f"key must be hashable, got {key!r}"[:200]) from None
-        when = math.nan if t is None and self.ttl is None and not self._timed else self._time(t)
+        if t is None and self.ttl is None and not self._timed:
+            when = math.nan
+        elif type(t) is float and t - t == 0.0:  # a finite float (inf - inf and nan - nan are nan)
+            when = t
+        else:
+            when = self._time(t)
         waiting = self._waiting.get(key)
         if waiting is not None and self._stale(waiting, when):
             waiting = None  # it leaves with this time's expiries
