@@ -217,11 +217,9 @@ class LabelJoin:
         elif segment is not None:
             raise ValueError(f"segment is for a Segmented accumulator, got segment={segment!r} for another"[:200])
         if t is None and self.ttl is None and not self._timed:
-            when = math.nan
-        elif type(t) is float and t - t == 0.0:  # a finite float (inf - inf and nan - nan are nan)
-            when = t
+            when = math.nan  # no time needed
         else:
-            when = self._time(t)
+            when = t if type(t) is float and t - t == 0.0 else self._time(t)  # a finite float as it is
         prediction = (s, segment) if self._segmented else s
         waiting = self._waiting.get(key)
         if waiting is not None and not self._stale(waiting, when):  # it stays through this time's expiries
@@ -354,11 +352,9 @@ class LabelJoin:
         except TypeError:
             raise TypeError(f"key must be hashable, got {key!r}"[:200]) from None
         if t is None and self.ttl is None and not self._timed:
-            when = math.nan
-        elif type(t) is float and t - t == 0.0:  # a finite float (inf - inf and nan - nan are nan)
-            when = t
+            when = math.nan  # no time needed
         else:
-            when = self._time(t)
+            when = t if type(t) is float and t - t == 0.0 else self._time(t)  # a finite float as it is
         waiting = self._waiting.get(key)
         if waiting is not None and self._stale(waiting, when):
             waiting = None  # it leaves with this time's expiries
