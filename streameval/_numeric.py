@@ -9,7 +9,26 @@ import numpy.typing as npt
 
 from ._compiled import SPEEDUPS
 
-__all__ = ["EventGroups", "event_groups", "finite_and_ascending", "running_sum"]
+__all__ = ["EventGroups", "event_groups", "finite_and_ascending", "object_codes", "running_sum"]
+
+
+def object_codes(values: list[object]) -> tuple[list[object], npt.NDArray[np.int64]] | None:
+    """The distinct values of a list of exact str and int values in order of first appearance, and each value's
+    code (the compiled coder, as a dict's ``setdefault`` gives them); ``None`` without the compiled module, for
+    an empty list, or when any value is of another type.
+
+    Examples
+    --------
+    >>> from streameval._numeric import object_codes
+    >>> found = object_codes(["eu", "us", "eu", 7])
+    >>> found is None or (found[0], found[1].tolist()) == (["eu", "us", 7], [0, 1, 0, 2])
+    True
+    """
+    if SPEEDUPS is None or not values:
+        return None
+    codes = np.empty(len(values), dtype=np.int64)
+    uniques = SPEEDUPS.object_codes(values, codes)
+    return None if uniques is None else (uniques, codes)
 
 
 def running_sum(counts: npt.ArrayLike) -> npt.NDArray[np.float64]:

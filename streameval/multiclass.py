@@ -12,6 +12,7 @@ import numpy.typing as npt
 from ._codec import FormatError, decode_bins, decode_count, decode_counts, decode_label, encode_label, require_fields
 from ._compiled import SPEEDUPS
 from ._events import ClassRows
+from ._numeric import object_codes
 from ._validation import as_scores, as_weights, check_real, check_same_length, check_total, column_as_numpy
 from .binary_report import BinaryReport
 from .bins import Bins
@@ -982,11 +983,9 @@ def _label_array(values: Sequence[Any]) -> np.ndarray:
 def _unique_objects(labels: np.ndarray) -> tuple[list[Any], np.ndarray]:
     """Unique labels in order of first appearance, for object arrays (mixed types)."""
     values = labels.tolist()
-    if SPEEDUPS is not None and values:  # exact str and int labels coded in C, as segments are
-        coded = np.empty(len(values), dtype=np.int64)
-        uniques = SPEEDUPS.object_codes(values, coded)
-        if uniques is not None:
-            return uniques, coded
+    found = object_codes(values)  # exact str and int labels coded in C, as segments are
+    if found is not None:
+        return found
     seen: dict[Any, int] = {}
     code = seen.setdefault
     try:

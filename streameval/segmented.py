@@ -20,7 +20,7 @@ from . import io
 from ._codec import FormatError, decode_segment, encode_segment, require_fields
 from ._compiled import SPEEDUPS
 from ._events import SegmentRouter
-from ._numeric import event_groups
+from ._numeric import event_groups, object_codes
 from ._validation import column_as_numpy
 from .averaging import metric_value
 from .protocol import AccumulatorBase
@@ -172,15 +172,10 @@ def _segment_codes(segments: Any) -> tuple[list[Hashable], np.ndarray, np.ndarra
 def _object_codes(segments: Any) -> tuple[list[Hashable], np.ndarray] | None:
     """Compiled codes of a list (or an object array) of exact str and int segments, in order of first appearance
     through a dict, as pandas' factorization gives them; ``None`` for anything else."""
-    if SPEEDUPS is None:
-        return None
     if isinstance(segments, np.ndarray) and segments.ndim == 1 and segments.dtype == object:
         segments = segments.tolist()
-    if type(segments) is not list or not segments:
-        return None
-    codes = np.empty(len(segments), dtype=np.int64)
-    uniques = SPEEDUPS.object_codes(segments, codes)
-    return None if uniques is None else ([segment_key(u) for u in uniques], codes)
+    found = object_codes(segments) if type(segments) is list else None
+    return None if found is None else ([segment_key(u) for u in found[0]], found[1])
 
 
 def _plain_segment_codes(segments: Any) -> tuple[list[Hashable], np.ndarray]:
