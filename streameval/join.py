@@ -364,17 +364,21 @@ class LabelJoin:
         if waiting is not None:  # its prediction stays through this time's expiries
             self._match(key, y, waiting[1], waiting[2], when, waiting[4])
             return
-        self._advance(when)  # what is older than the ttl at this time leaves first (the key's own included)
-        if key in self._expired_keys:
+        if self.ttl is not None:
+            self._advance(when)  # what is older than the ttl at this time leaves first (the key's own included)
+        if key in self._expired_keys:  # expired by the ttl, or evicted
             del self._expired_keys[key]
             self.late += 1
         else:
             self._wait(key, _LABEL, y, when)
-        self._advance(when)  # a label older than the ttl already is an orphan at once
+        if self.ttl is not None:
+            self._advance(when)  # a label older than the ttl already is an orphan at once
 
     def _check_label(self, y: Any) -> None:
         """Refuse a label the accumulator would refuse (``ValueError``, ``TypeError``)."""
-        if self._paired:  # two scores, or the label as both models' predicted label
+        if self._one_score and not self._segmented:  # the usual case, without the call below
+            self._probe.update(y, 0.5)
+        elif self._paired:  # two scores, or the label as both models' predicted label
             self._check_event(y, *((0.5, 0.5) if self._pair_scores else (y, y)))
         else:  # a class label: checked as its own predicted class
             self._check_event(y, y if self._classes else 0.5)
