@@ -66,9 +66,12 @@ class _Fresh:
         return self.empty.copy()
 
 
-def _pickled_factory(factory: Factory) -> _Fresh:
-    """What a window's pickle keeps of its factory (see :class:`_Fresh`)."""
-    return factory if isinstance(factory, _Fresh) else _Fresh(_make(factory))
+def _pickled_factory(factory: Factory, empty: Any = None) -> _Fresh:
+    """What a window's pickle keeps of its factory (see :class:`_Fresh`): copies of ``empty``, an accumulator
+    with no events it made, or of one made now."""
+    if isinstance(factory, _Fresh):
+        return factory
+    return _Fresh(_make(factory) if empty is None else empty)
 
 
 def _emptied_state(acc: Any, factory: Factory) -> Any:
@@ -480,7 +483,7 @@ class TimeWindow:
 
     def __getstate__(self) -> dict[str, Any]:
         state = {k: v for k, v in self.__dict__.items() if k not in ("_router", "update")}
-        state["_factory"] = _pickled_factory(self._factory)
+        state["_factory"] = _pickled_factory(self._factory, self._empty)  # the empty accumulator it holds
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
