@@ -455,6 +455,9 @@ class LabelJoin:
         self._waiting[key] = (what, value, when, self._arrival, weight)
         if self.ttl is not None:
             heapq.heappush(self._deadlines, (when, self._arrival, key))
+            if len(self._deadlines) > 2 * len(self._waiting) + 1024:  # mostly deadlines of what left: rebuilt
+                self._deadlines = [(t, arrival, k) for k, (_, _, t, arrival, _) in self._waiting.items()]
+                heapq.heapify(self._deadlines)
         while len(self._waiting) > self.max_pending:  # the oldest arrival leaves
             oldest = next(iter(self._waiting))
             self._give_up(oldest)

@@ -817,3 +817,21 @@ def test_a_tuple_of_segments_is_one_crossed_segment_for_the_whole_batch():
     join.label_many([1, 2, 3, 4], [1, 0, 1, 0])
     report = join.get()
     assert report[("eu", "web")].n == 3 and report[("us", "app")].n == 1 and len(report.segments) == 2
+
+
+def test_memory_stays_bounded_with_a_ttl_when_pairs_match_at_once():
+    """Every prediction waits on the ttl's heap of deadlines; a pair that matches (or a key evicted) leaves its
+    deadline behind until its time comes. With a long ttl those must not pile up: the heap is rebuilt from what
+    waits when it holds mostly deadlines of what left. A join's pickle holds it, so its size tells."""
+    import pickle
+
+    def after(n: int) -> int:
+        join = se.LabelJoin(se.BinaryAccumulator(), ttl=1e9, max_pending=100)
+        for i in range(n):
+            join.predict(i, (i % 10) / 10, t=float(i))
+            join.label(i, i % 2, t=float(i))
+        assert join.matched == n and join.pending == 0
+        return len(pickle.dumps(join))
+
+    small, large = after(2_000), after(40_000)
+    assert large < 1.2 * small, (small, large)
