@@ -804,6 +804,69 @@ class MulticlassAccumulator(AccumulatorBase):
         one.update(y, scores, w)
         self -= one
 
+    def revert_many(self, y: npt.ArrayLike, scores: Any, w: npt.ArrayLike | float | None = None) -> None:
+        """Take a batch of events counted before back out (:meth:`update_many`'s arguments); all of them or, on
+        bad input or an event that was never counted, none.
+
+        Unweighted score rows of exactly the classes known (mappings or a 2-D array) leave each class's counts
+        in place, as a binary accumulator's events do (a sliding window takes its oldest events out so);
+        anything else is counted apart and taken out.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc = se.MulticlassAccumulator(classes=["a", "b"])
+        >>> acc.update_many(["a", "b", "b"], [{"a": 0.8, "b": 0.2}, {"a": 0.7, "b": 0.3}, {"a": 0.1, "b": 0.9}])
+        >>> acc.revert_many(["b"], [{"a": 0.7, "b": 0.3}])
+        >>> acc.get().confusion_matrix.tolist()
+        [[1, 0], [0, 1]]
+        """
+        self._flush()
+        if w is None and self._take_out_rows(y, scores):
+            return
+        super().revert_many(y, scores, w)
+
+    def _take_out_rows(self, y: Any, scores: Any) -> bool:
+        """Unweighted events with score rows of exactly the known classes taken out of each class's counts in place
+        (a class that lacks them gives the classes before it their events back); whether they were. ``False``,
+        with nothing changed, for anything else: the counting apart takes it (and explains a refusal)."""
+        k = len(self._classes)
+        if self._mode != "scores" or self._cm.dtype == np.float64 or k < 2 or not isinstance(y, (list, np.ndarray)):
+            return False
+        rows = _mapping_rows(scores)
+        found = self._plain_rows(rows if rows is not None else scores, [])
+        if found is not None and not found[1]:
+            matrix = found[0]
+        elif isinstance(scores, np.ndarray) and scores.dtype == np.float64 and scores.shape[1:] == (k,):
+            matrix = scores
+            if not np.isfinite(matrix).all():
+                return False
+        else:
+            return False
+        labels = _label_array(y) if isinstance(y, list) else y
+        if labels.ndim != 1 or labels.size != matrix.shape[0]:
+            return False
+        new: list[Hashable] = []
+        try:
+            y_idx = self._label_indices("y", labels, new)
+        except (TypeError, ValueError):
+            return False
+        if new or not labels.size:
+            return False
+        tally = np.bincount(y_idx * k + self._canonical_argmax(matrix), minlength=k * k).reshape(k, k)
+        if (tally > self._cm).any():
+            return False
+        columns = [np.ascontiguousarray(matrix[:, c]) for c in range(k)]
+        for c, hist in enumerate(self._ovr):
+            try:
+                hist.take_out(columns[c], y_idx == c, None)
+            except ValueError:
+                for d in range(c):  # this class's counts lack them: the classes before get them back
+                    self._ovr[d].add(columns[d], y_idx == d, None)
+                return False
+        self._cm -= tally
+        return True
+
     def _take_out_filed(self, y: Any, scores: Any) -> bool:
         """One unit-weight event of known classes taken out of the whole counts filed so far, without filing the
         per-event updates stored since (counts add up: a filed event of the same class, predicted class and

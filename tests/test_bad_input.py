@@ -410,3 +410,28 @@ def test_curves_refuse_points_that_are_not_those_of_the_counts(points, exc, word
         getattr(curves, name)(edges, neg, pos, *extra, points=points)
     for word in words:
         assert word in str(info.value), (word, str(info.value))
+
+
+MULTICLASS_REVERT_MANY_CASES = [  # a batch reverted: (y, scores, w, error type, words)
+    (["a", "z"], [{"a": 0.6, "b": 0.4}] * 2, None, ValueError, ["y", "'z'"]),
+    (["a"], np.array([[float("nan"), 0.5]]), None, ValueError, ["scores", "NaN"]),
+    (["a"], np.array([[0.5, 0.3, 0.2]]), None, ValueError, ["shape", "(1, 2)", "(1, 3)"]),
+    (["a"], [{"a": 0.6}], None, ValueError, ["missing", "'b'"]),
+    (["a"], [{"a": 0.6, "b": 0.4}], [-1.0], ValueError, ["w", "-1.0"]),
+    (["b"], [{"a": 0.6, "b": 0.4}], None, ValueError, ["cannot take out"]),  # never counted: its 2x2
+    (["a"], np.array([[0.6, 0.39]]), None, ValueError, ["cannot take out"]),  # class a holds it, b does not
+    (["a", "a"], [{"a": 0.6, "b": 0.4}] * 2, None, ValueError, ["cannot take out"]),  # counted once
+]
+
+
+@pytest.mark.parametrize(("y", "scores", "w", "exc", "words"), MULTICLASS_REVERT_MANY_CASES)
+def test_multiclass_revert_many_rejects_and_changes_nothing(y, scores, w, exc, words):
+    acc = _other_kinds()["multiclass"]
+    before = acc.to_bytes()
+    with pytest.raises(exc) as info:
+        acc.revert_many(y, scores, w)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+    assert acc.to_bytes() == before
+    acc.revert_many(["a"], [{"a": 0.6, "b": 0.4}])  # as counted: it leaves
+    assert acc.n == 2

@@ -349,3 +349,58 @@ def test_a_batch_learns_its_classes_in_the_order_of_the_events_one_by_one(pairs,
             one.update(y, p)
         assert batch.classes == one.classes
         assert batch == one
+
+
+@pytest.mark.parametrize("exact_up_to", [8192, 0])
+@pytest.mark.parametrize("as_mappings", [False, True])
+def test_revert_many_takes_score_rows_out_in_place(monkeypatch, exact_up_to, as_mappings):
+    """Unweighted rows of the known classes leave each class's counts in place (not counted apart, as the
+    protocol's default does): the accumulator of the events that stay, exact or binned; a batch one class's
+    counts lack is refused, the classes before it given their events back, and nothing changes."""
+    y, scores, _ = _data(n=900, k=3, seed=4)
+    labels = np.array(["a", "b", "c"], dtype=object)[y]
+    rows = [dict(zip("abc", row, strict=True)) for row in scores.tolist()] if as_mappings else scores
+    acc = se.MulticlassAccumulator(exact_up_to=exact_up_to)
+    acc.update_many(labels.tolist(), rows)
+    leaving = np.random.default_rng(2).random(900) < 0.3
+    rest = se.MulticlassAccumulator(exact_up_to=exact_up_to)
+    rest.update_many(labels[~leaving].tolist(), [rows[i] for i in np.flatnonzero(~leaving)] if as_mappings
+                     else scores[~leaving])  # fmt: skip
+
+    def counted_apart(*args, **kwargs):
+        raise AssertionError("counted apart")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(se.protocol.AccumulatorBase, "revert_many", counted_apart)
+        acc.revert_many(labels[leaving].tolist(), [rows[i] for i in np.flatnonzero(leaving)] if as_mappings
+                        else scores[leaving])  # fmt: skip
+    assert acc == rest
+    assert acc.get().per_class[1].auc == rest.get().per_class[1].auc
+    # an event of the batch as counted but for class c's score: classes a and b take it out, c cannot
+    i = int(np.flatnonzero(~leaving & (scores.argmax(axis=1) != 2))[0])
+    changed = scores[i].copy()
+    changed[2] = 1e-300  # the same predicted class; a score (and a bin) no event has
+    before = acc.to_bytes()
+    batch = [dict(zip("abc", changed.tolist(), strict=True))] if as_mappings else changed[None, :]
+    with pytest.raises(ValueError, match="cannot take out"):
+        acc.revert_many([labels[i]], batch)
+    assert acc.to_bytes() == before
+    acc.revert_many([labels[i]], [rows[i]] if as_mappings else scores[i : i + 1])  # as counted: it leaves
+    assert acc.n == rest.n - 1
+
+
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 4), st.integers(0, 4), st.integers(0, 4)),
+                min_size=1, max_size=40), st.data())  # fmt: skip
+@settings(max_examples=60, deadline=None)
+def test_revert_many_in_place_equals_counting_apart(events, data):
+    """Reverting any sub-batch of the events counted gives the counts the protocol's default (counting apart and
+    taking out) gives, ties of scores and of the highest score included."""
+    y = [e[0] for e in events]
+    scores = np.array([e[1:] for e in events], dtype=np.float64) / 4.0
+    out = data.draw(st.lists(st.sampled_from(range(len(events))), unique=True, max_size=len(events)))
+    acc = se.MulticlassAccumulator(classes=[0, 1, 2], exact_up_to=data.draw(st.sampled_from([8192, 2])))
+    acc.update_many(y, scores)
+    apart = acc.copy()
+    se.protocol.AccumulatorBase.revert_many(apart, [y[i] for i in out], scores[out])
+    acc.revert_many([y[i] for i in out], scores[out])
+    assert acc == apart
