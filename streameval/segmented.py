@@ -21,7 +21,7 @@ from ._codec import FormatError, decode_segment, encode_segment, require_fields
 from ._compiled import SPEEDUPS
 from ._events import SegmentRouter
 from ._numeric import event_groups, object_codes
-from ._validation import column_as_numpy
+from ._validation import column_as_numpy, is_one_value
 from .averaging import metric_value
 from .protocol import AccumulatorBase
 
@@ -236,7 +236,7 @@ def _is_pandas(value: Any) -> bool:
 
 def _rows(name: str, value: Any, n: int) -> Any:
     """A per-event argument as an array whose rows can be taken (scalars and ``None`` as they are)."""
-    if value is None or np.ndim(value) == 0:
+    if value is None or is_one_value(value):
         return value
     value = column_as_numpy(value)
     arr = np.asarray(value) if not isinstance(value, list) or not value or not isinstance(value[0], dict) else None
