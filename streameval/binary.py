@@ -341,6 +341,16 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         """
         return BinaryAccumulator(self.bins, self.threshold, self.pos_label, self.neg_label, self.exact_up_to)
 
+    def _less_itself(self) -> BinaryAccumulator:
+        """No events, in this one's regime (binned where it is: its events' counts come out of it without a
+        conversion), without copying its counts (binned 10^6 events: 53 us for the copy taken out of itself)."""
+        if self._sums is None or self._hist.is_weighted:  # what these carry over: the general path
+            return super()._less_itself()
+        new = self.emptied()
+        if not self._hist.is_exact:
+            new._hist = new._hist.binned()
+        return new
+
     def _raw_labels(self, y: Any) -> np.ndarray | None:
         """``y`` itself when the compiled kernel can check it (a 1-D bool or integer array of 0/1 labels)."""
         if (

@@ -283,8 +283,17 @@ class AccumulatorBase:
         (2, 0.0)
         """
         self._check_mergeable(other)
+        if other is self:  # "empty, in this one's regime", as windows and segments ask for it
+            return self._less_itself()
         new = self.copy()
         new._merge_in(other, -1)
+        return new
+
+    def _less_itself(self: A) -> A:
+        """This accumulator less itself: no events, in its regime, with its classes and kind of events; a kind
+        may make it without copying and taking out its counts."""
+        new = self.copy()
+        new._merge_in(self, -1)
         return new
 
     def emptied(self: A) -> A:
