@@ -234,19 +234,36 @@ def _is_pandas(value: Any) -> bool:
     return type(value).__module__.startswith("pandas")
 
 
+class _ListRows(np.ndarray):
+    """An object array of the rows a list gave (mappings such as river's ``predict_proba_one``, or sequences of
+    class scores of different lengths, as while classes are learnt): each segment gets its rows as a list, as the
+    accumulator would get the list itself."""
+
+
 def _rows(name: str, value: Any, n: int) -> Any:
     """A per-event argument as an array whose rows can be taken (scalars and ``None`` as they are)."""
     if value is None or is_one_value(value):
         return value
     value = column_as_numpy(value)
-    arr = np.asarray(value) if not isinstance(value, list) or not value or not isinstance(value[0], dict) else None
-    if arr is None:  # a list of dicts (river's predict_proba_one): rows of an object array
-        arr = np.empty(len(value), dtype=object)
-        for i, v in enumerate(value):
-            arr[i] = v
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        arr: np.ndarray = _list_rows(value)
+    else:
+        try:
+            arr = np.asarray(value)
+        except ValueError:  # rows of different lengths: kept as they are
+            if not isinstance(value, (list, tuple)):
+                raise
+            arr = _list_rows(value)
     if len(arr) != n:
         raise ValueError(f"{name} must hold one value per segment value ({n}), got {len(arr)}")
     return arr
+
+
+def _list_rows(values: list[Any] | tuple[Any, ...]) -> _ListRows:
+    rows = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        rows[i] = v
+    return rows.view(_ListRows)
 
 
 class Segmented(AccumulatorBase):
@@ -770,7 +787,9 @@ def _first_refusal(
 
 
 def _slice(value: Any, lo: int, hi: int) -> Any:
-    return value if value is None or np.ndim(value) == 0 else value[lo:hi]
+    if value is None or np.ndim(value) == 0:
+        return value
+    return value[lo:hi].tolist() if isinstance(value, _ListRows) else value[lo:hi]
 
 
 class SegmentedReport:

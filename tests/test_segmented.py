@@ -201,6 +201,33 @@ def test_multiclass_rows_of_mappings_per_segment_and_as_arrays():
         assert seg[k] == alone
 
 
+@pytest.mark.parametrize("row", [list, tuple])
+def test_multiclass_score_sequences_of_different_lengths_per_segment(row):
+    """Score sequences that grow as classes are learnt (lists or tuples of different lengths in one batch) go to
+    each segment as the list of its rows, as the accumulator takes them alone; a window over such segments files
+    its events so too."""
+    events = [
+        ("x", "a", [0.9]), ("y", "b", [1.0]), ("x", "b", [0.4, 0.6]), ("y", "a", [0.3, 0.7]),
+        ("x", "c", [0.1, 0.2, 0.7]), ("x", "a", [0.5, 0.3, 0.2]), ("y", "c", [0.2, 0.2, 0.6]), ("y", "b", [0.6]),
+    ]  # fmt: skip
+    segments, labels, scores = ([e[i] for e in events] for i in range(3))
+    seg = se.Segmented(se.MulticlassAccumulator)
+    seg.update_many(segments, labels, [row(s) for s in scores])
+    one_by_one = se.Segmented(se.MulticlassAccumulator)
+    for g, y, s in events:
+        one_by_one.update(g, y, row(s))
+    assert seg == one_by_one
+    for key in ("x", "y"):
+        alone = se.MulticlassAccumulator()
+        alone.update_many([y for g, y, _ in events if g == key], [row(s) for g, _, s in events if g == key])
+        assert seg[key] == alone
+    assert seg["x"].classes == ("a", "b", "c") and seg["y"].get().confusion_matrix.sum() == 4
+    window = se.Sliding(lambda: se.Segmented(se.MulticlassAccumulator), size=100)
+    for g, y, s in events:
+        window.update(g, y, row(s))
+    assert window.accumulator() == one_by_one
+
+
 def _snapshot(seg):
     return seg.to_bytes()
 
