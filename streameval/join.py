@@ -22,7 +22,7 @@ from ._codec import (
     encode_segment,
     require_fields,
 )
-from ._validation import check_real
+from ._validation import check_real, column_as_numpy
 from .multiclass import MulticlassAccumulator
 from .scores import ScoreAccumulator
 from .segmented import Segmented, segment_key
@@ -65,8 +65,17 @@ def _column(name: str, values: Any, n: int, given: bool = False, one: tuple[type
     if given or (hasattr(values, "__len__") and not isinstance(values, one)):
         if _length(name, values) != n:
             raise ValueError(f"{name} must be as long as keys ({n}), got {len(values)}")
-        return values
+        return _values(values)
     return [values] * n
+
+
+def _values(column: Any) -> Any:
+    """A column's values as the calls one by one take them: a pandas or pyarrow column by position, as numpy's
+    values (a pyarrow scalar is no number), and numbers and strings of a numpy array as Python's."""
+    values = column_as_numpy(column)
+    if isinstance(values, np.ndarray):
+        return values.tolist() if values.dtype.kind in "biufUS" else list(values)
+    return values
 
 
 def _empty_like(target: Any, holding: bool = False) -> Any:
@@ -252,7 +261,7 @@ class LabelJoin:
         (2, 1, 1.0)
         """
         n = _length("keys", keys)
-        scores = _column("scores", scores, n, given=True)
+        keys, scores = _values(keys), _column("scores", scores, n, given=True)
         # a tuple is one (crossed) segment for all; one segment a prediction comes in a list or an array
         segments = _column("segment", segment, n, one=(str, bytes, tuple))
         times, weights = _column("t", t, n), _column("w", w, n)
@@ -285,7 +294,7 @@ class LabelJoin:
         (2, 1)
         """
         n = _length("keys", keys)
-        ys, times = _column("ys", ys, n, given=True), _column("t", t, n)
+        keys, ys, times = _values(keys), _column("ys", ys, n, given=True), _column("t", t, n)
         label = self.label
         with self._batched():
             for i in range(n):

@@ -835,3 +835,32 @@ def test_memory_stays_bounded_with_a_ttl_when_pairs_match_at_once():
 
     small, large = after(2_000), after(40_000)
     assert large < 1.2 * small, (small, large)
+
+
+def test_batches_take_pandas_and_pyarrow_columns_by_position():
+    """Keys, scores, labels and times as pandas columns (whatever their index: values by position) and pyarrow
+    arrays (their values, not pyarrow scalars): the same join as lists give."""
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(3)
+    n = 40
+    keys, scores = np.arange(n), np.round(rng.random(n), 2)
+    ys, times = (rng.random(n) < 0.5).astype(int), np.sort(rng.random(n) * 10)
+
+    def joined(k, s, y, t):
+        join = se.LabelJoin(se.BinaryAccumulator(), ttl=5.0)
+        join.predict_many(k, s, t=t)
+        join.label_many(k, y, t=t)
+        return join
+
+    want = joined(keys.tolist(), scores.tolist(), ys.tolist(), times.tolist())
+    assert want.matched > 0 and want.expired > 0
+    shifted = keys[::-1] + 100  # an index that is not the positions
+    for k, s, y, t in (
+        (pd.Series(keys, index=shifted), pd.Series(scores, index=shifted), pd.Series(ys, index=shifted),
+         pd.Series(times, index=shifted)),
+        (pa.array(keys), pa.array(scores), pa.array(ys), pa.array(times)),
+    ):  # fmt: skip
+        got = joined(k, s, y, t)
+        assert (got.matched, got.expired, got.pending) == (want.matched, want.expired, want.pending)
+        assert got.get().to_dict() == want.get().to_dict()
