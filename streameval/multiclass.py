@@ -29,12 +29,13 @@ def _show(value: Any) -> str:
 
 
 def _mapping_rows(scores: Any) -> list[Any] | None:
-    """The rows of a 1-D object array (or pandas or pyarrow column) of mappings class -> score, as a list
-    (``None`` for anything else)."""
+    """The rows of a 1-D object array (or pandas or pyarrow column) of mappings class -> score or of score
+    sequences (lists or arrays, which no class label can be: a pyarrow list column, a pandas column of arrays), as
+    a list (``None`` for anything else)."""
     rows = column_as_numpy(scores)
     if not isinstance(rows, np.ndarray) or rows.ndim != 1 or rows.dtype != object or not rows.size:
         return None
-    return list(rows) if isinstance(rows[0], Mapping) else None
+    return list(rows) if isinstance(rows[0], (Mapping, list, np.ndarray)) else None
 
 
 class MulticlassAccumulator(AccumulatorBase):

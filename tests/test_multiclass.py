@@ -404,3 +404,27 @@ def test_revert_many_in_place_equals_counting_apart(events, data):
     se.protocol.AccumulatorBase.revert_many(apart, [y[i] for i in out], scores[out])
     acc.revert_many([y[i] for i in out], scores[out])
     assert acc == apart
+
+
+@pytest.mark.parametrize("fixed", [False, True])
+def test_score_rows_as_a_column_of_sequences(fixed):
+    """Class scores as one column of sequences (a pyarrow list column, a pandas column of arrays or of lists): the
+    same counts as the 2-D array, alone and per segment; no class label is a list or an array."""
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    y, scores, _ = _data(n=300, k=3, seed=9)
+
+    def make():
+        return se.MulticlassAccumulator(classes=[0, 1, 2] if fixed else None)
+
+    want = make()
+    want.update_many(y, scores)
+    columns = (pa.array(scores.tolist()), pa.array(scores.tolist(), type=pa.list_(pa.float64(), 3)),
+               pd.Series(list(scores)), pd.Series(scores.tolist()))  # fmt: skip
+    for column in columns:
+        acc = make()
+        acc.update_many(y, column)
+        assert acc == want
+        seg = se.Segmented(make)
+        seg.update_many(np.zeros(y.size, dtype=int), y, column)
+        assert seg[0] == want
