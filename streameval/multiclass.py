@@ -715,6 +715,20 @@ class MulticlassAccumulator(AccumulatorBase):
                 new._add_class(label)
         return new
 
+    def _less_itself(self) -> MulticlassAccumulator:
+        """No events, with this one's classes, kind of events and each class's regime, without copying its counts
+        (unweighted; weighted: the general path): 8 instead of 317-522 us at 5 classes."""
+        self._flush()  # stored per-event updates may weigh the counts or take a class's into bins
+        if self._cm.dtype == np.float64:
+            return super()._less_itself()
+        new = self.emptied()
+        if self._mode is not None:
+            new._set_mode(self._mode)
+            for c, hist in enumerate(self._ovr):
+                if not hist.is_exact:
+                    new._ovr[c] = new._ovr[c].binned()
+        return new
+
     def _check_mergeable(self, other: Any) -> None:
         if not isinstance(other, MulticlassAccumulator):
             raise TypeError(f"can only merge a MulticlassAccumulator with another, got {type(other).__name__}")

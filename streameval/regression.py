@@ -200,6 +200,11 @@ class RegressionAccumulator(AccumulatorBase):
         """
         return RegressionAccumulator(self.bins)
 
+    def _less_itself(self) -> RegressionAccumulator:
+        """No events, without copying the counts (unweighted ones start afresh alike; weighted: the general path)."""
+        self._flush()  # stored per-event updates may weigh the counts
+        return super()._less_itself() if self._hist.is_weighted else self.emptied()
+
     def _check_mergeable(self, other: Any) -> None:
         if not isinstance(other, RegressionAccumulator):
             raise TypeError(f"can only merge a RegressionAccumulator with another, got {type(other).__name__}")

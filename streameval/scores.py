@@ -238,6 +238,16 @@ class ScoreAccumulator(AccumulatorBase):
         """
         return ScoreAccumulator(self.bins, self.exact_up_to)
 
+    def _less_itself(self) -> ScoreAccumulator:
+        """No scores, in this one's regime, without copying its counts (unweighted; weighted: the general path)."""
+        self._flush()  # stored per-event updates may weigh the counts or take them into bins
+        if self._hist.is_weighted:
+            return super()._less_itself()
+        new = self.emptied()
+        if not self._hist.is_exact:
+            new._hist = new._hist.binned()
+        return new
+
     def _check_mergeable(self, other: Any) -> None:
         if not isinstance(other, ScoreAccumulator):
             raise TypeError(f"can only merge a ScoreAccumulator with another, got {type(other).__name__}")

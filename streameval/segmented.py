@@ -597,6 +597,10 @@ class Segmented(AccumulatorBase):
         new._start_router()
         return new
 
+    def _less_itself(self) -> Segmented:
+        """No segments: the segments less themselves are empty, and an empty segment is none."""
+        return self.emptied()
+
     def _check_mergeable(self, other: Any) -> None:
         if not isinstance(other, Segmented):
             raise TypeError(f"can only merge a Segmented with another, got {type(other).__name__}")

@@ -640,6 +640,13 @@ def test_an_accumulator_less_itself_is_its_counts_taken_out_of_a_copy(kind, weig
     acc, _, _ = _fed(kind, 3, n, weighted)
     made, general = acc - acc, AccumulatorBase._less_itself(acc)
     assert made.to_bytes() == general.to_bytes()
+    # events one by one, stored and not yet filed (filing them takes some kinds past their budget): as filed
+    make, events = KINDS[kind]
+    one_by_one, args = make(), events(np.random.default_rng(5), n)
+    weights = np.round(np.random.default_rng(6).uniform(0.1, 3.0, n), 3).tolist() if weighted else [1.0] * n
+    for i in range(n):
+        one_by_one.update(*(a[i].tolist() if isinstance(a[i], np.ndarray) else a[i].item() for a in args), w=weights[i])
+    assert (one_by_one - one_by_one).to_bytes() == AccumulatorBase._less_itself(one_by_one).to_bytes()
     later = KINDS[kind][1](np.random.default_rng(4), 300)
     made.update_many(*later)
     general.update_many(*later)
@@ -665,3 +672,22 @@ def test_a_binary_accumulator_less_itself_keeps_what_its_counts_carry():
         assert made.to_bytes() == general.to_bytes()
         assert made.get().is_exact == a.get().is_exact
     assert math.isnan((old - old).get().brier)
+
+
+@pytest.mark.parametrize(
+    ("make", "event"),
+    [
+        (lambda: se.BinaryAccumulator(exact_up_to=4), lambda i: (i % 2, i / 10)),
+        (lambda: se.ScoreAccumulator(exact_up_to=4), lambda i: (i / 10,)),
+        (lambda: se.MulticlassAccumulator(exact_up_to=4), lambda i: ("ab"[i % 2], {"a": i / 10, "b": 1 - i / 10})),
+    ],
+)
+def test_an_accumulator_less_itself_is_in_the_regime_its_stored_updates_take_it_to(make, event):
+    """Per-event updates stored, not yet filed, that take the counts past the budget: ``acc - acc`` is binned, as
+    the copy that files them and takes them out of itself is."""
+    acc = make()
+    for i in range(10):
+        acc.update(*event(i))
+    made, general = acc - acc, AccumulatorBase._less_itself(acc)
+    assert made.to_bytes() == general.to_bytes()
+    assert "keys" in str(made.to_state())  # binned: keys of bins, not values
