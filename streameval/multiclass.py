@@ -335,9 +335,11 @@ class MulticlassAccumulator(AccumulatorBase):
         Parameters
         ----------
         y : array-like of labels
-        scores : 2-D array-like, sequence of mappings, or 1-D array-like of labels
+        scores : 2-D array-like, sequence of mappings or of sequences, or 1-D array-like of labels
             Scores with one column per class (in the order of ``classes``),
-            one mapping class -> score per event, or the predicted classes.
+            one mapping class -> score per event, one sequence of scores per
+            event (a list of lists, a pyarrow list column, a pandas column of
+            arrays), or the predicted classes.
         w : array-like of float, float or None
 
         Examples
