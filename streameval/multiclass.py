@@ -719,7 +719,7 @@ class MulticlassAccumulator(AccumulatorBase):
 
     def _less_itself(self) -> MulticlassAccumulator:
         """No events, with this one's classes, kind of events and each class's regime, without copying its counts
-        (unweighted; weighted: the general path): 8 instead of 317-522 us at 5 classes."""
+        (unweighted; weighted: the general path): at 5 classes 31 instead of 317 us exact, 245 instead of 522 binned."""
         self._flush()  # stored per-event updates may weigh the counts or take a class's into bins
         if self._cm.dtype == np.float64:
             return super()._less_itself()
