@@ -800,3 +800,25 @@ def test_emptied_keeps_configuration_and_learnt_classes_and_no_events():
     fixed = se.MulticlassAccumulator(classes=["p", "q"])
     with pytest.raises(ValueError, match="r"):
         fixed.emptied().update("r", {"p": 1.0})  # fixed classes stay fixed
+
+
+def test_a_window_keeps_the_classes_it_learnt_in_its_pooled_metrics():
+    """Classes learnt from events that have left stay in the window's accumulator: its report is that of an
+    accumulator knowing them fed the window's events (a class none of them names scoring 0 in each), which pools
+    more pairs than one that learns the window's events alone."""
+    rng = np.random.default_rng(8)
+    early = [("c", {"a": 0.1, "b": 0.2, "c": 0.7}) for _ in range(5)]
+    late = [("ab"[i % 2], dict(zip("ab", rng.random(2).round(2).tolist(), strict=True))) for i in range(40)]
+    window = se.Sliding(se.MulticlassAccumulator, size=30)
+    for y, scores in early + late:
+        window.update(y, scores)
+    knowing = window.accumulator().emptied()
+    alone = se.MulticlassAccumulator()
+    for y, scores in late[-30:]:
+        knowing.update(y, scores)
+        alone.update(y, scores)
+    got = window.get()
+    assert got.classes == ("c", "a", "b") and alone.get().classes == ("a", "b")
+    assert got.micro_auc == knowing.get().micro_auc
+    assert got.micro_auc != alone.get().micro_auc
+    assert got.confusion_matrix[1:, 1:].tolist() == alone.get().confusion_matrix.tolist()
