@@ -567,11 +567,95 @@ def _multiclass_values(
     column per class), with what is wrong with a bad label and the text of a bad row's scores."""
     labels = _texts(rows, args.label)
     columns, classes = args.score_columns, args.classes
+    column = columns[0]
+    if len(columns) == 1 and (classes is not None or _holds_rows(rows.cols[column])):
+        return _score_rows(rows, args, labels, bad_label, bad_score)
     if classes is None:  # predicted classes: the classes are learnt from the stream, and any text is one
-        return [labels, _texts(rows, columns[0])], "", lambda i: f"score {_raw(rows, columns[0], i)!r} is not a class"
+        if args.score_rows.get("kind") == "rows":
+            bad_score |= True  # the column held class scores before: a class alone cannot follow
+            return (
+                [labels, _texts(rows, column)],
+                "",
+                lambda i: (
+                    f"score {_raw(rows, column, i)!r} is not a mapping class -> score, as the rows before it were"
+                ),
+            )
+        args.score_rows["kind"] = "classes"
+        return [labels, _texts(rows, column)], "", lambda i: f"score {_raw(rows, column, i)!r} is not a class"
     values, score_problem = _score_columns(rows, columns, bad_score)
     bad_label |= ~np.isin(labels, np.array(classes, dtype=object))
     return [labels, np.column_stack(values)], f"is not one of the classes {classes}", score_problem
+
+
+def _holds_rows(values: Any) -> bool:
+    """Whether a column holds class scores a row (mappings class -> score, or sequences), not class names."""
+    if _is_arrow(values):
+        return False  # text: the readers give mappings and lists as Python values
+    return any(isinstance(v, (dict, list, tuple)) for v in values)
+
+
+def _score_rows(
+    rows: Rows, args: argparse.Namespace, labels: np.ndarray, bad_label: np.ndarray, bad_score: np.ndarray
+) -> tuple[list[Any], str, Callable[[int], str]]:
+    """A multiclass chunk's class scores held in one column, a row's in one value: a mapping class -> score (the
+    classes learnt from the stream, a class's name as text), or with ``--classes`` a sequence of their scores in
+    that order. A row of anything else is a bad score."""
+    column, classes = args.score_columns[0], args.classes
+    values = rows.cols[column]
+    if _is_arrow(values):
+        values = values.to_pylist()
+    n = len(values)
+    if classes is not None:  # sequences of the classes' scores, in order
+        matrix = np.full((n, len(classes)), math.nan)
+        for i, v in enumerate(values):
+            if isinstance(v, (list, tuple)) and len(v) == len(classes):
+                matrix[i] = [_real_or_nan(x) for x in v]
+        bad_score |= np.isnan(matrix).any(axis=1)
+        bad_label |= ~np.isin(labels, np.array(classes, dtype=object))
+        return (
+            [labels, matrix],
+            f"is not one of the classes {classes}",
+            lambda i: (
+                f"score {_raw(rows, column, i)!r} is not a list of {len(classes)} numbers, the scores of {classes}"
+            ),
+        )
+    if args.score_rows.get("kind") == "classes":
+        bad_score |= True  # the column held classes before: class scores cannot follow
+        return (
+            [labels, np.array(values, dtype=object)],
+            "",
+            lambda i: f"score {_raw(rows, column, i)!r} is not a class, as the column's rows before were",
+        )
+    args.score_rows["kind"] = "rows"
+    mappings = np.empty(n, dtype=object)
+    for i, v in enumerate(values):
+        if isinstance(v, list) and v and all(isinstance(pair, tuple) and len(pair) == 2 for pair in v):
+            v = dict(v)  # a Parquet map column's row: its (key, value) pairs
+        if isinstance(v, dict) and v:
+            row = {_label_text(k): _real_or_nan(x) for k, x in v.items()}
+            if len(row) == len(v) and not any(math.isnan(x) for x in row.values()):
+                mappings[i] = row
+                continue
+        bad_score[i] = True
+        mappings[i] = {}
+
+    def problem(i: int) -> str:
+        raw = _raw(rows, column, i)
+        if isinstance(raw, (list, tuple)):
+            return f"score {raw!r} is a list of scores: name their classes, in order, with --classes"
+        return f"score {raw!r} is not a mapping class -> score (a number for each class it names)"
+
+    return [labels, mappings], "", problem
+
+
+def _real_or_nan(v: Any) -> float:
+    """A score within a row of class scores, or NaN (a bad row) for anything but a real number."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return math.nan
+    try:
+        return float(v)
+    except OverflowError:
+        return math.nan
 
 
 def _first_problems(rows: Rows, checks: list[tuple[str, np.ndarray, Any]], skip: Problem | None) -> np.ndarray:
@@ -627,10 +711,10 @@ def _resolved(args: argparse.Namespace) -> argparse.Namespace:
     classes = None
     if kind == "multiclass" and (len(columns) > 1 or filled["classes"]):
         classes = [c for c in filled["classes"].split(",") if c] if filled["classes"] else columns
-        if len(classes) != len(columns) or len(columns) == 1:
+        if (len(columns) > 1 and len(classes) != len(columns)) or len(classes) < 2:
             raise SystemExit(
-                f"streameval: --classes names {len(classes)} classes for {len(columns)} score columns (one column "
-                "holds predicted classes; several, a score a class)"
+                f"streameval: --classes names {len(classes)} classes for {len(columns)} score columns (several "
+                "columns: a score a class; one column with --classes: a list of the classes' scores a row)"
             )
     return argparse.Namespace(**{**vars(args), "kind": kind, **filled, "score_columns": columns, "classes": classes})
 
@@ -760,6 +844,7 @@ def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] 
             bins=bins, threshold=args.threshold, pos_label=True, neg_label=False, exact_up_to=args.exact_up_to
         )
 
+    args.score_rows = {}  # multiclass, one score column: what its rows hold, once a chunk has shown it
     overall = make()
     segmented = Segmented(make) if args.by else None
     window = Sliding(make, size=args.window) if args.window else None
@@ -769,7 +854,7 @@ def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] 
         dict.fromkeys(c for c in (label, *args.score_columns, args.weight, args.time, *(args.by or [])) if c)
     )
     # read as numbers: scores (class scores, not predicted classes), a regression's true values, weights, times
-    scores = args.score_columns if args.kind != "multiclass" or classes else []
+    scores = args.score_columns if args.kind != "multiclass" or (classes and len(args.score_columns) > 1) else []
     numeric = {c for c in (*scores, args.weight, args.time) if c} - {*(args.by or [])}
     if args.kind == "regression":
         numeric.add(args.label)
@@ -1023,12 +1108,18 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("files", nargs="+", metavar="FILE", help="CSV or JSON Lines files (.gz too); - for stdin")
     ev.add_argument(
         "--kind", choices=sorted(KIND_OPTIONS), default="binary",
-        help="binary: labels and scores (default); multiclass: true classes and the predicted class, or one score "
-        "column per class (--score c1,c2,...); regression: true (--label) and predicted (--score) values; scores: "
+        help="binary: labels and scores (default); multiclass: true classes and the predicted class, one score "
+        "column per class (--score c1,c2,...), or one column holding each row's class scores (JSON objects or a "
+        "Parquet map: class -> score; lists, in the order of --classes); regression: true (--label) and predicted "
+        "(--score) values; scores: "
         "scores alone, for drift (no label column); paired: labels and two models' scores (--score A,B), both "
         "models' tables at the threshold and McNemar's test",
     )  # fmt: skip
-    ev.add_argument("--classes", help="multiclass: the classes of the score columns, in order (default: their names)")
+    ev.add_argument(
+        "--classes",
+        help="multiclass: the classes of the score columns, in order (default: their names), or of the lists of scores "
+        "one --score column holds",
+    )
     ev.add_argument("--label", default="label", help="label column (default: label)")
     ev.add_argument("--score", default="score", help="score column (default: score)")
     ev.add_argument("--weight", help="weight column")

@@ -364,6 +364,65 @@ def test_multiclass_kind_from_class_score_columns_or_predicted_classes(tmp_path)
     assert "score 'x' of 'dog' is not a number" in skipped["skipped"]["first"]["score"]
 
 
+def test_multiclass_class_scores_held_in_one_column(tmp_path):
+    """One --score column whose rows each hold the class scores: mappings class -> score (JSON Lines objects, a
+    Parquet map column; the classes learnt) or, with --classes, lists of the classes' scores (JSON Lines arrays, a
+    Parquet list column); the same state as the library fed the same rows, segments and a window too. A list
+    without --classes, a row of another kind, and a class name after mappings are bad rows, named or skipped."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rng = np.random.default_rng(5)
+    n, classes = 300, ["cat", "dog", "bird"]
+    truth = [classes[i] for i in rng.integers(0, 3, n)]
+    probs = np.round(rng.dirichlet([2.0, 1.0, 1.0], n), 4)
+    region = ["eu" if i % 3 else "us" for i in range(n)]
+    mappings = [dict(zip(classes, row, strict=True)) for row in probs.tolist()]
+    (tmp_path / "mc.jsonl").write_text("".join(
+        json.dumps({"y": truth[i], "probs": mappings[i], "plist": probs[i].tolist(), "region": region[i]}) + "\n"
+        for i in range(n)
+    ))  # fmt: skip
+    pq.write_table(pa.table({
+        "y": truth, "plist": pa.array(probs.tolist()), "region": region,
+        "pmap": pa.array([list(m.items()) for m in mappings], type=pa.map_(pa.string(), pa.float64())),
+    }), tmp_path / "mc.parquet")  # fmt: skip
+    learnt = se.MulticlassAccumulator()
+    learnt.update_many(truth, mappings)
+    fixed = se.MulticlassAccumulator(classes=classes)
+    fixed.update_many(truth, probs)
+    base = ["--kind", "multiclass", "--label", "y", "--json", "--no-progress"]
+    for name, argv, want in [
+        ("mc.jsonl", ["--score", "probs"], learnt),
+        ("mc.parquet", ["--score", "pmap"], learnt),
+        ("mc.jsonl", ["--score", "plist", "--classes", "cat,dog,bird"], fixed),
+        ("mc.parquet", ["--score", "plist", "--classes", "cat,dog,bird"], fixed),
+    ]:
+        state = tmp_path / "state.sevl"
+        out = json.loads(_cli("eval", str(tmp_path / name), *base, *argv, "--by", "region", "--window", "100",
+                              "--save", str(state)).stdout)  # fmt: skip
+        assert se.load(state) == want, (name, argv)
+        assert out["overall"]["macro_auc"] == want.get().macro_auc
+        eu = se.MulticlassAccumulator(classes=classes)
+        eu.update_many([t for t, r in zip(truth, region, strict=True) if r == "eu"], probs[np.array(region) == "eu"])
+        assert out["segments"]["eu"]["accuracy"] == eu.get().accuracy
+        last = se.MulticlassAccumulator(classes=classes)
+        last.update_many(truth[-100:], probs[-100:])
+        assert out["window"]["accuracy"] == last.get().accuracy
+    listed = _cli("eval", str(tmp_path / "mc.jsonl"), *base, "--score", "plist", check=False)
+    assert listed.returncode == 2 and "mc.jsonl:1: score [" in listed.stderr and "--classes" in listed.stderr
+    rows = (tmp_path / "mc.jsonl").read_text().splitlines()
+    rows[3] = json.dumps({"y": "cat", "probs": "dog", "plist": [0.1, 0.9], "region": "eu"})  # a class, not scores
+    rows[7] = json.dumps({"y": "dog", "probs": {"cat": "x"}, "plist": [0.1, "x", 0.9], "region": "eu"})
+    (tmp_path / "bad.jsonl").write_text("\n".join(rows) + "\n")
+    for argv, first in [
+        (["--score", "probs"], "bad.jsonl:4: score 'dog' is not a mapping class -> score"),
+        (["--score", "plist", "--classes", "cat,dog,bird"], "bad.jsonl:4: score [0.1, 0.9] is not a list of 3"),
+    ]:
+        bad = _cli("eval", str(tmp_path / "bad.jsonl"), *base, *argv, check=False)
+        assert bad.returncode == 2 and first in bad.stderr, bad.stderr
+        skipped = json.loads(_cli("eval", str(tmp_path / "bad.jsonl"), *base, *argv, "--skip-bad").stdout)
+        assert skipped["skipped"]["by_reason"] == {"score": 2} and skipped["overall"]["n"] == n - 2
+
+
 def _bad_rows_named_then_skipped(tmp_path, lines, argv, first_error):
     """``lines`` (a bad label and a bad score among them) refused at the first, named; then, with --skip-bad,
     both counted and skipped: the result."""
@@ -437,6 +496,7 @@ def test_paired_kind_from_two_score_columns(tmp_path):
         (["--kind", "gauss"], ["--kind", "'gauss'"]),
         (["--classes", "a,b"], ["--classes", "--kind binary"]),
         (["--kind", "multiclass", "--score", "a,b", "--classes", "a,b,c"], ["--classes", "3 classes", "2 score"]),
+        (["--kind", "multiclass", "--score", "probs", "--classes", "a"], ["--classes", "1 classes", "a list"]),
         (["--kind", "paired"], ["--kind paired", "--score A,B", "'score'"]),
         (["--kind", "paired", "--score", "a,b,c"], ["--kind paired", "'a,b,c'"]),
         (["--kind", "paired", "--score", "a,a"], ["--kind paired", "'a,a'"]),
