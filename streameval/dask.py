@@ -46,6 +46,8 @@ def _frame_partition(
         columns = [part[score].to_numpy()]
     elif isinstance(score, str):
         columns = [part[label].to_numpy(), part[score].to_numpy()]
+        if kind == "multiclass":
+            _check_not_text_of_rows(score, columns[1])
     elif kind == "paired":  # the two models' columns
         columns = [part[label].to_numpy(), part[score[0]].to_numpy(), part[score[1]].to_numpy()]
     else:  # one column per class
@@ -58,6 +60,18 @@ def _frame_partition(
     keys = part[by[0]] if len(by) == 1 else list(part[by].itertuples(index=False, name=None))
     seg.update_many(keys, *columns, w=weights)
     return seg
+
+
+def _check_not_text_of_rows(name: str, values: np.ndarray) -> None:
+    """Refuse a column of class scores that Dask turned into text (its ``dataframe.convert-string``): read as
+    predicted classes, each row's text would be a class."""
+    first = values[0] if values.size else None
+    if isinstance(first, str) and first[:1] in "{[" and first[-1:] in "}]":
+        raise ValueError(
+            f"score column {name!r} holds text such as {first[:60]!r}: Dask turned its class scores into text "
+            "(set dask.config.set({'dataframe.convert-string': False}) before making the frame, or give one "
+            "column per class)"
+        )
 
 
 def _bag_partition(items: Any, make: Callable[[], Any]) -> Any:

@@ -160,3 +160,28 @@ def test_the_exact_regime_survives_the_merge_tree(client):
     assert not coarse.get().is_exact
     assert coarse.get().edges.tolist() == ref.get().edges.tolist()
     assert coarse.get().pos.tolist() == ref.get().pos.tolist()
+
+
+def test_class_scores_held_in_one_column_and_dasks_text_of_them(client):
+    """One score column holding each row's class scores (mappings class -> score, or arrays in the order of the
+    classes given), kept as objects: the same accumulator as one process. Dask turns object columns into text by
+    default; such text is refused by name, not read as predicted classes."""
+    import dask
+
+    rng = np.random.default_rng(4)
+    n, classes = 3000, ["a", "b", "c"]
+    y = [classes[i] for i in rng.integers(0, 3, n)]
+    probs = rng.dirichlet(np.ones(3), n)
+    rows = [dict(zip(classes, r, strict=True)) for r in probs.tolist()]
+    frame = pd.DataFrame({"y": y, "probs": rows, "plist": list(probs)})
+    learnt, fixed = se.MulticlassAccumulator(), se.MulticlassAccumulator(classes=classes)
+    learnt.update_many(y, rows)
+    fixed.update_many(y, probs)
+    with dask.config.set({"dataframe.convert-string": False}):
+        ddf = dd.from_pandas(frame, npartitions=4)
+    assert sed.evaluate(ddf, label="y", score="probs", accumulator=se.MulticlassAccumulator) == learnt
+    assert sed.evaluate(ddf, label="y", score="plist", accumulator=se.MulticlassAccumulator(classes=classes)) == fixed
+    with dask.config.set({"dataframe.convert-string": True}):
+        as_text = dd.from_pandas(frame, npartitions=4)
+    with pytest.raises(ValueError, match=r"score column 'probs' holds text such as \"\{'a': .*convert-string"):
+        sed.evaluate(as_text, label="y", score="probs", accumulator=se.MulticlassAccumulator)
