@@ -59,7 +59,7 @@ class _Columns:
     score: str | tuple[str, ...]
     weight: str | None
     by: tuple[str, ...]
-    score_type: str  # "plain", "list" (array of class scores), "struct" or "columns" (several columns)
+    score_type: str  # "plain", "list" (array of class scores), "struct", "map" (class -> score) or "columns"
 
     @property
     def names(self) -> list[str]:
@@ -131,12 +131,23 @@ def _class_scores(column: Any, cols: _Columns) -> np.ndarray:
     return np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64).reshape(n, k)
 
 
+def _class_mappings(column: Any, name: str) -> np.ndarray:
+    """A map column of class scores as one mapping class -> score a row (the classes learnt from the stream)."""
+    _not_null(column, name)
+    rows = np.empty(len(column), dtype=object)
+    for i, pairs in enumerate(column.to_pylist()):
+        rows[i] = dict(pairs)
+    return rows
+
+
 def _arguments(table: Any, cols: _Columns) -> tuple[list[Any], dict[str, Any], Any]:
     """(positional arguments, keywords, segments or None) of a block of rows."""
     if cols.kind == "paired":  # the two models' predictions: two arguments
         scores = [_numbers(table.column(c), c) for c in cols.score]
     elif cols.score_type in ("list", "struct"):
         scores = [_class_scores(table.column(cols.score), cols)]
+    elif cols.score_type == "map":
+        scores = [_class_mappings(table.column(cols.score), str(cols.score))]
     elif cols.score_type == "columns":
         scores = [np.column_stack([_numbers(table.column(c), c) for c in cols.score])]
     else:
@@ -248,7 +259,7 @@ def _merge_states(a: bytes, b: bytes) -> bytes:
 
 def _score_type(schema: Any, score: str | tuple[str, ...]) -> str:
     """How a row's score is held: one value, an array, a struct or several columns."""
-    from pyspark.sql.types import ArrayType, StructType
+    from pyspark.sql.types import ArrayType, MapType, StructType
 
     if isinstance(score, tuple):
         return "columns"
@@ -257,12 +268,14 @@ def _score_type(schema: Any, score: str | tuple[str, ...]) -> str:
         return "list"
     if isinstance(data_type, StructType):
         return "struct"
+    if isinstance(data_type, MapType):
+        return "map"
     return "plain"
 
 
 def _options(kind: str, options: dict[str, Any], score_type: str, schema: Any, score: Any) -> dict[str, Any]:
     """The accumulator's options, with the classes a struct column names when none are given."""
-    if kind != "multiclass" or score_type == "plain":
+    if kind != "multiclass" or score_type in ("plain", "map"):  # a map names the classes of its scores
         return options
     width = len(score) if score_type == "columns" else None
     if score_type == "struct":
@@ -326,7 +339,8 @@ def evaluate(
         The column of scores (predicted values for regression). For
         ``kind="multiclass"``: an array column of class scores (give
         ``classes=``), a struct column (its fields are the classes unless
-        ``classes=`` is given), several numeric columns, one per class (give
+        ``classes=`` is given), a map column class -> score (the classes
+        learnt, or ``classes=``), several numeric columns, one per class (give
         ``classes=``), or a column of predicted classes.
     weight : str, optional
         A column of event weights (finite, >= 0).

@@ -176,6 +176,14 @@ def test_multiclass_as_array_struct_columns_and_labels(frame, data):
     ref = se.MulticlassAccumulator(classes=[0, 1, 2])
     ref.update_many(cols["cls"], (cols["p0"] > 0.5).astype(np.int64))
     assert labels == ref
+    as_map = named.selectExpr("cls", "map('a', probs_struct.a, 'b', probs_struct.b, 'c', probs_struct.c) as m")
+    learnt = ses.evaluate(as_map, label="cls", score="m", kind="multiclass")
+    ref_learnt = se.MulticlassAccumulator()
+    ref_learnt.update_many(np.array(["a", "b", "c"])[cols["cls"]], [dict(zip("abc", r, strict=True)) for r in probs])
+    assert set(learnt.classes) == {"a", "b", "c"}
+    assert learnt.get().macro_auc == pytest.approx(ref_learnt.get().macro_auc, abs=1e-12)
+    assert learnt.get().accuracy == ref_learnt.get().accuracy
+    assert ses.evaluate(as_map, label="cls", score="m", kind="multiclass", classes=["a", "b", "c"]) == as_struct
     with pytest.raises(ValueError, match="classes="):
         ses.evaluate(frame, label="cls", score="probs", kind="multiclass")
     with pytest.raises(ValueError, match="4 labels"):
