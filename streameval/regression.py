@@ -288,7 +288,7 @@ class RegressionAccumulator(AccumulatorBase):
         self._e = self._e.remove(e)
         if self._n == 1:  # one event has no spread, whatever rounding says
             self._y = Moments(self._y.weight, self._y.mean, 0.0)
-            self._e = Moments(self._e.weight, self._e.mean, 0.0)
+            self._e = Moments(self._e.weight, self._error_of_one(), 0.0)
         self._sum_abs = max(self._sum_abs - sum_abs, 0.0)
         self._sum_ape = max(self._sum_ape - sum_ape, 0.0)
         # the largest |e| left is not known exactly: at most the top of the highest non-empty bin
@@ -297,6 +297,17 @@ class RegressionAccumulator(AccumulatorBase):
             self._max_abs = 0.0
         elif keys[-1] < self.bins.key_max:
             self._max_abs = min(self._max_abs, float(self.bins.lower_edges([keys[-1] + 1])[0]))
+
+    def _error_of_one(self) -> float:
+        """The error of the one event left: the mean the moments kept, or 0 where its bin of |error| holds no
+        error whose square is above 0 (a prediction that was exact: its squared error 0, as counted alone, not a
+        rounding of the subtraction)."""
+        keys, _, _ = self._hist.histogram()
+        if keys.size == 1:
+            top = float(self.bins.upper_edges(keys)[0])
+            if top * top == 0.0:
+                return 0.0
+        return self._e.mean
 
     @property
     def n(self) -> int:
