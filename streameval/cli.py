@@ -641,7 +641,8 @@ def _score_rows(
 
     def problem(i: int) -> str:
         raw = _raw(rows, column, i)
-        if isinstance(raw, (list, tuple)):
+        pairs = isinstance(raw, list) and all(isinstance(pair, tuple) for pair in raw)  # a map's row
+        if isinstance(raw, (list, tuple)) and not pairs:
             return f"score {raw!r} is a list of scores: name their classes, in order, with --classes"
         return f"score {raw!r} is not a mapping class -> score (a number for each class it names)"
 
