@@ -1110,8 +1110,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--kind", choices=sorted(KIND_OPTIONS), default="binary",
         help="binary: labels and scores (default); multiclass: true classes and the predicted class, one score "
-        "column per class (--score c1,c2,...), or one column holding each row's class scores (JSON objects or a "
-        "Parquet map: class -> score; lists, in the order of --classes); regression: true (--label) and predicted "
+        "column per class (--score c1,c2,...), or one column holding each row's class scores (JSON objects, a "
+        "Parquet map or struct: class -> score; lists, in the order of --classes); regression: true (--label) and "
+        "predicted "
         "(--score) values; scores: "
         "scores alone, for drift (no label column); paired: labels and two models' scores (--score A,B), both "
         "models' tables at the threshold and McNemar's test",

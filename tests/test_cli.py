@@ -366,9 +366,10 @@ def test_multiclass_kind_from_class_score_columns_or_predicted_classes(tmp_path)
 
 def test_multiclass_class_scores_held_in_one_column(tmp_path):
     """One --score column whose rows each hold the class scores: mappings class -> score (JSON Lines objects, a
-    Parquet map column; the classes learnt) or, with --classes, lists of the classes' scores (JSON Lines arrays, a
-    Parquet list column); the same state as the library fed the same rows, segments and a window too. A list
-    without --classes, a row of another kind, and a class name after mappings are bad rows, named or skipped."""
+    Parquet map or struct column; the classes learnt) or, with --classes, lists of the classes' scores (JSON Lines
+    arrays, a Parquet list column); the same state as the library fed the same rows, segments and a window too. A
+    list without --classes, a row of another kind, and a class name after mappings are bad rows, named or
+    skipped."""
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     rng = np.random.default_rng(5)
@@ -384,6 +385,7 @@ def test_multiclass_class_scores_held_in_one_column(tmp_path):
     pq.write_table(pa.table({
         "y": truth, "plist": pa.array(probs.tolist()), "region": region,
         "pmap": pa.array([list(m.items()) for m in mappings], type=pa.map_(pa.string(), pa.float64())),
+        "pstruct": pa.StructArray.from_arrays([pa.array(probs[:, k]) for k in range(3)], names=classes),
     }), tmp_path / "mc.parquet")  # fmt: skip
     learnt = se.MulticlassAccumulator()
     learnt.update_many(truth, mappings)
@@ -393,6 +395,7 @@ def test_multiclass_class_scores_held_in_one_column(tmp_path):
     for name, argv, want in [
         ("mc.jsonl", ["--score", "probs"], learnt),
         ("mc.parquet", ["--score", "pmap"], learnt),
+        ("mc.parquet", ["--score", "pstruct"], learnt),
         ("mc.jsonl", ["--score", "plist", "--classes", "cat,dog,bird"], fixed),
         ("mc.parquet", ["--score", "plist", "--classes", "cat,dog,bird"], fixed),
     ]:
