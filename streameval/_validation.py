@@ -68,13 +68,28 @@ def check_label_pair(pos_label: Any, neg_label: Any) -> None:
 
 
 def column_as_numpy(value: Any) -> Any:
-    """A pandas or pyarrow column as a numpy array (anything else as it is)."""
+    """A pandas or pyarrow column as a numpy array (anything else as it is); a pyarrow map column as an object
+    array of dicts, one a row (pyarrow gives each row's (key, value) pairs)."""
     if isinstance(value, np.ndarray) or not hasattr(value, "to_numpy"):
         return value
     try:
-        return value.to_numpy(zero_copy_only=False)  # pyarrow
+        arr = value.to_numpy(zero_copy_only=False)  # pyarrow
     except TypeError:
-        return value.to_numpy()  # pandas
+        arr = value.to_numpy()  # pandas
+    if _is_arrow_map(value):
+        arr = np.asarray(arr, dtype=object)
+        for i, pairs in enumerate(arr):
+            arr[i] = None if pairs is None else dict(pairs)
+    return arr
+
+
+def _is_arrow_map(value: Any) -> bool:
+    """Whether ``value`` is a pyarrow column of maps."""
+    if not type(value).__module__.startswith("pyarrow"):
+        return False
+    import pyarrow.types as pt
+
+    return bool(pt.is_map(value.type))
 
 
 def _one_dimensional(name: str, value: Any) -> np.ndarray:

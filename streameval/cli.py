@@ -32,6 +32,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from . import io as state_io
+from ._validation import column_as_numpy
 from .averaging import macro
 from .binary import DEFAULT_EXACT_UP_TO, BinaryAccumulator
 from .bins import Bins
@@ -195,6 +196,8 @@ def _arrow_column(col: Any, numeric: bool) -> Any:
                 return pc.cast(pc.cast(col, pa.int64()), pa.string())
     except pa.ArrowInvalid:
         pass
+    if pt.is_map(kind):  # a mapping a row (class scores), as the library reads such a column
+        return list(column_as_numpy(col))
     return col.to_pylist()  # anything else (nulls, dates, ...): checked value by value
 
 
@@ -629,8 +632,6 @@ def _score_rows(
     args.score_rows["kind"] = "rows"
     mappings = np.empty(n, dtype=object)
     for i, v in enumerate(values):
-        if isinstance(v, list) and v and all(isinstance(pair, tuple) and len(pair) == 2 for pair in v):
-            v = dict(v)  # a Parquet map column's row: its (key, value) pairs
         if isinstance(v, dict) and v:
             row = {_label_text(k): _real_or_nan(x) for k, x in v.items()}
             if len(row) == len(v) and not any(math.isnan(x) for x in row.values()):
@@ -641,8 +642,7 @@ def _score_rows(
 
     def problem(i: int) -> str:
         raw = _raw(rows, column, i)
-        pairs = isinstance(raw, list) and all(isinstance(pair, tuple) for pair in raw)  # a map's row
-        if isinstance(raw, (list, tuple)) and not pairs:
+        if isinstance(values[i], (list, tuple)):  # as read (a Parquet map's row is a mapping here)
             return f"score {raw!r} is a list of scores: name their classes, in order, with --classes"
         return f"score {raw!r} is not a mapping class -> score (a number for each class it names)"
 

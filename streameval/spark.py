@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ._validation import column_as_numpy
 from .binary import BinaryAccumulator
 from .io import from_bytes, to_bytes
 from .multiclass import MulticlassAccumulator
@@ -131,23 +132,16 @@ def _class_scores(column: Any, cols: _Columns) -> np.ndarray:
     return np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64).reshape(n, k)
 
 
-def _class_mappings(column: Any, name: str) -> np.ndarray:
-    """A map column of class scores as one mapping class -> score a row (the classes learnt from the stream)."""
-    _not_null(column, name)
-    rows = np.empty(len(column), dtype=object)
-    for i, pairs in enumerate(column.to_pylist()):
-        rows[i] = dict(pairs)
-    return rows
-
-
 def _arguments(table: Any, cols: _Columns) -> tuple[list[Any], dict[str, Any], Any]:
     """(positional arguments, keywords, segments or None) of a block of rows."""
     if cols.kind == "paired":  # the two models' predictions: two arguments
         scores = [_numbers(table.column(c), c) for c in cols.score]
     elif cols.score_type in ("list", "struct"):
         scores = [_class_scores(table.column(cols.score), cols)]
-    elif cols.score_type == "map":
-        scores = [_class_mappings(table.column(cols.score), str(cols.score))]
+    elif cols.score_type == "map":  # a mapping class -> score a row
+        column = table.column(cols.score)
+        _not_null(column, str(cols.score))
+        scores = [column_as_numpy(column)]
     elif cols.score_type == "columns":
         scores = [np.column_stack([_numbers(table.column(c), c) for c in cols.score])]
     else:

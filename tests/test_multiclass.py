@@ -428,3 +428,8 @@ def test_score_rows_as_a_column_of_sequences(fixed):
         seg = se.Segmented(make)
         seg.update_many(np.zeros(y.size, dtype=int), y, column)
         assert seg[0] == want
+    as_map = pa.array([list(enumerate(row)) for row in scores.tolist()], type=pa.map_(pa.int64(), pa.float64()))
+    mapped, as_dicts = make(), make()
+    mapped.update_many(y, as_map)  # a pyarrow map column: a mapping class -> score a row
+    as_dicts.update_many(y, [dict(enumerate(row)) for row in scores.tolist()])
+    assert mapped == as_dicts
