@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from ._events import FLUSH_EVERY, EventCounter, EventLog, PaneRouter, log_columns, str_column
 from ._numeric import finite_and_ascending
-from ._validation import as_scores, as_weights, check_no_nan, check_real
+from ._validation import as_scores, as_weights, check_no_nan, check_real, is_one_value
 from .averaging import metric_value
 from .drift import drift
 
@@ -126,11 +126,6 @@ def _column(values: list[Any]) -> Any:
     return values
 
 
-def _per_event(values: Any) -> bool:
-    """Whether an argument of a batch holds one value per event (not a scalar such as ``w=None``)."""
-    return isinstance(values, (list, tuple)) or np.ndim(values) > 0
-
-
 def _kept(value: Any) -> Any:
     """One event's argument as the window keeps it: a copy of a dict, list or array (such as class scores, which
     the caller may fill again for the next event); anything else as it is."""
@@ -151,7 +146,7 @@ _SHARED = frozenset({float, int, bool, str, bytes, type(None), tuple, np.float64
 def _cut(values: Any, start: int, stop: int | None = None) -> Any:
     """Events ``start:stop`` of one argument of a batch, as an independent copy (scalars pass as they are; the
     rows of a list, such as dicts of class scores, copied too)."""
-    if not _per_event(values):
+    if is_one_value(values):  # a scalar such as w=None: as it is
         return values
     if isinstance(values, np.ndarray) or hasattr(values, "to_numpy"):  # numpy, pandas and friends
         part = (values if isinstance(values, np.ndarray) else np.asarray(values.to_numpy()))[start:stop].copy()
@@ -648,7 +643,7 @@ def _event_times(t: Any, n: int) -> tuple[np.ndarray, bool]:
 
 def _take(values: Any, sel: np.ndarray | slice) -> Any:
     """The selected events of an argument (scalars as they are), keeping lists as lists (mappings stay mappings)."""
-    if not _per_event(values):
+    if is_one_value(values):  # a scalar such as w=None: as it is
         return values
     if isinstance(values, (list, tuple)):
         return list(values[sel]) if isinstance(sel, slice) else [values[i] for i in sel.tolist()]
