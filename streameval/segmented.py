@@ -200,9 +200,7 @@ def _plain_segment_codes(segments: Any) -> tuple[list[Hashable], np.ndarray]:
     elif isinstance(segments, (str, bytes)) or not hasattr(segments, "__len__"):
         raise TypeError(f"segments must be a 1-D array-like of segment values, got {_show(segments)}")
     else:
-        arr = np.empty(len(segments), dtype=object)
-        for i, v in enumerate(segments):
-            arr[i] = v
+        arr = _object_rows(segments)
     if arr.dtype.kind != "O" or not any(isinstance(v, tuple) for v in arr[:1]):
         found = _factorized(arr)
         if found is not None:
@@ -259,11 +257,16 @@ def _rows(name: str, value: Any, n: int) -> Any:
     return arr
 
 
-def _list_rows(values: list[Any] | tuple[Any, ...]) -> _ListRows:
+def _object_rows(values: Any) -> np.ndarray:
+    """An object array of the values themselves (numpy would make rows of lists and tuples)."""
     rows = np.empty(len(values), dtype=object)
     for i, v in enumerate(values):
         rows[i] = v
-    return rows.view(_ListRows)
+    return rows
+
+
+def _list_rows(values: list[Any] | tuple[Any, ...]) -> _ListRows:
+    return _object_rows(values).view(_ListRows)
 
 
 class Segmented(AccumulatorBase):
