@@ -343,7 +343,8 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
 
     def _less_itself(self) -> BinaryAccumulator:
         """No events, in this one's regime (binned where it is: its events' counts come out of it without a
-        conversion), without copying its counts (binned 10^6 events: 53 us for the copy taken out of itself)."""
+        conversion), without copying its counts (10^6 binned events: 33 us, against 81 for the copy taken out of
+        itself)."""
         self._flush()  # stored per-event updates may weigh the counts or take them into bins
         if self._sums is None or self._hist.is_weighted:  # what these carry over: the general path
             return super()._less_itself()

@@ -719,7 +719,8 @@ class MulticlassAccumulator(AccumulatorBase):
 
     def _less_itself(self) -> MulticlassAccumulator:
         """No events, with this one's classes, kind of events and each class's regime, without copying its counts
-        (unweighted; weighted: the general path): at 5 classes 31 instead of 317 us exact, 245 instead of 522 binned."""
+        (unweighted; weighted: the general path): 5 classes, 3,000 events exact: 31 against 317 us; 300,000 binned:
+        245 against 522."""
         self._flush()  # stored per-event updates may weigh the counts or take a class's into bins
         if self._cm.dtype == np.float64:
             return super()._less_itself()
