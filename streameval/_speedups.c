@@ -4022,28 +4022,67 @@ groups_ok(Groups *g, Py_ssize_t n)
 
 #define GROUPED_BY_MASK 16 /* up to this many groups, each group's sums are a masked pass over the chunk */
 
-/* The sums of a chunk of groups t0 .. t0 + 3 (those below k), in one pass that adds every term masked by
- * whether its event is in each group; `flags` packs each event's outside, label and 1 in fields of 21 bits
- * (a chunk's sums fit them). */
-VECTOR_CLONES static void
-grouped_sums_masked(const int32_t *restrict groups, int32_t t0, int32_t k, const FloatBits *restrict brier,
-                    const FloatBits *restrict logloss, const uint64_t *restrict flags, Py_ssize_t m,
-                    uint64_t *restrict sums)
-{
-    uint64_t b[4] = {0, 0, 0, 0}, l[4] = {0, 0, 0, 0}, f[4] = {0, 0, 0, 0};
-    for (Py_ssize_t j = 0; j < m; j++) {
-        int32_t d = groups[j] - t0;
-        uint64_t bj = brier[j].u, lj = logloss[j].u, fj = flags[j];
-        for (int u = 0; u < 4; u++) { /* unrolled: twelve sums in registers */
-            uint64_t in = 0 - (uint64_t)(d == u);
-            b[u] += bj & in;
-            l[u] += lj & in;
-            f[u] += fj & in;
-        }
+/* The sums of a chunk's events in groups t0 .. t0 + 3 into part[t0 .. t0 + 3] (brier, log loss, flags), in
+ * one pass that adds every term masked by whether its event is in each group; `flags` packs each event's
+ * outside, label and 1 in fields of 21 bits (a chunk's sums fit them). GROUPED_SUMS_AND_TOTAL: groups t0 ..
+ * t0 + 2, and in part[t0 + 3] the sums of every event (the last group's is the total less the others'). */
+#define GROUPED_SUMS_BODY(LAST_MASKED)                                                        \
+    uint64_t b[4] = {0, 0, 0, 0}, l[4] = {0, 0, 0, 0}, f[4] = {0, 0, 0, 0};                  \
+    for (Py_ssize_t j = 0; j < m; j++) {                                                      \
+        uint64_t d = (uint64_t)(int64_t)groups[j] - (uint64_t)t0;                             \
+        uint64_t bj = brier[j].u, lj = logloss[j].u, fj = flags[j];                           \
+        for (int u = 0; u < 3; u++) { /* unrolled: twelve sums in registers */                \
+            uint64_t in = 0 - (uint64_t)(d == (uint64_t)u);                                   \
+            b[u] += bj & in;                                                                  \
+            l[u] += lj & in;                                                                  \
+            f[u] += fj & in;                                                                  \
+        }                                                                                     \
+        uint64_t in = LAST_MASKED ? 0 - (uint64_t)(d == 3) : ~(uint64_t)0;                    \
+        b[3] += bj & in;                                                                      \
+        l[3] += lj & in;                                                                      \
+        f[3] += fj & in;                                                                      \
+    }                                                                                         \
+    for (int u = 0; u < 4; u++) {                                                             \
+        part[3 * (t0 + u)] = b[u];                                                            \
+        part[3 * (t0 + u) + 1] = l[u];                                                        \
+        part[3 * (t0 + u) + 2] = f[u];                                                        \
     }
-    for (int32_t u = 0; u < 4 && t0 + u < k; u++) {
-        uint64_t part[7] = {b[u], 0, l[u], 0, f[u] & 0x1FFFFF, (f[u] >> 21) & 0x1FFFFF, f[u] >> 42};
-        add_group_sums(sums + 7 * (t0 + u), part);
+
+VECTOR_CLONES static void
+grouped_sums_masked(const int32_t *restrict groups, int32_t t0, const FloatBits *restrict brier,
+                    const FloatBits *restrict logloss, const uint64_t *restrict flags, Py_ssize_t m,
+                    uint64_t *restrict part)
+{
+    GROUPED_SUMS_BODY(1)
+}
+
+VECTOR_CLONES static void
+grouped_sums_and_total(const int32_t *restrict groups, int32_t t0, const FloatBits *restrict brier,
+                       const FloatBits *restrict logloss, const uint64_t *restrict flags, Py_ssize_t m,
+                       uint64_t *restrict part)
+{
+    GROUPED_SUMS_BODY(0)
+}
+
+/* Each group's sums of a chunk (groups below k, at most GROUPED_BY_MASK) added into its running sums: every
+ * group but the last by a masked pass, four at a time, the last one the chunk's total less theirs. */
+static void
+grouped_sums(const int32_t *groups, int32_t k, const FloatBits *brier, const FloatBits *logloss,
+             const uint64_t *flags, Py_ssize_t m, uint64_t *sums)
+{
+    uint64_t part[3 * (GROUPED_BY_MASK + 4)];
+    int32_t t0 = 0;
+    for (; t0 + 4 < k; t0 += 4)
+        grouped_sums_masked(groups, t0, brier, logloss, flags, m, part);
+    grouped_sums_and_total(groups, t0, brier, logloss, flags, m, part); /* groups t0 .. k - 2, and the total */
+    uint64_t *last = part + 3 * (t0 + 3);
+    for (int32_t t = 0; t < k - 1; t++)
+        for (int w = 0; w < 3; w++)
+            last[w] -= part[3 * t + w];
+    for (int32_t t = 0; t < k; t++) {
+        const uint64_t *p = t == k - 1 ? last : part + 3 * t;
+        uint64_t add[7] = {p[0], 0, p[1], 0, p[2] & 0x1FFFFF, (p[2] >> 21) & 0x1FFFFF, p[2] >> 42};
+        add_group_sums(sums + 7 * t, add);
     }
 }
 
@@ -4073,6 +4112,33 @@ grouped_sums_list(const uint64_t *sums, Py_ssize_t k)
             PyList_SET_ITEM(result, t, item);
     }
     return result;
+}
+
+/* The scratch slot of each event of a chunk, b + (code & PAGE_MASK) with b the row of its (group, page) in
+ * `dense`: nonzero when every event's page has a row (else the slots are not all set). Codes fall below
+ * n_pages << PAGE_BITS and groups below the table's groups, so every index is inside `dense`. */
+VECTOR_CLONES static int
+dense_slots(const uint64_t *restrict codes, const int32_t *restrict groups, uint64_t n_pages,
+            const int32_t *restrict dense, Py_ssize_t m, uint32_t *restrict slots)
+{
+    int32_t missing = 0;
+    uint32_t pages = (uint32_t)n_pages; /* the table's (group, page) pairs fit 32 bits: GROUPED_DENSE_UP_TO */
+    for (Py_ssize_t j = 0; j < m; j++) {
+        int32_t b = dense[(uint32_t)groups[j] * pages + (uint32_t)(codes[j] >> PAGE_BITS)];
+        missing |= b;
+        slots[j] = (uint32_t)b + (uint32_t)(codes[j] & PAGE_MASK);
+    }
+    return missing >= 0;
+}
+
+/* Whether any of codes[0:m] is `a` or `b`. */
+VECTOR_CLONES static int
+any_code_of(const uint64_t *restrict codes, Py_ssize_t m, uint64_t a, uint64_t b)
+{
+    uint64_t hit = 0;
+    for (Py_ssize_t j = 0; j < m; j++)
+        hit |= (uint64_t)(codes[j] == a) | (uint64_t)(codes[j] == b);
+    return hit != 0;
 }
 
 /* The scratch table of count_grouped_range_free: counts by row (uint32: a batch holds fewer than 2^32 events,
@@ -4295,6 +4361,7 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
     uint64_t codes[CHUNK];
     uint8_t chunk_labels[CHUNK], outside[CHUNK];
     int32_t chunk_groups[CHUNK];
+    uint32_t slots[CHUNK];
     FloatBits brier[CHUNK], logloss[CHUNK];
     uint64_t flags[CHUNK];
     int broadcast = n_labels == 1 && n != 1, refused = 0, bad = 0, no_memory = 0, short_of_rows = 0;
@@ -4334,8 +4401,7 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
             calibration_chunk(xs + i, chunk_labels, m, 1, brier, logloss, outside);
             if (g.k <= GROUPED_BY_MASK) {
                 pack_flags(outside, chunk_labels, m, flags);
-                for (int32_t t = 0; t < (int32_t)g.k; t += 4)
-                    grouped_sums_masked(chunk_groups, t, (int32_t)g.k, brier, logloss, flags, m, sums);
+                grouped_sums(chunk_groups, (int32_t)g.k, brier, logloss, flags, m, sums);
             }
             else
                 for (Py_ssize_t j = 0; j < m; j++) {
@@ -4343,8 +4409,13 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
                     add_group_sums(sums + 7 * chunk_groups[j], part);
                 }
         }
-        for (Py_ssize_t j = 0; j < m; j++) {
-            uint64_t code = codes[j], page = (uint64_t)chunk_groups[j] * n_pages + (code >> PAGE_BITS);
+        /* the chunk's slots first (one tight pass while every page has its row; else one by one, giving rows),
+         * then its counts, then the threshold codes' events (a pass only for a chunk that holds one) */
+        Py_ssize_t found = 0;
+        if (dense != NULL && dense_slots(codes, chunk_groups, n_pages, dense, m, slots))
+            found = m; /* every page of the chunk has its row */
+        for (; found < m; found++) {
+            uint64_t code = codes[found], page = (uint64_t)chunk_groups[found] * n_pages + (code >> PAGE_BITS);
             if (code >= code_limit) {
                 bad = 1;
                 break;
@@ -4367,10 +4438,17 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
                 if (dense != NULL)
                     dense[page] = b;
             }
-            sc.counts[b + (code & PAGE_MASK)] += 1;
-            if (check_threshold && (code == t_neg || code == t_pos) && xs[i + j] >= threshold)
-                tbs[chunk_groups[j]].above[code == t_pos] += 1;
+            slots[found] = (uint32_t)b + (uint32_t)(code & PAGE_MASK);
         }
+        if (found < m)
+            break;
+        uint32_t *restrict counts = sc.counts;
+        for (Py_ssize_t j = 0; j < m; j++)
+            counts[slots[j]] += 1;
+        if (check_threshold && any_code_of(codes, m, t_neg, t_pos))
+            for (Py_ssize_t j = 0; j < m; j++)
+                if ((codes[j] == t_neg || codes[j] == t_pos) && xs[i + j] >= threshold)
+                    tbs[chunk_groups[j]].above[codes[j] == t_pos] += 1;
     }
     /* the tables' new pages: all of them must have rows before anything is added */
     if (!refused && !bad && !no_memory) {
