@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 from collections.abc import Sized
@@ -14,6 +15,11 @@ __all__ = [
     "as_labels", "as_scores", "as_weights", "check_label_pair", "check_no_nan", "check_real", "check_same_length",
     "check_total",
 ]  # fmt: skip
+
+
+# what a real number may be: decimals too (a Parquet or database DECIMAL column's values), as numpy and
+# scikit-learn take them; a decimal is read as the nearest float
+_REAL = (numbers.Real, np.bool_, decimal.Decimal)
 
 
 def _show(value: Any) -> str:
@@ -44,10 +50,10 @@ def check_real(
 
 def _as_real(name: str, value: Any, finite: bool) -> float:
     """:func:`check_real`'s conversion of anything but a float (a 0-d array's value already taken)."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, (numbers.Real, np.bool_)):
+    if isinstance(value, (str, bytes)) or not isinstance(value, _REAL):
         raise TypeError(f"{name} must be a real number, got {_show(value)}")
     try:
-        return float(value)
+        return _float(value)
     except OverflowError:  # an integer beyond the floats
         if finite:
             raise ValueError(f"{name} must be finite, got an integer too large for a float ({_show(value)})") from None
@@ -65,6 +71,13 @@ def check_label_pair(pos_label: Any, neg_label: Any) -> None:
         ) from None
     if same:
         raise ValueError(f"pos_label and neg_label must differ, got {pos_label!r} for both")
+
+
+def _float(value: Any) -> float:
+    """``float(value)`` of a checked real number; a signalling NaN decimal (which ``float`` refuses) is NaN."""
+    if isinstance(value, decimal.Decimal) and value.is_snan():
+        return math.nan
+    return float(value)
 
 
 def column_as_numpy(value: Any) -> Any:
@@ -112,10 +125,10 @@ def as_scores(name: str, value: Any, check_nan: bool = True) -> npt.NDArray[np.f
     elif arr.dtype.kind == "O":
         x = np.empty(arr.size, dtype=np.float64)
         for i, v in enumerate(arr):
-            if isinstance(v, (str, bytes)) or not isinstance(v, (numbers.Real, np.bool_)):
+            if isinstance(v, (str, bytes)) or not isinstance(v, _REAL):
                 raise TypeError(f"{name} must hold real numbers, got {_show(v)} at index {i}")
             try:
-                x[i] = float(v)
+                x[i] = _float(v)
             except OverflowError:  # an integer beyond the floats: infinite, as check_real takes one score
                 x[i] = math.inf if v > 0 else -math.inf  # type: ignore[operator]  # only integers overflow float()
     else:

@@ -44,10 +44,13 @@ def _frame_partition(
     weights = None if weight is None else part[weight].to_numpy(dtype=np.float64)
     if label is None:  # scores alone
         columns = [part[score].to_numpy()]
+        _check_not_text_of_numbers(score, columns[0])
     elif isinstance(score, str):
         columns = [part[label].to_numpy(), part[score].to_numpy()]
         if kind == "multiclass":
             _check_not_text_of_rows(score, columns[1])
+        else:
+            _check_not_text_of_numbers(score, columns[1])
     elif kind == "paired":  # the two models' columns
         columns = [part[label].to_numpy(), part[score[0]].to_numpy(), part[score[1]].to_numpy()]
     else:  # one column per class
@@ -71,6 +74,22 @@ def _check_not_text_of_rows(name: str, values: np.ndarray) -> None:
             f"score column {name!r} holds text such as {first[:60]!r}: Dask turned its class scores into text "
             "(set dask.config.set({'dataframe.convert-string': False}) before making the frame, or give one "
             "column per class)"
+        )
+
+
+def _check_not_text_of_numbers(name: str, values: np.ndarray) -> None:
+    """Refuse a score column whose numbers are text, naming Dask's ``dataframe.convert-string`` as the likely
+    cause: it turns a pandas column of Python objects (decimals, say) into their text."""
+    first = values[0] if values.size else None
+    if isinstance(first, str):
+        try:
+            float(first)
+        except ValueError:
+            return  # not a number's text: the accumulator's own error names it
+        raise ValueError(
+            f"score column {name!r} holds text such as {first[:60]!r}, not numbers: Dask turns a column of Python "
+            "objects (decimals, say) into text (set dask.config.set({'dataframe.convert-string': False}) before "
+            "making the frame, or make the column float)"
         )
 
 

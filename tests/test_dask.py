@@ -185,3 +185,28 @@ def test_class_scores_held_in_one_column_and_dasks_text_of_them(client):
         as_text = dd.from_pandas(frame, npartitions=4)
     with pytest.raises(ValueError, match=r"score column 'probs' holds text such as \"\{'a': .*convert-string"):
         sed.evaluate(as_text, label="y", score="probs", accumulator=se.MulticlassAccumulator)
+
+
+def test_decimals_as_objects_and_dasks_text_of_them(client):
+    """Decimal scores kept as objects give the accumulator of their floats; Dask's text of them (its default
+    convert-string) is refused by name, with the setting that keeps them, not read as text numbers."""
+    from decimal import Decimal
+
+    import dask
+
+    rng = np.random.default_rng(6)
+    n = 2000
+    y, s = (rng.random(n) < 0.4).astype(np.int64), rng.random(n).round(4)
+    frame = pd.DataFrame({"label": y, "score": pd.Series([Decimal(str(v)) for v in s], dtype=object)})
+    want = se.BinaryAccumulator()
+    want.update_many(y, s)
+    with dask.config.set({"dataframe.convert-string": False}):
+        ddf = dd.from_pandas(frame, npartitions=4)
+    assert sed.evaluate(ddf, label="label", score="score") == want
+    with dask.config.set({"dataframe.convert-string": True}):
+        as_text = dd.from_pandas(frame, npartitions=4)
+    refused = r"score column 'score' holds text such as '0\.\d+', not numbers: .*convert-string"
+    with pytest.raises(ValueError, match=refused):
+        sed.evaluate(as_text, label="label", score="score")
+    with pytest.raises(ValueError, match=refused):
+        sed.evaluate(as_text, score="score", accumulator=se.ScoreAccumulator)

@@ -353,3 +353,33 @@ def test_spark_connect_merges_on_the_driver(tmp_path):
     assert out["session"].startswith("pyspark.sql.connect")
     assert out["equal"] and out["segments"]
     assert "column 'label', row 1 of partition 0 (label=5, score=0.5)" in out["error"]
+
+
+def test_decimal_columns_are_read_as_floats(spark):
+    """A DecimalType column (as a table of amounts or a database's NUMERIC gives it) reaches the workers as
+    pyarrow decimals: read as the nearest floats, for labels and scores, regression targets and weights."""
+    from decimal import Decimal
+
+    from pyspark.sql.types import DecimalType, LongType, StructField, StructType
+
+    rng = np.random.default_rng(8)
+    n = 5000
+    y = (rng.random(n) < 0.4).astype(np.int64)
+    score, target, weight = rng.random(n).round(4), rng.normal(50.0, 10.0, n).round(2), rng.uniform(1, 2, n).round(3)
+    schema = StructType([
+        StructField("label", LongType()), StructField("score", DecimalType(6, 4)),
+        StructField("target", DecimalType(8, 2)), StructField("weight", DecimalType(5, 3)),
+    ])  # fmt: skip
+    rows = [(int(a), Decimal(str(b)), Decimal(str(c)), Decimal(str(d))) for a, b, c, d in
+            zip(y, score, target, weight, strict=True)]  # fmt: skip
+    df = spark.createDataFrame(rows, schema).repartition(3)
+    want = se.BinaryAccumulator()
+    want.update_many(y, score, w=weight)
+    got = ses.evaluate(df, label="label", score="score", weight="weight")
+    assert got.get().auc == pytest.approx(want.get().auc, rel=1e-12)
+    assert got.n == want.n == pytest.approx(weight.sum(), rel=1e-12)
+    reg = ses.evaluate(df, label="target", score="score", kind="regression")
+    ref = se.RegressionAccumulator()
+    ref.update_many(target, score)
+    assert reg.n == ref.n == n
+    assert reg.get().mae == pytest.approx(ref.get().mae, rel=1e-12)
