@@ -1013,20 +1013,21 @@ class Monitor:
             return
         if self.by == "time" and t is None:
             raise ValueError("t is required when the monitor records by time")
+        when = None if t is None else check_real("t", t, finite=True)  # checked before anything is counted
         if self._time_kw:
             kwargs["t"] = t
         self._count_one(*args, **kwargs)
-        self._after(1, None if t is None else (float(t), float(t)))
+        self._after(1, None if when is None else (when, when))
 
     def update_many(self, *args: Any, t: Any = None, **kwargs: Any) -> None:
         """Update the accumulator with a batch, then record if a boundary was crossed."""
         if self.by == "time" and t is None:
             raise ValueError("t is required when the monitor records by time")
+        n = len(args[0]) if args else 0
+        times = None if t is None else _event_times(t, n)[0]  # checked before anything is counted
         if self._time_kw:
             kwargs["t"] = t
         self.accumulator.update_many(*args, **kwargs)
-        n = len(args[0]) if args else 0
-        times = None if t is None else np.asarray(t, dtype=np.float64)
         self._after(n, None if times is None or times.size == 0 else (float(times.min()), float(times.max())))
 
     def _after(self, n: int, span: tuple[float, float] | None) -> None:

@@ -635,6 +635,32 @@ def test_a_monitor_refuses_a_bad_event_and_changes_nothing(make, bad, words):
     assert [r["time"] for r in records] == [1, 2, 3, 4, 5, 6] and records[-1]["n"] == monitor.accumulator.get().n
 
 
+@pytest.mark.parametrize(
+    ("t", "words"),
+    [
+        ([0.0, float("nan")], "t must not be NaN, got nan at index 1"),
+        ([0.0, math.inf], "t must be finite, got inf at index 1"),
+        (["a", "b"], "t must hold real numbers"),
+        ([0.0], "t must have one time per event (2), got 1"),
+    ],
+)
+def test_a_monitor_by_time_checks_the_times_before_anything_is_counted(t, words):
+    """A monitor by time over an accumulator that takes no times reads them itself: a bad time is refused by
+    name, per event and in a batch, before the accumulator counts anything."""
+    monitor = se.Monitor(se.BinaryAccumulator(), every=10.0, by="time")
+    monitor.update_many([1, 0], [0.3, 0.4], t=[1.0, 2.0])
+    before = (monitor.accumulator.to_bytes(), monitor.to_records())
+    with pytest.raises((TypeError, ValueError)) as refused:
+        monitor.update_many([1, 0], [0.3, 0.4], t=t)
+    assert words in str(refused.value)
+    bad_one = t[-1] if len(t) == 2 else "x"
+    with pytest.raises((TypeError, ValueError), match=r"^t must"):
+        monitor.update(1, 0.3, t=bad_one)
+    assert (monitor.accumulator.to_bytes(), monitor.to_records()) == before
+    monitor.update_many([1, 0], [0.3, 0.4], t=[11.0, 12.0])  # a boundary crossed: recorded at 10
+    assert [r["time"] for r in monitor.to_records()] == [10.0] and monitor.accumulator.n == 4
+
+
 def test_a_short_window_counts_the_events_that_stay_afresh():
     """More events leave than stay at each filing: the window counts the staying ones anew, exactly."""
     rng = np.random.default_rng(11)
