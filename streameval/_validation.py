@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import decimal
 import math
 import numbers
@@ -12,8 +13,8 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
-    "as_labels", "as_scores", "as_weights", "check_label_pair", "check_no_nan", "check_real", "check_same_length",
-    "check_total",
+    "as_labels", "as_scores", "as_times", "as_weights", "check_duration", "check_label_pair", "check_no_nan",
+    "check_real", "check_same_length", "check_time", "check_total",
 ]  # fmt: skip
 
 
@@ -78,6 +79,100 @@ def _float(value: Any) -> float:
     if isinstance(value, decimal.Decimal) and value.is_snan():
         return math.nan
     return float(value)
+
+
+# Event times may be instants: datetime.datetime and datetime.date (a pandas Timestamp is one), numpy
+# datetime64 and their arrays, pandas and pyarrow timestamp columns. They are read as seconds since
+# 1970-01-01 00:00 UTC (naive ones as UTC, as numpy and pandas read them), so widths, half-lives, ttls and
+# record intervals are then seconds; those may be durations (datetime.timedelta, pandas Timedelta, numpy
+# timedelta64), read as seconds too.
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def _is_missing_instant(value: Any) -> bool:
+    """Whether ``value`` is a missing instant or duration: numpy's or pandas' NaT."""
+    return type(value).__name__ == "NaTType" or (
+        isinstance(value, (np.datetime64, np.timedelta64)) and bool(np.isnat(value))
+    )
+
+
+def _instant_seconds(value: Any) -> float | None:
+    """Seconds since the epoch of an instant (``None`` for anything else)."""
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
+            value = value.replace(tzinfo=datetime.timezone.utc)
+        return (value - _EPOCH).total_seconds()
+    if isinstance(value, datetime.date):
+        return float((value - _EPOCH.date()).days * 86400)
+    if isinstance(value, np.datetime64):
+        return float(datetime64_seconds(np.asarray([value]))[0])
+    return None
+
+
+def datetime64_seconds(instants: np.ndarray) -> npt.NDArray[np.float64]:
+    """Seconds since the epoch of datetime64 values (no NaT), each the float nearest to the exact number, as
+    ``timedelta.total_seconds`` gives it for whole microseconds: so one instant as a datetime, a Timestamp or
+    a datetime64 of any unit is one time (a division of nanoseconds as floats would round twice)."""
+    micro = instants.astype("datetime64[us]")
+    seconds = (micro - np.datetime64(0, "us")).astype(np.int64) / 1e6  # whole microseconds: exact, then divided
+    finer = micro != instants
+    if finer.any():  # below a microsecond: nanoseconds divided (they are below 2**63, as floats rounded once)
+        nanos = instants[finer].astype("datetime64[ns]")
+        seconds[finer] = (nanos - np.datetime64(0, "ns")).astype(np.int64) / 1e9
+    return seconds
+
+
+def check_time(name: str, value: Any) -> float:
+    """One event time as a finite float: a real number, or an instant as seconds since 1970-01-01 UTC."""
+    if type(value) is not float:
+        if _is_missing_instant(value):
+            raise ValueError(f"{name} must not be missing, got NaT")
+        seconds = _instant_seconds(value)
+        if seconds is not None:
+            return seconds
+    return check_real(name, value, finite=True)
+
+
+def check_duration(name: str, value: Any) -> float:
+    """A positive, finite length of time: a real number, or a duration as seconds."""
+    if _is_missing_instant(value):
+        raise ValueError(f"{name} must not be missing, got NaT")
+    if isinstance(value, datetime.timedelta):
+        v = value.total_seconds()
+    elif isinstance(value, np.timedelta64):
+        v = float(value / np.timedelta64(1, "s"))
+    else:
+        v = check_real(name, value, finite=True)
+    if not v > 0:
+        raise ValueError(f"{name} must be positive, got {_show(value)}")
+    return v
+
+
+def as_times(name: str, value: Any) -> npt.NDArray[np.float64]:
+    """A batch's event times as a 1-D float64 array (not checked for NaN or infinities: the caller's part), with
+    instants read as :func:`check_time` reads one; a missing instant (NaT, None among instants) is refused by
+    index."""
+    arr = _one_dimensional(name, column_as_numpy(value))
+    if arr.dtype.kind == "M":
+        missing = np.isnat(arr)
+        if missing.any():
+            raise ValueError(f"{name} must not be missing, got NaT at index {int(np.argmax(missing))}")
+        return datetime64_seconds(arr)
+    if (
+        arr.dtype.kind == "O"
+        and arr.size
+        and any(isinstance(v, (datetime.date, np.datetime64)) or _is_missing_instant(v) for v in arr)
+    ):
+        out = np.empty(arr.size, dtype=np.float64)
+        for i, v in enumerate(arr):
+            if v is None or _is_missing_instant(v):
+                raise ValueError(f"{name} must not be missing, got {'None' if v is None else 'NaT'} at index {i}")
+            seconds = _instant_seconds(v)
+            if seconds is None:
+                raise TypeError(f"{name} must hold instants or real numbers, not both, got {_show(v)} at index {i}")
+            out[i] = seconds
+        return out
+    return as_scores(name, arr, check_nan=False)
 
 
 def column_as_numpy(value: Any) -> Any:

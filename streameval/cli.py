@@ -32,7 +32,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from . import io as state_io
-from ._validation import column_as_numpy
+from ._validation import check_time, column_as_numpy, datetime64_seconds
 from .averaging import macro
 from .binary import DEFAULT_EXACT_UP_TO, BinaryAccumulator
 from .bins import Bins
@@ -206,7 +206,12 @@ class IrregularInputError(Exception):
 
 
 def _arrow_csv_chunks(
-    path: str, fh: Any, columns: list[str], numeric: set[str], integers: frozenset[str] = frozenset()
+    path: str,
+    fh: Any,
+    columns: list[str],
+    numeric: set[str],
+    integers: frozenset[str] = frozenset(),
+    times: frozenset[str] = frozenset(),
 ) -> Iterator[Rows]:
     """A CSV file parsed by pyarrow's streaming reader, its needed columns as strings.
 
@@ -215,7 +220,8 @@ def _arrow_csv_chunks(
     line, text that is not UTF-8, a missing column) raises :class:`IrregularInputError`:
     the caller reads the files again with the exact reader, which names the
     line or skips blank ones. Columns in ``integers`` (labels whose texts are
-    whole numbers) are parsed as integers, faster than as text.
+    whole numbers) are parsed as integers, faster than as text; columns in
+    ``times`` stay text (numbers or instants: :func:`_times` reads them).
     """
     import pyarrow as pa
     import pyarrow.csv as pa_csv
@@ -235,7 +241,13 @@ def _arrow_csv_chunks(
                 convert_options=pa_csv.ConvertOptions(
                     include_columns=columns,
                     column_types={
-                        c: pa.float64() if c in numeric else pa.int64() if c in integers else pa.string()
+                        c: pa.string()
+                        if c in times
+                        else pa.float64()
+                        if c in numeric
+                        else pa.int64()
+                        if c in integers
+                        else pa.string()
                         for c in columns
                     },
                     strings_can_be_null=False,
@@ -330,6 +342,7 @@ def _chunks(
     numeric: set[str] | None = None,
     name: str | None = None,
     integers: frozenset[str] = frozenset(),
+    times: frozenset[str] = frozenset(),
 ) -> Iterator[Rows]:
     """The rows of a file a chunk at a time, each with ``position``: the bytes of the file read so far.
 
@@ -347,7 +360,7 @@ def _chunks(
             if _is_jsonl(path, fmt):
                 chunks = _arrow_jsonl_chunks(path, content, columns, numeric or set())
             else:
-                chunks = _arrow_csv_chunks(path, content, columns, numeric or set(), integers)
+                chunks = _arrow_csv_chunks(path, content, columns, numeric or set(), integers, times)
             for rows in chunks:
                 rows.position, rows.source = counted.count, shown
                 yield rows
@@ -466,6 +479,60 @@ def _numbers(rows: Rows, column: str, finite: bool, bad: np.ndarray) -> np.ndarr
     return out
 
 
+def _times(rows: Rows, column: str, bad: np.ndarray) -> np.ndarray:
+    """Event times as floats: numbers, or instants (ISO 8601 text, Parquet timestamps and dates) as seconds since
+    1970-01-01 UTC, naive ones as UTC, as the library reads them; sets ``bad`` where a value is neither."""
+    values = rows.cols[column]
+    if _is_arrow(values):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.types as pt
+
+        if pt.is_string(values.type) or pt.is_large_string(values.type):  # numbers, or instants all alike
+            for kind in (pa.float64(), pa.timestamp("ns", tz="UTC"), pa.timestamp("ns")):
+                try:
+                    values = pc.cast(values, kind)
+                    break
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                    continue
+        if _is_arrow(values) and (pt.is_timestamp(values.type) or pt.is_date(values.type)):
+            instants = np.asarray(values.to_numpy(zero_copy_only=False))
+            missing = np.isnat(instants)
+            out = np.full(instants.size, math.nan)
+            out[~missing] = datetime64_seconds(instants[~missing])
+            bad |= missing
+            return out
+        if _is_arrow(values) and (pt.is_floating(values.type) or pt.is_integer(values.type)):
+            return _numbers(rows, column, finite=True, bad=bad)
+        values = values.to_pylist()  # instants of several forms: one by one
+    out = np.empty(len(values))
+    for i, v in enumerate(values):
+        out[i] = _time_value(v)
+    bad |= ~np.isfinite(out)
+    return out
+
+
+def _time_value(value: Any) -> float:
+    """One event time (a number, an instant, or either's text) as a float; NaN for anything else."""
+    import datetime
+
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return float(text)
+        except ValueError:
+            try:
+                value = datetime.datetime.fromisoformat(text)
+            except ValueError:
+                return math.nan
+    if isinstance(value, bool) or value is None:
+        return math.nan
+    try:
+        return check_time("time", value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 @dataclass
 class Problem:
     """The first bad row of each kind, and how many there were."""
@@ -531,7 +598,7 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
         weights = _numbers(rows, args.weight, finite=True, bad=bad_weight)
         bad_weight |= weights < 0
     bad_time = np.zeros(n, dtype=np.bool_)
-    times = _numbers(rows, args.time, finite=True, bad=bad_time) if args.time else None
+    times = _times(rows, args.time, bad=bad_time) if args.time else None
     segments = None
     if args.by:  # one column: its values as text; several: a tuple of them per row (crossed segments)
         parts = [_texts(rows, c).tolist() for c in args.by]
@@ -541,7 +608,7 @@ def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> 
         ("label", bad_label, lambda i: f"label {_raw(rows, args.label, i)!r} {label_problem}"),
         ("score", bad_score, bad_score_text),
         ("weight", bad_weight, lambda i: f"weight {_raw(rows, args.weight, i)!r} is not a finite number >= 0"),
-        ("time", bad_time, lambda i: f"time {_raw(rows, args.time, i)!r} is not a finite number"),
+        ("time", bad_time, lambda i: f"time {_raw(rows, args.time, i)!r} is neither a finite number nor an instant"),
     ]
     return values, weights, times, segments, _first_problems(rows, checks, skip)
 
@@ -870,7 +937,10 @@ def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] 
             whole = args.kind in ("binary", "paired") and args.pos_label.isdigit() and args.neg_label.isdigit()
             whole = whole and args.label not in numeric
             integers = frozenset([args.label]) if whole else frozenset()
-            chunks = _chunks(path, columns, args.format, fast=fast, numeric=numeric, name=shown, integers=integers)
+            chunks = _chunks(
+                path, columns, args.format, fast=fast, numeric=numeric, name=shown, integers=integers,
+                times=frozenset([args.time]) if args.time else frozenset(),
+            )  # fmt: skip
             for rows in chunks:
                 values, weights, times, segs, keep = _check_chunk(rows, args, skip)
                 rows_read += len(rows.lines)
@@ -1125,7 +1195,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--label", default="label", help="label column (default: label)")
     ev.add_argument("--score", default="score", help="score column (default: score)")
     ev.add_argument("--weight", help="weight column")
-    ev.add_argument("--time", help="event time column (events are taken in time order within a chunk)")
+    ev.add_argument(
+        "--time",
+        help="event time column: numbers, or instants (ISO 8601 text, Parquet timestamps; naive ones as UTC); "
+        "events are taken in time order within a chunk",
+    )
     ev.add_argument("--threshold", type=float, help="decision threshold (binary, paired; default: 0.5)")
     ev.add_argument("--bins", default="range_free", help="range_free[:M], uniform:LO:HI:N or edges:E1,E2,...")
     ev.add_argument(

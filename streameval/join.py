@@ -22,7 +22,7 @@ from ._codec import (
     encode_segment,
     require_fields,
 )
-from ._validation import check_real, column_as_numpy
+from ._validation import as_times, check_duration, check_real, check_time, column_as_numpy, is_one_value
 from .multiclass import MulticlassAccumulator
 from .scores import ScoreAccumulator
 from .segmented import Segmented, segment_key
@@ -67,6 +67,17 @@ def _column(name: str, values: Any, n: int, given: bool = False, one: tuple[type
             raise ValueError(f"{name} must be as long as keys ({n}), got {len(values)}")
         return _values(values)
     return [values] * n
+
+
+def _times(t: Any, n: int) -> Any:
+    """A batch's times as the calls one by one take them: ``None``, one for all, or ``n`` of them with instants
+    read as seconds (a numpy or pandas column of datetimes would give other numbers one by one)."""
+    if t is None or is_one_value(t):
+        return _column("t", t, n)
+    times = as_times("t", t)
+    if times.size != n:
+        raise ValueError(f"t must be as long as keys ({n}), got {times.size}")
+    return times.tolist()
 
 
 def _values(column: Any) -> Any:
@@ -125,7 +136,8 @@ class LabelJoin:
       before the labels come);
     * with ``ttl``, a prediction older than ``ttl`` (by the event times ``t``)
       *expires*, and a label waiting that long for its prediction becomes an
-      *orphan*;
+      *orphan*; times may be instants (datetimes, ``datetime64`` columns),
+      read as seconds since 1970-01-01 UTC, and ``ttl`` a duration;
     * a label whose prediction already expired is counted as ``late``; a label
       for a key never seen, or for one expired too long ago to remember, is
       an orphan once it expires (or at once without ``ttl`` when evicted);
@@ -161,9 +173,7 @@ class LabelJoin:
             raise TypeError(f"accumulator must be an accumulator, a window or a monitor, got {kind}")
         inner = accumulator.inner if hasattr(type(accumulator), "inner") else accumulator  # a Locked one: its own
         if ttl is not None:
-            ttl = check_real("ttl", ttl, finite=True)
-            if ttl <= 0:
-                raise ValueError(f"ttl must be positive, got {ttl!r}")
+            ttl = check_duration("ttl", ttl)  # a number, or a timedelta (seconds, as instants are read)
         if isinstance(max_pending, bool) or not isinstance(max_pending, (int, np.integer)) or max_pending < 1:
             raise ValueError(f"max_pending must be a whole number >= 1, got {max_pending!r}")
         self.accumulator = accumulator
@@ -205,7 +215,7 @@ class LabelJoin:
             if self._timed:
                 raise ValueError("t is required: the accumulator counts each pair at its prediction's time")
             return math.nan
-        return check_real("t", t, finite=True)
+        return check_time("t", t)
 
     def predict(
         self, key: Hashable, score: Any, t: float | None = None, segment: Hashable = None, w: float = _UNIT
@@ -264,7 +274,7 @@ class LabelJoin:
         keys, scores = _values(keys), _column("scores", scores, n, given=True)
         # a tuple is one (crossed) segment for all; one segment a prediction comes in a list or an array
         segments = _column("segment", segment, n, one=(str, bytes, tuple))
-        times, weights = _column("t", t, n), _column("w", w, n)
+        times, weights = _times(t, n), _column("w", w, n)
         predict = self.predict
         with self._batched():
             for i in range(n):
@@ -294,7 +304,7 @@ class LabelJoin:
         (2, 1)
         """
         n = _length("keys", keys)
-        keys, ys, times = _values(keys), _column("ys", ys, n, given=True), _column("t", t, n)
+        keys, ys, times = _values(keys), _column("ys", ys, n, given=True), _times(t, n)
         label = self.label
         with self._batched():
             for i in range(n):

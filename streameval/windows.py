@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from ._events import FLUSH_EVERY, EventCounter, EventLog, PaneRouter, log_columns, str_column
 from ._numeric import finite_and_ascending
-from ._validation import as_scores, as_weights, check_no_nan, check_real, is_one_value
+from ._validation import as_times, as_weights, check_duration, check_no_nan, check_real, check_time, is_one_value
 from .averaging import metric_value
 from .drift import drift
 
@@ -446,8 +446,12 @@ class TimeWindow:
     ----------
     factory : callable
         Returns an empty accumulator of any kind.
-    width : float
-        Window length in the units of the event times.
+    width : float or timedelta
+        Window length in the units of the event times. Event times may be
+        instants (``datetime``, pandas ``Timestamp``, numpy ``datetime64`` and
+        columns of them), read as seconds since 1970-01-01 UTC (naive ones as
+        UTC); the width is then in seconds, and may be a duration
+        (``timedelta``, pandas ``Timedelta``, numpy ``timedelta64``).
     panes : int, default 10
         Panes per window.
 
@@ -461,12 +465,21 @@ class TimeWindow:
     >>> win.update(1, 0.7, t=1.0)  # arrives too late for the window
     >>> win.get().n, win.n_late
     (2, 1)
+
+    The last hour of a stream of timestamps:
+
+    >>> from datetime import datetime, timedelta
+    >>> hour = se.TimeWindow(se.BinaryAccumulator, width=timedelta(hours=1), panes=6)
+    >>> hour.update(1, 0.8, t=datetime(2026, 5, 1, 9, 0))
+    >>> hour.update(0, 0.3, t=datetime(2026, 5, 1, 10, 30))  # the 9:00 event has left the window
+    >>> hour.get().n
+    1
     """
 
     def __init__(self, factory: Factory, width: float, panes: int = 10) -> None:
         self._factory = factory
         self._empty = _make(factory)
-        self.width = _positive("width", width)
+        self.width = check_duration("width", width)
         self.panes = _count("panes", panes)
         self.pane_width = self.width / self.panes
         self._ring: dict[int, Any] = {}
@@ -501,7 +514,7 @@ class TimeWindow:
 
     def _update_routed(self, *args: Any, t: float, **kwargs: Any) -> None:
         """An event that is not of the latest pane (or not plain): found its pane here."""
-        pane = math.floor(check_real("t", t, finite=True) / self.pane_width)
+        pane = math.floor(check_time("t", t) / self.pane_width)
         current = self._ring.get(pane)
         if current is not None:  # the pane is in the window: count the event there (checked first)
             current.update(*args, **kwargs)
@@ -630,7 +643,7 @@ class TimeWindow:
 
 def _event_times(t: Any, n: int) -> tuple[np.ndarray, bool]:
     """A batch's event times, checked (one per event, finite), and whether they never fall."""
-    times = np.atleast_1d(as_scores("t", np.atleast_1d(t), check_nan=False))
+    times = as_times("t", [t] if is_one_value(t) else t)
     if times.size != n:
         raise ValueError(f"t must have one time per event ({n}), got {times.size}")
     finite, ascending = finite_and_ascending(times)
@@ -676,7 +689,9 @@ class Decayed:
     """Exponentially decayed counts: an event ``half_life`` old weighs one half.
 
     Age is measured in events (``by="events"``, the default) or in event
-    time (``by="time"``: pass ``t=`` to every update). Internally an event is
+    time (``by="time"``: pass ``t=`` to every update; instants are read as
+    seconds since 1970-01-01 UTC, as :class:`TimeWindow` reads them, and
+    ``half_life`` may then be a duration). Internally an event is
     stored with weight ``w * 2**((t - t_ref) / half_life)`` and the state is
     rescaled when that exponent grows large, so counts stay finite and
     accurate over any number of events.
@@ -697,9 +712,10 @@ class Decayed:
         self._acc = _make(factory)
         if not hasattr(self._acc, "scaled"):
             raise TypeError(f"Decayed needs an accumulator whose counts can be scaled, got {type(self._acc).__name__}")
-        self.half_life = _positive("half_life", half_life)
         if by not in ("events", "time"):
             raise ValueError(f"by must be 'events' or 'time', got {by!r}")
+        # by time, a duration may be given (a timedelta: seconds, as instants are read); by events, a count
+        self.half_life = check_duration("half_life", half_life) if by == "time" else _positive("half_life", half_life)
         self.by = by
         self._t_ref = 0.0
         self._latest = -math.inf
@@ -775,7 +791,7 @@ class Decayed:
         else:
             if t is None:
                 raise ValueError("t is required with by='time'")
-            when = check_real("t", t, finite=True)
+            when = check_time("t", t)
         weight = check_real("w", w, finite=True, nonnegative=True)
         top = max(self._latest, when)
         if (top - self._t_ref) / self.half_life > self._RESCALE_AT:  # rare: the batch path rescales the state
@@ -887,10 +903,12 @@ class Monitor:
     Parameters
     ----------
     accumulator : accumulator or window
-    every : int or float
+    every : int, float or timedelta
         Events between records (``by="events"``) or event time between them
         (``by="time"``: pass ``t=`` to updates; it is also passed on to a
-        time-based window).
+        time-based window). Times may be instants, read as seconds since
+        1970-01-01 UTC, as :class:`TimeWindow` reads them; ``every`` is then
+        in seconds, or a duration, and each record's ``time`` is in seconds.
     by : "events" or "time"
     drift_reference : ScoreAccumulator, BinaryAccumulator, window or ScoreReport, optional
         With it (and score accumulators or windows over them to monitor),
@@ -936,7 +954,7 @@ class Monitor:
         if by not in ("events", "time"):
             raise ValueError(f"by must be 'events' or 'time', got {by!r}")
         self.by = by
-        self.every = _count("every", every) if by == "events" else _positive("every", every)
+        self.every = _count("every", every) if by == "events" else check_duration("every", every)
         self.accumulator = accumulator
         self.metrics = self._checked_metrics(metrics)
         self._next: float | None = None
@@ -1013,7 +1031,7 @@ class Monitor:
             return
         if self.by == "time" and t is None:
             raise ValueError("t is required when the monitor records by time")
-        when = None if t is None else check_real("t", t, finite=True)  # checked before anything is counted
+        when = None if t is None else check_time("t", t)  # checked before anything is counted
         if self._time_kw:
             kwargs["t"] = t
         self._count_one(*args, **kwargs)

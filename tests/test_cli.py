@@ -687,3 +687,45 @@ def test_standard_input_is_saved_then_read_like_a_file_and_named_stdin(text, mes
     assert bad.returncode == 2 and message in bad.stderr, bad.stderr
     good = json.loads(_cli("eval", "-", "--json", stdin=b"label,score\n1,0.9\n0,0.3\n").stdout)
     assert good["rows"] == 2 and good["overall"]["auc"] == 1.0
+
+
+def test_time_column_of_instants_orders_the_events_as_their_seconds(tmp_path):
+    """--time may hold instants: ISO 8601 text (with a zone or naive, as UTC; one form or several in a file),
+    Parquet timestamps with or without a zone, JSON Lines text. The window of the last events by time is the
+    one numbers of seconds give; a time that is neither is a bad row, named."""
+    import datetime as dt
+
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(9)
+    n = 3000
+    y, s = (rng.random(n) < 0.4).astype(int), np.round(rng.random(n), 4)
+    secs = rng.permutation(n) * 60.0 + 1_770_000_000.0  # out of order: the order comes from the times
+    at = [dt.datetime.fromtimestamp(v, dt.timezone.utc) for v in secs]
+    zoned = [t.strftime("%Y-%m-%dT%H:%M:%SZ") for t in at]
+    naive = [t.strftime("%Y-%m-%d %H:%M:%S") for t in at]
+    frame = pd.DataFrame({"label": y, "score": s})
+    files = {
+        "seconds.csv": frame.assign(ts=secs),
+        "zoned.csv": frame.assign(ts=zoned),
+        "mixed.csv": frame.assign(ts=[a if i % 3 else b for i, (a, b) in enumerate(zip(zoned, naive, strict=True))]),
+        "naive.parquet": frame.assign(ts=pd.to_datetime(secs, unit="s")),
+        "zoned.parquet": frame.assign(ts=pd.to_datetime(secs, unit="s", utc=True)),
+        "zoned.jsonl": frame.assign(ts=zoned),
+    }
+    last = np.argsort(secs, kind="stable")[-200:]
+    want = se.BinaryAccumulator()
+    want.update_many(y[last], s[last])
+    for name, data in files.items():
+        path = tmp_path / name
+        if name.endswith(".csv"):
+            data.to_csv(path, index=False)
+        elif name.endswith(".parquet"):
+            data.to_parquet(path)
+        else:
+            data.to_json(path, orient="records", lines=True)
+        out = json.loads(_cli("eval", str(path), "--time", "ts", "--window", "200", "--json", "--no-progress").stdout)
+        assert out["window"]["n"] == 200 and out["window"]["auc"] == pytest.approx(want.get().auc, abs=1e-15), name
+    (tmp_path / "bad.csv").write_text("label,score,ts\n1,0.9,2026-01-01T00:00:00Z\n0,0.2,yesterday\n")
+    bad = _cli("eval", str(tmp_path / "bad.csv"), "--time", "ts", check=False)
+    assert bad.returncode == 2 and "bad.csv:3: time 'yesterday' is neither a finite number nor an instant" in bad.stderr

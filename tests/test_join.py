@@ -864,3 +864,47 @@ def test_batches_take_pandas_and_pyarrow_columns_by_position():
         got = joined(k, s, y, t)
         assert (got.matched, got.expired, got.pending) == (want.matched, want.expired, want.pending)
         assert got.get().to_dict() == want.get().to_dict()
+
+
+def test_instants_and_a_duration_ttl_join_as_their_seconds():
+    """Times given as instants (datetimes, a pandas or numpy datetime64 column, a pyarrow timestamp array) and a
+    ttl given as a duration: the same join as their seconds since 1970-01-01 UTC give (a datetime64 column read
+    one value at a time would give nanoseconds), per event and in batches; a missing instant is refused by name."""
+    import datetime as dt
+
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(13)
+    n = 400
+    keys, scores, ys = np.arange(n), np.round(rng.random(n), 2), (rng.random(n) < 0.5).astype(int)
+    secs = np.sort(rng.integers(0, 3600, n)) + 1_770_000_000.0  # whole seconds
+    later = secs + rng.integers(0, 120, n)
+    column, labelled = pd.Series(pd.to_datetime(secs, unit="s")), pd.Series(pd.to_datetime(later, unit="s"))
+
+    def joined(ttl, predicted_at, labelled_at, one_by_one=False):
+        join = se.LabelJoin(se.BinaryAccumulator(), ttl=ttl)
+        if one_by_one:
+            for i in range(n):
+                join.predict(int(keys[i]), scores[i], t=predicted_at[i])
+            for i in range(n):
+                join.label(int(keys[i]), int(ys[i]), t=labelled_at[i])
+        else:
+            join.predict_many(keys, scores, t=predicted_at)
+            join.label_many(keys, ys, t=labelled_at)
+        return join
+
+    want = joined(600.0, secs, later)
+    assert want.matched > 0 and want.expired > 0
+    for ttl, predicted_at, labelled_at, one_by_one in [
+        (dt.timedelta(minutes=10), column, labelled, False),
+        (pd.Timedelta("10min"), column.to_numpy(), labelled.to_numpy(), False),
+        (np.timedelta64(600, "s"), pa.array(column), pa.array(labelled), False),
+        (dt.timedelta(minutes=10), list(column.dt.to_pydatetime()), list(labelled), True),
+    ]:
+        got = joined(ttl, predicted_at, labelled_at, one_by_one)
+        assert (got.matched, got.expired, got.pending) == (want.matched, want.expired, want.pending)
+        assert got.get().to_dict() == want.get().to_dict()
+    join = se.LabelJoin(se.BinaryAccumulator(), ttl=dt.timedelta(minutes=10))
+    with pytest.raises(ValueError, match="t must not be missing, got NaT at index 1"):
+        join.predict_many([1, 2], [0.5, 0.5], t=pd.Series([column[0], pd.NaT]))
+    assert join.pending == 0

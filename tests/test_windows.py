@@ -848,3 +848,71 @@ def test_a_window_keeps_the_classes_it_learnt_in_its_pooled_metrics():
     assert got.micro_auc == knowing.get().micro_auc
     assert got.micro_auc != alone.get().micro_auc
     assert got.confusion_matrix[1:, 1:].tolist() == alone.get().confusion_matrix.tolist()
+
+
+def test_instants_are_seconds_since_the_epoch_and_durations_seconds():
+    """Event times given as instants (datetime, pandas Timestamp, numpy datetime64, their columns) count as the
+    same times in seconds since 1970-01-01 UTC, and widths, half-lives and record intervals given as durations
+    as their seconds: per event and in batches, equal states and records. A missing instant (NaT, None) or a
+    batch mixing instants and numbers is refused by name, nothing changed."""
+    import datetime as dt
+
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(21)
+    n = 3000
+    y, s = rng.random(n) < 0.4, rng.random(n)
+    secs = np.round(np.sort(rng.uniform(0, 3 * 86400, n)) + 1.77e9, 6)  # microseconds: datetime holds them
+    stamps = [dt.datetime(1970, 1, 1) + dt.timedelta(seconds=float(v)) for v in secs]  # naive: UTC
+    column = pd.Series(pd.to_datetime(secs, unit="s").round("us"))
+    hour = dt.timedelta(hours=1)
+
+    def feed_events(acc, times):
+        for i in range(n):
+            acc.update(y[i], s[i], t=times[i])
+
+    cases = [
+        (lambda: se.TimeWindow(se.BinaryAccumulator, 3600.0, 6), lambda: se.TimeWindow(se.BinaryAccumulator, hour, 6)),
+        (lambda: se.Decayed(se.BinaryAccumulator, half_life=1800.0, by="time"),
+         lambda: se.Decayed(se.BinaryAccumulator, half_life=pd.Timedelta("30min"), by="time")),
+    ]  # fmt: skip
+    for make_seconds, make_instants in cases:
+        want = make_seconds()
+        want.update_many(y, s, t=secs)
+        for times in (column, column.to_numpy(), stamps):
+            got = make_instants()
+            got.update_many(y, s, t=times)
+            assert got.accumulator() == want.accumulator(), (make_instants, type(times))
+        want, got = make_seconds(), make_instants()
+        feed_events(want, secs)
+        feed_events(got, [np.datetime64(t) if i % 2 else t for i, t in enumerate(stamps)])  # two forms in a stream
+        assert got.accumulator() == want.accumulator()
+    by_seconds = se.Monitor(se.BinaryAccumulator(), every=3600.0, by="time")
+    by_instants = se.Monitor(se.BinaryAccumulator(), every=np.timedelta64(60, "m"), by="time")
+    by_seconds.update_many(y[:1000], s[:1000], t=secs[:1000])
+    by_instants.update_many(y[:1000], s[:1000], t=column[:1000])
+    for i in range(1000, n):
+        by_seconds.update(y[i], s[i], t=secs[i])
+        by_instants.update(y[i], s[i], t=stamps[i])
+    assert by_instants.to_records() == by_seconds.to_records() and len(by_seconds.to_records()) > 40
+    aware = pd.Timestamp("2026-01-01 01:00", tz="Europe/Paris")  # 00:00 UTC
+    assert se.TimeWindow(se.BinaryAccumulator, 10.0, 2).update(1, 0.5, t=aware) is None
+
+    win = se.TimeWindow(se.BinaryAccumulator, hour, 6)
+    win.update_many(y, s, t=stamps)
+    before = win.accumulator().to_bytes()
+    for bad, words in [
+        (pd.Series([column[0], pd.NaT]), "t must not be missing, got NaT at index 1"),
+        ([stamps[0], None], "t must not be missing, got None at index 1"),
+        ([stamps[0], 1.77e9], "t must hold instants or real numbers, not both, got 1770000000.0 at index 1"),
+    ]:
+        with pytest.raises((TypeError, ValueError)) as refused:
+            win.update_many([1, 0], [0.5, 0.5], t=bad)
+        assert words in str(refused.value)
+    for bad in (pd.NaT, np.datetime64("NaT")):
+        with pytest.raises(ValueError, match="t must not be missing, got NaT"):
+            win.update(1, 0.5, t=bad)
+    assert win.accumulator().to_bytes() == before
+    with pytest.raises(ValueError, match=r"width must be positive, got datetime\.timedelta"):
+        se.TimeWindow(se.BinaryAccumulator, dt.timedelta(0), 6)
+    with pytest.raises(TypeError, match="half_life must be a real number"):  # by events: a count of events
+        se.Decayed(se.BinaryAccumulator, half_life=hour)
