@@ -175,6 +175,50 @@ def as_times(name: str, value: Any) -> npt.NDArray[np.float64]:
     return as_scores(name, arr, check_nan=False)
 
 
+def _named_columns(value: Any) -> list[Any] | None:
+    """The column names of a table whose columns name what they hold (a pandas DataFrame, unless its columns
+    are the positions 0, 1, ..., a pyarrow Table or RecordBatch, a polars DataFrame); ``None`` for anything
+    else, a matrix of positions."""
+    module = type(value).__module__
+    if module.startswith("pandas") and getattr(value, "ndim", 0) == 2:
+        names = list(value.columns)
+        return None if names == list(range(len(names))) else names  # pd.DataFrame(matrix): positions
+    if module.startswith("pyarrow") and hasattr(value, "column_names") and hasattr(value, "num_rows"):
+        return list(value.column_names)
+    if module.startswith("polars") and hasattr(value, "columns") and hasattr(value, "height"):
+        return list(value.columns)
+    return None
+
+
+def table_rows(value: Any) -> Any:
+    """A table of named columns (class scores by class, say) as its rows, one mapping name -> value each, as a
+    list of mappings says it; anything else as it is (a 2-D array, a frame of unnamed columns: by position)."""
+    names = _named_columns(value)
+    if names is None:
+        return value
+    if len(set(names)) != len(names):
+        raise ValueError(f"scores must name each column once, got the columns {names!r}")
+    if hasattr(value, "iloc"):  # pandas
+        columns = [value.iloc[:, i].to_numpy() for i in range(len(names))]
+    elif type(value).__module__.startswith("pyarrow"):
+        columns = [column_as_numpy(value.column(i)) for i in range(len(names))]
+    else:  # polars
+        columns = [value[name].to_numpy() for name in names]
+    rows = zip(*(np.asarray(c).tolist() for c in columns), strict=True)
+    return [dict(zip(names, row, strict=True)) for row in rows]
+
+
+def row_mapping(value: Any) -> Any:
+    """One event's named values (a pandas Series whose index names them) as a mapping; anything else as it is
+    (a Series indexed by the positions 0, 1, ...: a sequence)."""
+    if type(value).__module__.startswith("pandas") and hasattr(value, "index") and getattr(value, "ndim", 0) == 1:
+        index = list(value.index)
+        if index == list(range(len(index))):
+            return value.to_numpy()
+        return dict(zip(index, value.to_numpy().tolist(), strict=True))
+    return value
+
+
 def column_as_numpy(value: Any) -> Any:
     """A pandas or pyarrow column as a numpy array (anything else as it is); a pyarrow map column as an object
     array of dicts, one a row (pyarrow gives each row's (key, value) pairs)."""

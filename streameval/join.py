@@ -22,7 +22,15 @@ from ._codec import (
     encode_segment,
     require_fields,
 )
-from ._validation import as_times, check_duration, check_real, check_time, column_as_numpy, is_one_value
+from ._validation import (
+    as_times,
+    check_duration,
+    check_real,
+    check_time,
+    column_as_numpy,
+    is_one_value,
+    table_rows,
+)
 from .multiclass import MulticlassAccumulator
 from .scores import ScoreAccumulator
 from .segmented import Segmented, segment_key
@@ -271,7 +279,7 @@ class LabelJoin:
         (2, 1, 1.0)
         """
         n = _length("keys", keys)
-        keys, scores = _values(keys), _column("scores", scores, n, given=True)
+        keys, scores = _values(keys), _column("scores", table_rows(scores), n, given=True)
         # a tuple is one (crossed) segment for all; one segment a prediction comes in a list or an array
         segments = _column("segment", segment, n, one=(str, bytes, tuple))
         times, weights = _times(t, n), _column("w", w, n)

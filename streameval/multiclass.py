@@ -13,7 +13,16 @@ from ._codec import FormatError, decode_bins, decode_count, decode_counts, decod
 from ._compiled import SPEEDUPS
 from ._events import ClassRows
 from ._numeric import object_codes
-from ._validation import as_scores, as_weights, check_real, check_same_length, check_total, column_as_numpy
+from ._validation import (
+    as_scores,
+    as_weights,
+    check_real,
+    check_same_length,
+    check_total,
+    column_as_numpy,
+    row_mapping,
+    table_rows,
+)
 from .binary_report import BinaryReport
 from .bins import Bins
 from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, check_exact_up_to
@@ -219,6 +228,7 @@ class MulticlassAccumulator(AccumulatorBase):
             if self._fixed:
                 raise self._unknown("y", y)
             new.append(y)
+        scores = row_mapping(scores)  # a pandas Series of scores by class: a mapping
         if isinstance(scores, Mapping):
             mode = "scores"
             for key in scores:
@@ -335,11 +345,13 @@ class MulticlassAccumulator(AccumulatorBase):
         Parameters
         ----------
         y : array-like of labels
-        scores : 2-D array-like, sequence of mappings or of sequences, or 1-D array-like of labels
+        scores : 2-D array-like, table, sequence of mappings or of sequences, or 1-D array-like of labels
             Scores with one column per class (in the order of ``classes``),
-            one mapping class -> score per event, one sequence of scores per
-            event (a list of lists, a pyarrow list column, a pandas column of
-            arrays), or the predicted classes.
+            a table whose columns name the classes (a pandas DataFrame, a
+            pyarrow Table, a polars DataFrame: read by name, as its rows'
+            mappings), one mapping class -> score per event, one sequence of
+            scores per event (a list of lists, a pyarrow list column, a
+            pandas column of arrays), or the predicted classes.
         w : array-like of float, float or None
 
         Examples
@@ -350,6 +362,7 @@ class MulticlassAccumulator(AccumulatorBase):
         >>> acc.get().accuracy
         0.6666666666666666
         """
+        scores = table_rows(scores)  # a table of scores by class (named columns): its rows, mappings
         rows = _mapping_rows(scores)  # an object array or a column of mappings: as a list of them
         if rows is not None:
             scores = rows
@@ -840,6 +853,7 @@ class MulticlassAccumulator(AccumulatorBase):
         [[1, 0], [0, 1]]
         """
         self._flush()
+        scores = table_rows(scores)  # a table of scores by class (named columns): its rows, mappings
         if w is None and self._take_out_rows(y, scores):
             return
         super().revert_many(y, scores, w)

@@ -21,7 +21,7 @@ from ._codec import FormatError, decode_segment, encode_segment, require_fields
 from ._compiled import SPEEDUPS
 from ._events import SegmentRouter
 from ._numeric import event_groups, object_codes
-from ._validation import column_as_numpy, is_one_value
+from ._validation import column_as_numpy, is_one_value, table_rows
 from .averaging import metric_value
 from .protocol import AccumulatorBase
 
@@ -405,6 +405,7 @@ class Segmented(AccumulatorBase):
         0
         """
         self._routes.clear()  # the segments change: routes are found again by the checked path
+        columns = tuple(table_rows(c) for c in columns)  # a table of named columns: its rows, as named
         if self._counted_in_place(segments, columns, kwargs):
             return
         batch = _by_segment(segments, columns, kwargs)
@@ -522,7 +523,7 @@ class Segmented(AccumulatorBase):
         >>> seg.segments, seg["eu"].n
         (['eu'], 1)
         """
-        batch = _by_segment(segments, columns, kwargs)
+        batch = _by_segment(segments, tuple(table_rows(c) for c in columns), kwargs)
         for key in batch.keys:
             if key not in self._segments:
                 raise ValueError(f"cannot take out events of segment {_show(key)}: it was never counted")

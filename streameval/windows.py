@@ -20,7 +20,16 @@ import numpy.typing as npt
 
 from ._events import FLUSH_EVERY, EventCounter, EventLog, PaneRouter, log_columns, str_column
 from ._numeric import finite_and_ascending
-from ._validation import as_times, as_weights, check_duration, check_no_nan, check_real, check_time, is_one_value
+from ._validation import (
+    as_times,
+    as_weights,
+    check_duration,
+    check_no_nan,
+    check_real,
+    check_time,
+    is_one_value,
+    table_rows,
+)
 from .averaging import metric_value
 from .drift import drift
 
@@ -303,6 +312,7 @@ class Sliding:
 
     def update_many(self, *args: Any, **kwargs: Any) -> None:
         """Count many events in order (the accumulator's ``update_many`` arguments); all of them or none."""
+        args = tuple(table_rows(a) for a in args)  # a table of named columns: its rows, as named (kept so)
         n = len(args[0]) if args else 0
         first = max(0, n - self.size)
         if first:  # only the last `size` events can stay: check the others (in the window's regime), then drop them
@@ -525,6 +535,7 @@ class TimeWindow:
 
     def update_many(self, *args: Any, t: npt.ArrayLike, **kwargs: Any) -> None:
         """Count many events with times ``t``; all of them or, on bad input, none."""
+        args = tuple(table_rows(a) for a in args)  # a table of named columns: its rows (cut into panes so)
         n = len(args[0]) if args else 0
         times, ascending = _event_times(t, n)
         fresh: dict[int, tuple[Any, int]] = {}
@@ -828,7 +839,7 @@ class Decayed:
     def update_many(self, *args: Any, t: Any = None, w: Any = None, **kwargs: Any) -> None:
         """Count many events; all of them or, on bad input, none."""
         self._fold()
-        self._count_many(args, t, w, kwargs)
+        self._count_many(tuple(table_rows(a) for a in args), t, w, kwargs)
         self._state_changed()
 
     def _count_many(self, args: tuple[Any, ...], t: Any, w: Any, kwargs: dict[str, Any]) -> None:

@@ -433,3 +433,63 @@ def test_score_rows_as_a_column_of_sequences(fixed):
     mapped.update_many(y, as_map)  # a pyarrow map column: a mapping class -> score a row
     as_dicts.update_many(y, [dict(enumerate(row)) for row in scores.tolist()])
     assert mapped == as_dicts
+
+
+def test_a_table_of_scores_by_class_is_read_by_its_column_names():
+    """A pandas DataFrame, pyarrow Table or polars DataFrame of class scores names its classes by its columns,
+    in any order: the accumulator of the same scores as a matrix in the classes' order, given or learnt, alone,
+    segmented, in windows and through a join; a pandas Series is one event's mapping. A frame of unnamed
+    columns (0, 1, ...) is a matrix by position; a column of no class, a missing class or a repeated name is
+    refused by name, nothing changed."""
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    pl = pytest.importorskip("polars")
+    rng = np.random.default_rng(17)
+    n, classes = 300, ["a", "b", "c"]
+    y = [classes[i] for i in rng.integers(0, 3, n)]
+    probs = rng.dirichlet(np.ones(3), n)
+    frame = pd.DataFrame(probs, columns=classes)[["c", "a", "b"]]  # not the classes' order
+    want = se.MulticlassAccumulator(classes=classes)
+    want.update_many(y, probs)
+
+    def report(acc):
+        r = acc.get()
+        return r.confusion_matrix.tolist(), r.macro_auc, r.micro_auc
+
+    for table in (frame, pa.table(frame), pl.from_pandas(frame)):
+        given, learnt = se.MulticlassAccumulator(classes=classes), se.MulticlassAccumulator()
+        given.update_many(y, table)
+        learnt.update_many(y, table)
+        assert report(given) == report(want), type(table)
+        assert sorted(learnt.classes) == classes and learnt.get().accuracy == want.get().accuracy
+    make = lambda: se.MulticlassAccumulator(classes=classes)  # noqa: E731
+    seg = se.Segmented(make)
+    seg.update_many(["x"] * n, y, frame)
+    sliding, timed = se.Sliding(make, size=1000), se.TimeWindow(make, width=1e6, panes=4)
+    sliding.update_many(y, frame)
+    timed.update_many(y, frame, t=np.arange(n, dtype=np.float64))
+    join = se.LabelJoin(make())
+    join.predict_many(range(n), frame)
+    join.label_many(range(n), y)
+    one_by_one = make()
+    for i in range(n):
+        one_by_one.update(y[i], frame.iloc[i])
+    for acc in (seg["x"], sliding, timed, join, one_by_one):
+        assert report(acc) == report(want), acc
+    one_by_one.revert_many(y[:100], frame.iloc[:100])
+    rest = make()
+    rest.update_many(y[100:], probs[100:])
+    assert report(one_by_one) == report(rest)
+    by_position = make()
+    by_position.update_many(y, pd.DataFrame(probs))  # columns 0, 1, 2: positions
+    assert report(by_position) == report(want)
+    before = want.to_bytes()
+    for bad, words in [
+        (frame.rename(columns={"c": "d"}), "scores keys must be classes ['a', 'b', 'c'], got 'd' at index 0"),
+        (frame[["a", "b"]], "scores must give a score for every class, missing ['c'] at index 0"),
+        (pd.DataFrame(probs, columns=["a", "a", "b"]), "scores must name each column once"),
+    ]:
+        with pytest.raises(ValueError) as refused:
+            want.update_many(y, bad)
+        assert words in str(refused.value)
+    assert want.to_bytes() == before
