@@ -190,6 +190,17 @@ def _named_columns(value: Any) -> list[Any] | None:
     return None
 
 
+def _table_columns(value: Any, names: list[Any]) -> list[list[Any]]:
+    """The columns of a table :func:`_named_columns` names, as lists of Python values."""
+    if hasattr(value, "iloc"):  # pandas
+        columns = [value.iloc[:, i].to_numpy() for i in range(len(names))]
+    elif type(value).__module__.startswith("pyarrow"):
+        columns = [column_as_numpy(value.column(i)) for i in range(len(names))]
+    else:  # polars
+        columns = [value[name].to_numpy() for name in names]
+    return [np.asarray(c).tolist() for c in columns]
+
+
 def table_rows(value: Any) -> Any:
     """A table of named columns (class scores by class, say) as its rows, one mapping name -> value each, as a
     list of mappings says it; anything else as it is (a 2-D array, a frame of unnamed columns: by position)."""
@@ -198,14 +209,17 @@ def table_rows(value: Any) -> Any:
         return value
     if len(set(names)) != len(names):
         raise ValueError(f"scores must name each column once, got the columns {names!r}")
-    if hasattr(value, "iloc"):  # pandas
-        columns = [value.iloc[:, i].to_numpy() for i in range(len(names))]
-    elif type(value).__module__.startswith("pyarrow"):
-        columns = [column_as_numpy(value.column(i)) for i in range(len(names))]
-    else:  # polars
-        columns = [value[name].to_numpy() for name in names]
-    rows = zip(*(np.asarray(c).tolist() for c in columns), strict=True)
+    rows = zip(*_table_columns(value, names), strict=True)
     return [dict(zip(names, row, strict=True)) for row in rows]
+
+
+def table_tuples(value: Any) -> Any:
+    """A pyarrow Table or RecordBatch, or a polars DataFrame, as its rows, one tuple each (crossed segments, as
+    a pandas DataFrame's rows are); anything else as it is."""
+    names = _named_columns(value)
+    if names is None or hasattr(value, "iloc"):
+        return value
+    return list(zip(*_table_columns(value, names), strict=True))
 
 
 def row_mapping(value: Any) -> Any:

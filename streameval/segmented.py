@@ -21,7 +21,7 @@ from ._codec import FormatError, decode_segment, encode_segment, require_fields
 from ._compiled import SPEEDUPS
 from ._events import SegmentRouter
 from ._numeric import event_groups, object_codes
-from ._validation import column_as_numpy, is_one_value, table_rows
+from ._validation import column_as_numpy, is_one_value, table_rows, table_tuples
 from .averaging import metric_value
 from .protocol import AccumulatorBase
 
@@ -154,6 +154,7 @@ def _fixed_width_codes(values: np.ndarray) -> tuple[list[Hashable], np.ndarray] 
 def _segment_codes(segments: Any) -> tuple[list[Hashable], np.ndarray, np.ndarray | None]:
     """The distinct segments of a batch (in order of first appearance), each event's index into them, and the
     events of each segment when they were counted on the way (else ``None``)."""
+    segments = table_tuples(segments)  # a pyarrow or polars table of segment columns: crossed segments
     if SPEEDUPS is not None:  # pandas and pyarrow integers without missing values: as numpy's
         as_numpy = column_as_numpy(segments)
         if isinstance(as_numpy, np.ndarray) and as_numpy.ndim == 1 and as_numpy.dtype.kind == "i":

@@ -920,3 +920,21 @@ def test_compiled_codes_of_str_and_int_segments_equal_the_plain_path():
     seg = se.Segmented(se.BinaryAccumulator)
     seg.update_many(["eu", "us", "eu", 4], [1, 0, 0, 1], [0.9, 0.2, 0.4, 0.7])
     assert seg.segments == ["eu", "us", 4] and seg["eu"].n == 2
+
+
+def test_a_table_of_segment_columns_gives_crossed_segments_whatever_its_library():
+    """A pandas DataFrame of segment columns gives one crossed segment (a tuple) a row; a pyarrow Table or
+    RecordBatch and a polars DataFrame give the same, as their rows' tuples."""
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    pl = pytest.importorskip("polars")
+    rng = np.random.default_rng(23)
+    n = 500
+    frame = pd.DataFrame({"region": rng.choice(["eu", "us", "asia"], n), "tier": rng.integers(0, 3, n)})
+    y, s = rng.random(n) < 0.4, rng.random(n)
+    want = se.Segmented(se.BinaryAccumulator)
+    want.update_many(list(frame.itertuples(index=False, name=None)), y, s)
+    for table in (frame, pa.table(frame), pa.record_batch(frame), pl.from_pandas(frame)):
+        got = se.Segmented(se.BinaryAccumulator)
+        got.update_many(table, y, s)
+        assert got.segments == want.segments and all(got[k] == want[k] for k in want.segments), type(table)
