@@ -9,6 +9,7 @@ accept both and raise :class:`FormatError` on anything else.
 
 from __future__ import annotations
 
+import datetime
 import math
 from collections.abc import Hashable
 from typing import Any
@@ -57,7 +58,9 @@ def decode_float(where: str, v: Any) -> float:
 
 
 def encode_label(v: Any) -> dict[str, Any]:
-    """A class label as a one-entry dict tagged with its type: ``{"int": 1}``, ``{"str": "spam"}``."""
+    """A class label (or segment) as a one-entry dict tagged with its type: ``{"int": 1}``, ``{"str": "spam"}``;
+    a day or an instant (segments by day, say) as ISO 8601 text: ``{"date": "2026-05-01"}``,
+    ``{"datetime": "2026-05-01T09:30:00+00:00"}`` (to the microsecond, a pandas Timestamp as a datetime)."""
     if isinstance(v, np.generic):
         v = v.item()
     if isinstance(v, bool):
@@ -68,7 +71,16 @@ def encode_label(v: Any) -> dict[str, Any]:
         return {"str": v}
     if isinstance(v, float) and math.isfinite(v):
         return {"float": v}
-    raise TypeError(f"only bool, int, str and finite float labels can be saved, got {v!r}")
+    if isinstance(v, datetime.datetime) and not getattr(v, "nanosecond", 0):
+        return {"datetime": datetime.datetime.isoformat(v)}
+    if isinstance(v, datetime.date) and not isinstance(v, datetime.datetime):
+        return {"date": v.isoformat()}
+    raise TypeError(
+        f"only bool, int, str, finite float, date and datetime (to the microsecond) labels can be saved, got {v!r}"
+    )
+
+
+_INSTANT_TAGS = {"date": datetime.date.fromisoformat, "datetime": datetime.datetime.fromisoformat}
 
 
 def decode_label(where: str, d: Any) -> Any:
@@ -76,6 +88,11 @@ def decode_label(where: str, d: Any) -> Any:
     if not isinstance(d, dict) or len(d) != 1:
         raise FormatError(f"{where} must be a one-entry dict such as {{'int': 1}}, got {d!r}"[:300])
     ((tag, v),) = d.items()
+    if tag in _INSTANT_TAGS and isinstance(v, str):
+        try:
+            return _INSTANT_TAGS[tag](v)
+        except ValueError:
+            raise FormatError(f"{where} holds a {tag} that is not ISO 8601: {d!r}"[:300]) from None
     types = {"bool": bool, "int": int, "str": str, "float": float}
     if tag not in types or type(v) is not types[tag] or (isinstance(v, float) and not math.isfinite(v)):
         raise FormatError(f"{where} holds a label of an unknown or wrong type: {d!r}"[:300])

@@ -323,3 +323,37 @@ def test_save_syncs_the_directory_after_the_rename(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "fsync", fsync)
     _binary(n=50).save(tmp_path / "state.sevl")
     assert synced == [False, True]  # the file, then its directory
+
+
+def test_days_and_instants_as_segments_and_classes_are_saved_and_loaded():
+    """Segments (or classes) that are days or instants, as dates, datetimes, pandas Timestamps (naive or with a
+    zone) or numpy datetime64 values give them, save as ISO 8601 text and load equal, merging with the state
+    they came from; text that is not ISO 8601 is a FormatError, an instant below the microsecond a TypeError
+    at the save, naming it."""
+    import datetime as dt
+
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(31)
+    n = 400
+    y, s = rng.random(n) < 0.4, rng.random(n)
+    days = pd.Series(pd.Timestamp("2026-05-01") + pd.to_timedelta(rng.integers(0, 5, n), unit="D"))
+    forms = [days, days.to_numpy(), [d.date() for d in days], days.dt.tz_localize("Europe/Paris"),
+             list(zip([d.date() for d in days], np.where(y, "a", "b"), strict=True))]  # fmt: skip
+    for segments in forms:
+        seg = se.Segmented(se.BinaryAccumulator)
+        seg.update_many(segments, y, s)
+        back = se.from_bytes(seg.to_bytes())
+        assert back == seg and back.segments == seg.segments
+        assert (back + seg).segments == seg.segments and all((back + seg)[k].n == 2 * seg[k].n for k in seg.segments)
+    classes = [dt.date(2026, 5, 1), dt.date(2026, 5, 2)]
+    mc = se.MulticlassAccumulator(classes=classes)
+    mc.update_many([classes[i] for i in rng.integers(0, 2, n)], rng.dirichlet([1, 1], n))
+    assert se.from_bytes(mc.to_bytes()) == mc
+    state = se.to_dict(mc)
+    state["state"]["classes"][0] = {"date": "May 1st"}
+    with pytest.raises(se.FormatError, match="holds a date that is not ISO 8601"):
+        se.from_dict(state)
+    fine = se.Segmented(se.BinaryAccumulator)
+    fine.update(pd.Timestamp("2026-05-01 00:00:00.000000001"), 1, 0.5)
+    with pytest.raises(TypeError, match=r"date and datetime \(to the microsecond\) labels can be saved, got Timestamp"):
+        fine.to_bytes()
