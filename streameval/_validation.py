@@ -345,17 +345,6 @@ def _same_label(v: Any, label: Any) -> bool:
         return False
 
 
-def _beyond_floats(value: Any) -> bool:
-    """Whether ``float(value)`` overflows (an integer beyond the floats)."""
-    try:
-        float(value)
-    except OverflowError:
-        return True
-    except (TypeError, ValueError):
-        return False
-    return False
-
-
 def is_one_value(value: Any) -> bool:
     """Whether ``value`` is one value, not a column; a list or tuple is a column without being read (``np.ndim``
     of one converts all of it, as ``np.asarray`` does)."""
@@ -371,16 +360,21 @@ def as_weights(name: str, value: Any, n: int) -> npt.NDArray[np.float64] | None:
         check_total(name, one * n)
         return None if one == 1.0 else np.full(n, one)
     arr = _one_dimensional(name, value)
-    if arr.dtype.kind not in "biuf":
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}") from None
-        except OverflowError:  # an integer beyond the floats
-            i = next(i for i, v in enumerate(arr.tolist()) if _beyond_floats(v))
-            raise ValueError(
-                f"{name} must be finite and >= 0, got an integer too large for a float ({_show(arr[i])}) at index {i}"
-            ) from None
+    if arr.dtype.kind == "O":  # each value a real number (text is none, as for every other argument)
+        x = np.empty(arr.size, dtype=np.float64)
+        for i, v in enumerate(arr):
+            if isinstance(v, (str, bytes)) or not isinstance(v, _REAL):
+                raise TypeError(f"{name} must hold real numbers, got {_show(v)} at index {i}")
+            try:
+                x[i] = _float(v)
+            except OverflowError:  # an integer beyond the floats
+                raise ValueError(
+                    f"{name} must be finite and >= 0, got an integer too large for a float ({_show(v)}) at index {i}"
+                ) from None
+        arr = x
+    elif arr.dtype.kind not in "biuf":
+        first = arr[0] if arr.size else None
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype} (first value {_show(first)})")
     w = np.ascontiguousarray(arr, dtype=np.float64)
     check_same_length((name, w), n=n)
     if not w.size:

@@ -41,7 +41,7 @@ def _frame_partition(
     weight: str | None,
     by: list[str] | None,
 ) -> Any:
-    weights = None if weight is None else part[weight].to_numpy(dtype=np.float64)
+    weights = None if weight is None else part[weight].to_numpy()  # checked by the accumulator, named w
     if label is None:  # scores alone
         columns = [part[score].to_numpy()]
         _check_not_text_of_numbers(score, columns[0])

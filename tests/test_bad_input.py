@@ -35,6 +35,9 @@ BATCH_CASES = [
     ([1, 0], [0.1, 0.2], [1.0, np.inf], ValueError, ["w", "inf", "index 1"]),
     ([1, 0], [0.1, 0.2], [1.0, np.nan], ValueError, ["w", "nan", "index 1"]),
     ([1, 0], [0.1, 0.2], [1.0], ValueError, ["w", "2", "1"]),
+    ([1, 0], [0.1, 0.2], ["1.5", "2"], TypeError, ["w", "real numbers", "'1.5'"]),  # text, as per event
+    ([1, 0], [0.1, 0.2], np.array([b"1", b"2"]), TypeError, ["w", "real numbers", "b'1'"]),
+    ([1, 0], [0.1, 0.2], [1.0, None], TypeError, ["w", "None", "index 1"]),
     ([1, 0], [0.1, 0.2], -2.0, ValueError, ["w", "-2.0"]),
     ([1, 0], 0.5, None, TypeError, ["scores", "scalar", "0.5"]),
     (1, [0.5], None, TypeError, ["y", "scalar"]),

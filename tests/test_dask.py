@@ -210,3 +210,6 @@ def test_decimals_as_objects_and_dasks_text_of_them(client):
         sed.evaluate(as_text, label="label", score="score")
     with pytest.raises(ValueError, match=refused):
         sed.evaluate(as_text, score="score", accumulator=se.ScoreAccumulator)
+    words = dd.from_pandas(frame.assign(score=s, w=["heavy"] * n), npartitions=4)  # weights of text: named w
+    with pytest.raises(TypeError, match="w must hold real numbers, got 'heavy' at index 0"):
+        sed.evaluate(words, label="label", score="score", weight="w")
