@@ -360,21 +360,9 @@ def as_weights(name: str, value: Any, n: int) -> npt.NDArray[np.float64] | None:
         check_total(name, one * n)
         return None if one == 1.0 else np.full(n, one)
     arr = _one_dimensional(name, value)
-    if arr.dtype.kind == "O":  # each value a real number (text is none, as for every other argument)
-        x = np.empty(arr.size, dtype=np.float64)
-        for i, v in enumerate(arr):
-            if isinstance(v, (str, bytes)) or not isinstance(v, _REAL):
-                raise TypeError(f"{name} must hold real numbers, got {_show(v)} at index {i}")
-            try:
-                x[i] = _float(v)
-            except OverflowError:  # an integer beyond the floats
-                raise ValueError(
-                    f"{name} must be finite and >= 0, got an integer too large for a float ({_show(v)}) at index {i}"
-                ) from None
-        arr = x
-    elif arr.dtype.kind not in "biuf":
-        first = arr[0] if arr.size else None
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype} (first value {_show(first)})")
+    given = arr
+    if arr.dtype.kind not in "biuf":  # each value a real number, as for scores (text is none)
+        arr = as_scores(name, arr, check_nan=False)
     w = np.ascontiguousarray(arr, dtype=np.float64)
     check_same_length((name, w), n=n)
     if not w.size:
@@ -383,6 +371,10 @@ def as_weights(name: str, value: Any, n: int) -> npt.NDArray[np.float64] | None:
     if not (lowest >= 0 and highest < math.inf):
         bad = ~(np.isfinite(w) & (w >= 0))
         i = int(np.argmax(bad))
+        if given.dtype.kind == "O" and type(given[i]) is int:  # read as infinite: beyond the floats
+            raise ValueError(
+                f"{name} must be finite and >= 0, got an integer too large for a float ({_show(given[i])}) at index {i}"
+            )
         raise ValueError(f"{name} must be finite and >= 0, got {w[i]!r} at index {i}")
     if lowest == highest == 1.0:
         return None
