@@ -213,7 +213,7 @@ def _arrow_csv_chunks(
     integers: frozenset[str] = frozenset(),
     times: frozenset[str] = frozenset(),
 ) -> Iterator[Rows]:
-    """A CSV file parsed by pyarrow's streaming reader, its needed columns as strings.
+    """A CSV file parsed by pyarrow in blocks (:func:`_csv_batches`), its needed columns as strings.
 
     Rows map one to one to the records after the header, so a row's place is
     its record number. Anything irregular (a row of another width, a blank
@@ -234,9 +234,8 @@ def _arrow_csv_chunks(
 
     with fh:
         try:
-            reader = pa_csv.open_csv(
+            reader = _csv_batches(
                 fh,
-                read_options=pa_csv.ReadOptions(block_size=1 << 20),
                 parse_options=pa_csv.ParseOptions(invalid_row_handler=on_invalid, ignore_empty_lines=False),
                 convert_options=pa_csv.ConvertOptions(
                     include_columns=columns,
@@ -268,6 +267,36 @@ def _arrow_csv_chunks(
                 raise IrregularInputError(path)
         except (pa.ArrowException, UnicodeDecodeError, EOFError, gzip.BadGzipFile, OSError) as exc:
             raise IrregularInputError(path) from exc
+
+
+CSV_BLOCK = 8 << 20  # bytes of CSV parsed at once by pyarrow's multithreaded reader
+
+
+def _csv_batches(fh: Any, parse_options: Any, convert_options: Any) -> Iterator[Any]:
+    """The record batches of a CSV stream, its records after the header in order.
+
+    Blocks of ``CSV_BLOCK`` bytes, cut at the end of a line, are parsed by pyarrow's reader on every core (its
+    streaming reader parses on one). A line break inside a quoted field is no end of a line, but pyarrow
+    takes none (``newlines_in_values`` is off): such a field fails to parse wherever the block is cut, and the
+    exact reader reads the file.
+    """
+    import pyarrow.csv as pa_csv
+
+    names = pa_csv.read_csv(io.BytesIO(fh.readline()), parse_options=parse_options).column_names
+    read_options = pa_csv.ReadOptions(column_names=names, use_threads=True)
+    rest = b""
+    while True:
+        data = fh.read(CSV_BLOCK)
+        block = rest + data
+        cut = block.rfind(b"\n") + 1 if data else len(block)  # the last block: whatever is left
+        block, rest = block[:cut], block[cut:]
+        if block:
+            yield from pa_csv.read_csv(
+                io.BytesIO(block), read_options=read_options, parse_options=parse_options,
+                convert_options=convert_options,
+            ).to_batches()  # fmt: skip
+        if not data:
+            return
 
 
 class _BlankLineWatch:
