@@ -568,7 +568,7 @@ class LabelJoin:
     def to_state(self) -> dict[str, Any]:
         """The accumulator's state (with its kind), the settings, the counts and what waits."""
         waiting = [
-            [encode_label(k), what, self._encode(what, v), t, *([] if weight == 1.0 else [weight])]
+            [encode_segment(k), what, self._encode(what, v), t, *([] if weight == 1.0 else [weight])]
             for k, (what, v, t, _, weight) in self._waiting.items()
         ]  # a prediction's weight when it is not 1
         try:
@@ -585,7 +585,7 @@ class LabelJoin:
             "counts": [self.matched, self.expired, self.evicted, self.orphans, self.late],
             "latest": self._latest,
             "waiting": waiting,
-            "expired_keys": [encode_label(k) for k in self._expired_keys],
+            "expired_keys": [encode_segment(k) for k in self._expired_keys],
         }
 
     @classmethod
@@ -616,7 +616,7 @@ class LabelJoin:
                 weight = decode_float(f"waiting[{i}] w", item[4])
                 if item[1] != _PREDICTION or not (math.isfinite(weight) and weight >= 0):
                     raise FormatError(f"waiting[{i}] w must be a finite weight >= 0 of a prediction, got {item[4]!r}")
-            key = decode_label(f"waiting[{i}] key", item[0])
+            key = decode_segment(f"waiting[{i}] key", item[0])
             value = join._decode(f"waiting[{i}]", item[1], item[2])
             try:  # what the accumulator would refuse when its pair comes is refused here
                 value = join._checked_waiting(item[1], value)
@@ -624,7 +624,7 @@ class LabelJoin:
                 raise FormatError(f"waiting[{i}]: {exc}"[:300]) from None
             join._wait(key, item[1], value, decode_float(f"waiting[{i}] t", item[3]), weight)
         for i, k in enumerate(d["expired_keys"]):
-            join._expired_keys[decode_label(f"expired_keys[{i}]", k)] = None
+            join._expired_keys[decode_segment(f"expired_keys[{i}]", k)] = None
         return join
 
     def _encode(self, what: int, value: Any) -> Any:

@@ -908,3 +908,37 @@ def test_instants_and_a_duration_ttl_join_as_their_seconds():
     with pytest.raises(ValueError, match="t must not be missing, got NaT at index 1"):
         join.predict_many([1, 2], [0.5, 0.5], t=pd.Series([column[0], pd.NaT]))
     assert join.pending == 0
+
+
+def test_composite_and_day_keys_are_saved_with_what_waits(tmp_path):
+    """Keys made of parts (a tuple, such as a user and an event) or days and instants are saved with what waits
+    and what expired, and load into a join that goes on as the one never saved does (they were refused at the
+    save)."""
+    import datetime as dt
+
+    rng = np.random.default_rng(41)
+    keys = [("user", int(i)) for i in range(30)] + [dt.date(2026, 5, 1) + dt.timedelta(days=i) for i in range(10)]
+    start = dt.datetime(2026, 5, 1, 9)
+
+    def first_half(join):
+        for i, key in enumerate(keys):
+            join.predict(key, float(rng.random()), t=start + dt.timedelta(minutes=i))
+        for i, key in enumerate(keys[::3]):
+            join.label(key, int(i % 2), t=start + dt.timedelta(minutes=40 + i))
+
+    def second_half(join):
+        for i, key in enumerate(keys[1::3]):
+            join.label(key, 1, t=start + dt.timedelta(minutes=60 + i))
+
+    kept, saved = (se.LabelJoin(se.BinaryAccumulator(), ttl=dt.timedelta(minutes=30), max_pending=25) for _ in "ab")
+    rng = np.random.default_rng(41)
+    first_half(kept)
+    rng = np.random.default_rng(41)
+    first_half(saved)
+    saved.save(tmp_path / "join.sevl")
+    loaded = se.load(tmp_path / "join.sevl")
+    second_half(kept)
+    second_half(loaded)
+    counts = lambda j: (j.matched, j.expired, j.evicted, j.orphans, j.late, j.pending, j.pending_labels)  # noqa: E731
+    assert counts(loaded) == counts(kept) and kept.late > 0 and kept.matched > 0
+    assert loaded.get().to_dict() == kept.get().to_dict()
