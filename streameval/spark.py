@@ -277,6 +277,12 @@ def _options(kind: str, options: dict[str, Any], score_type: str, schema: Any, s
         width = len(names)
         if options.get("classes") is None:
             return {**options, "classes": names}
+        given = [str(c) for c in options["classes"]]
+        if sorted(given) == sorted(names) and given != names:  # read by position, they would name other fields
+            raise ValueError(
+                f"classes {list(options['classes'])!r} name the fields of struct column {score!r} in another "
+                f"order than its own ({names!r}): give them in the fields' order, or leave classes= out"
+            )
     if options.get("classes") is None:
         raise ValueError(
             f"kind='multiclass' with score={score!r} (class scores in order) needs classes=[...], "

@@ -171,6 +171,9 @@ def test_multiclass_as_array_struct_columns_and_labels(frame, data):
     ref.update_many(np.array(["a", "b", "c"])[cols["cls"]], probs)
     assert as_struct.classes == ("a", "b", "c")
     assert as_struct == ref
+    # the fields' names in another order: read by position they would be other classes' scores, silently
+    with pytest.raises(ValueError, match=r"classes \['b', 'a', 'c'\] name the fields of struct column 'probs_struct'"):
+        ses.evaluate(named, label="cls", score="probs_struct", kind="multiclass", classes=["b", "a", "c"])
     predicted = frame.selectExpr("cls", "cast(p0 > 0.5 as long) as guess")
     labels = ses.evaluate(predicted, label="cls", score="guess", kind="multiclass", classes=[0, 1, 2])
     ref = se.MulticlassAccumulator(classes=[0, 1, 2])
