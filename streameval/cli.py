@@ -813,6 +813,11 @@ def _resolved(args: argparse.Namespace) -> argparse.Namespace:
                 f"streameval: --classes names {len(classes)} classes for {len(columns)} score columns (several "
                 "columns: a score a class; one column with --classes: a list of the classes' scores a row)"
             )
+        if len(columns) > 1 and sorted(classes) == sorted(columns) and classes != columns:
+            raise SystemExit(  # by position, each column's scores would go to another class
+                f"streameval: --classes {','.join(classes)} names the score columns {args.score} in another "
+                "order: give the classes in the columns' order, or leave --classes out"
+            )
     return argparse.Namespace(**{**vars(args), "kind": kind, **filled, "score_columns": columns, "classes": classes})
 
 

@@ -65,6 +65,17 @@ def _frame_partition(
     return seg
 
 
+def _check_columns_in_class_order(columns: list[Any], classes: list[Any]) -> None:
+    """Refuse score columns named as the classes but in another order: read by position (a column a class, in
+    the classes' order), each column's scores would go to another class."""
+    names, labels = [str(c) for c in columns], [str(c) for c in classes]
+    if len(names) > 1 and sorted(names) == sorted(labels) and names != labels:
+        raise ValueError(
+            f"score= names the classes' columns {columns!r} in another order than the classes {classes!r}: "
+            "a column is read as the class at its place; give them in the classes' order"
+        )
+
+
 def _check_not_text_of_rows(name: str, values: np.ndarray) -> None:
     """Refuse a column of class scores that Dask turned into text (its ``dataframe.convert-string``): read as
     predicted classes, each row's text would be a class."""
@@ -158,7 +169,8 @@ def evaluate(
             raise ValueError("a Bag holds (y, score[, w]) tuples: label, score and by are for DataFrames")
         parts = [dask.delayed(_bag_partition)(p, make) for p in data.to_delayed()]
     else:
-        kind = getattr(make(), "kind", None)  # the protocol's tag of the kind: which columns its update_many takes
+        prototype = make()
+        kind = getattr(prototype, "kind", None)  # the protocol's tag of the kind: which columns its update_many takes
         if score is None:
             raise ValueError("score= names the DataFrame's score column(s)")
         if kind == "scores":
@@ -170,6 +182,8 @@ def evaluate(
             raise ValueError("label= names the DataFrame's label column (or true values, for regression)")
         if kind == "paired" and (isinstance(score, str) or len(list(score)) != 2):
             raise ValueError(f"score= names the two models' columns for a PairedAccumulator, got {score!r}")
+        if kind == "multiclass" and not isinstance(score, str):
+            _check_columns_in_class_order(list(score), list(getattr(prototype, "classes", ()) or ()))
         columns = set(data.columns)
         by = [by] if isinstance(by, str) else (None if by is None else list(by))
         wanted = [label, weight, *(by or [])] + ([score] if isinstance(score, str) else list(score))

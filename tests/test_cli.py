@@ -786,3 +786,19 @@ def test_csv_read_in_blocks_equals_the_library_wherever_blocks_are_cut(tmp_path,
     (tmp_path / "bad.csv").write_text("label,score,region\n" + "\n".join(bad) + "\n")
     status = cli.main(["eval", str(tmp_path / "bad.csv"), "--no-progress"])
     assert status == 2 and "bad.csv:2001: label '7'" in capsys.readouterr().err
+
+
+def test_class_score_columns_named_as_the_classes_in_another_order_are_refused(tmp_path):
+    """--score cat,dog with --classes dog,cat: read by position, each column's scores would go to the other
+    class; refused by name. The columns' own order, or no --classes, reads them by name."""
+    (tmp_path / "mc.csv").write_text("y,cat,dog\ncat,0.9,0.1\ndog,0.2,0.8\ncat,0.4,0.6\n")
+    path = str(tmp_path / "mc.csv")
+    refused = _cli("eval", path, "--kind", "multiclass", "--label", "y", "--score", "cat,dog", "--classes", "dog,cat",
+                   check=False)  # fmt: skip
+    assert refused.returncode != 0 and "--classes dog,cat names the score columns cat,dog in another order" in (
+        refused.stderr
+    )
+    for extra in ([], ["--classes", "cat,dog"]):
+        out = json.loads(_cli("eval", path, "--kind", "multiclass", "--label", "y", "--score", "cat,dog", "--json",
+                              "--no-progress", *extra).stdout)  # fmt: skip
+        assert out["overall"]["accuracy"] == pytest.approx(2 / 3)

@@ -185,6 +185,11 @@ def test_class_scores_held_in_one_column_and_dasks_text_of_them(client):
         as_text = dd.from_pandas(frame, npartitions=4)
     with pytest.raises(ValueError, match=r"score column 'probs' holds text such as \"\{'a': .*convert-string"):
         sed.evaluate(as_text, label="y", score="probs", accumulator=se.MulticlassAccumulator)
+    columns = dd.from_pandas(pd.DataFrame({"y": y, **{c: probs[:, i] for i, c in enumerate(classes)}}), npartitions=4)
+    given = se.MulticlassAccumulator(classes=classes)
+    assert sed.evaluate(columns, label="y", score=classes, accumulator=given) == fixed
+    with pytest.raises(ValueError, match=r"score= names the classes' columns \['b', 'a', 'c'\] in another order"):
+        sed.evaluate(columns, label="y", score=["b", "a", "c"], accumulator=given)
 
 
 def test_decimals_as_objects_and_dasks_text_of_them(client):
