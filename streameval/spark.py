@@ -290,6 +290,12 @@ def _options(kind: str, options: dict[str, Any], score_type: str, schema: Any, s
         )
     if width is not None and len(list(options["classes"])) != width:
         raise ValueError(f"classes has {len(list(options['classes']))} labels but score {score!r} has {width} fields")
+    labels = [str(c) for c in options["classes"]]
+    if score_type == "columns" and sorted(labels) == sorted(map(str, score)) and labels != list(map(str, score)):
+        raise ValueError(  # by position, each column's scores would go to another class
+            f"score {list(score)!r} names the classes' columns in another order than classes "
+            f"{list(options['classes'])!r}: a column is read as the class at its place; give them in that order"
+        )
     return options
 
 

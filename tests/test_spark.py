@@ -171,6 +171,10 @@ def test_multiclass_as_array_struct_columns_and_labels(frame, data):
     ref.update_many(np.array(["a", "b", "c"])[cols["cls"]], probs)
     assert as_struct.classes == ("a", "b", "c")
     assert as_struct == ref
+    renamed = named.selectExpr("cls", "probs_struct.a as a", "probs_struct.b as b", "probs_struct.c as c")
+    assert ses.evaluate(renamed, label="cls", score=["a", "b", "c"], kind="multiclass", classes=["a", "b", "c"]) == ref
+    with pytest.raises(ValueError, match=r"score \['b', 'a', 'c'\] names the classes' columns in another order"):
+        ses.evaluate(renamed, label="cls", score=["b", "a", "c"], kind="multiclass", classes=["a", "b", "c"])
     # the fields' names in another order: read by position they would be other classes' scores, silently
     with pytest.raises(ValueError, match=r"classes \['b', 'a', 'c'\] name the fields of struct column 'probs_struct'"):
         ses.evaluate(named, label="cls", score="probs_struct", kind="multiclass", classes=["b", "a", "c"])
