@@ -233,6 +233,13 @@ def row_mapping(value: Any) -> Any:
     return value
 
 
+def in_another_order(columns: Any, classes: Any) -> bool:
+    """Whether score columns (several) are named as the classes (as text) but listed in another order: read by
+    position, a column a class, each column's scores would go to another class."""
+    names, labels = [str(c) for c in columns], [str(c) for c in classes]
+    return len(names) > 1 and sorted(names) == sorted(labels) and names != labels
+
+
 def column_as_numpy(value: Any) -> Any:
     """A pandas or pyarrow column as a numpy array (anything else as it is); a pyarrow map column as an object
     array of dicts, one a row (pyarrow gives each row's (key, value) pairs)."""

@@ -32,7 +32,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from . import io as state_io
-from ._validation import check_time, column_as_numpy, datetime64_seconds
+from ._validation import check_time, column_as_numpy, datetime64_seconds, in_another_order
 from .averaging import macro
 from .binary import DEFAULT_EXACT_UP_TO, BinaryAccumulator
 from .bins import Bins
@@ -813,7 +813,7 @@ def _resolved(args: argparse.Namespace) -> argparse.Namespace:
                 f"streameval: --classes names {len(classes)} classes for {len(columns)} score columns (several "
                 "columns: a score a class; one column with --classes: a list of the classes' scores a row)"
             )
-        if len(columns) > 1 and sorted(classes) == sorted(columns) and classes != columns:
+        if in_another_order(columns, classes):
             raise SystemExit(  # by position, each column's scores would go to another class
                 f"streameval: --classes {','.join(classes)} names the score columns {args.score} in another "
                 "order: give the classes in the columns' order, or leave --classes out"

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ._validation import in_another_order
 from .binary import BinaryAccumulator
 from .segmented import Segmented
 
@@ -66,10 +67,8 @@ def _frame_partition(
 
 
 def _check_columns_in_class_order(columns: list[Any], classes: list[Any]) -> None:
-    """Refuse score columns named as the classes but in another order: read by position (a column a class, in
-    the classes' order), each column's scores would go to another class."""
-    names, labels = [str(c) for c in columns], [str(c) for c in classes]
-    if len(names) > 1 and sorted(names) == sorted(labels) and names != labels:
+    """Refuse score columns named as the classes but in another order (:func:`in_another_order`)."""
+    if in_another_order(columns, classes):
         raise ValueError(
             f"score= names the classes' columns {columns!r} in another order than the classes {classes!r}: "
             "a column is read as the class at its place; give them in the classes' order"

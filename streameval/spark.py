@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import column_as_numpy
+from ._validation import column_as_numpy, in_another_order
 from .binary import BinaryAccumulator
 from .io import from_bytes, to_bytes
 from .multiclass import MulticlassAccumulator
@@ -277,8 +277,7 @@ def _options(kind: str, options: dict[str, Any], score_type: str, schema: Any, s
         width = len(names)
         if options.get("classes") is None:
             return {**options, "classes": names}
-        given = [str(c) for c in options["classes"]]
-        if sorted(given) == sorted(names) and given != names:  # read by position, they would name other fields
+        if in_another_order(names, options["classes"]):  # read by position, they would name other fields
             raise ValueError(
                 f"classes {list(options['classes'])!r} name the fields of struct column {score!r} in another "
                 f"order than its own ({names!r}): give them in the fields' order, or leave classes= out"
@@ -290,8 +289,7 @@ def _options(kind: str, options: dict[str, Any], score_type: str, schema: Any, s
         )
     if width is not None and len(list(options["classes"])) != width:
         raise ValueError(f"classes has {len(list(options['classes']))} labels but score {score!r} has {width} fields")
-    labels = [str(c) for c in options["classes"]]
-    if score_type == "columns" and sorted(labels) == sorted(map(str, score)) and labels != list(map(str, score)):
+    if score_type == "columns" and in_another_order(score, options["classes"]):
         raise ValueError(  # by position, each column's scores would go to another class
             f"score {list(score)!r} names the classes' columns in another order than classes "
             f"{list(options['classes'])!r}: a column is read as the class at its place; give them in that order"
