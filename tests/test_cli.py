@@ -11,6 +11,8 @@ import sys
 import numpy as np
 import pytest
 from conftest import ROOT
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import streameval as se
 
@@ -802,3 +804,48 @@ def test_class_score_columns_named_as_the_classes_in_another_order_are_refused(t
         out = json.loads(_cli("eval", path, "--kind", "multiclass", "--label", "y", "--score", "cat,dog", "--json",
                               "--no-progress", *extra).stdout)  # fmt: skip
         assert out["overall"]["accuracy"] == pytest.approx(2 / 3)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.lists(
+        st.one_of(
+            st.tuples(st.integers(0, 1), st.floats(0, 1, width=32), st.sampled_from(["a", "b", '"c, d"'])).map(
+                lambda r: f"{r[0]},{r[1]!r},{r[2]}"
+            ),
+            st.sampled_from(["", "1,0.5", "7,0.5,a", "1,abc,b", '1,0.5,"x\ny"']),
+        ),
+        max_size=40,
+    ),
+    crlf=st.booleans(),
+    final_break=st.booleans(),
+    block=st.sampled_from([1, 7, 64, 1 << 20]),
+)
+def test_csv_blocks_read_what_the_exact_reader_reads(tmp_path, monkeypatch, capsys, rows, crlf, final_break, block):
+    """Random CSV files (blank lines, short rows, bad labels and scores, quoted commas and line breaks, CRLF, no
+    final line break) cut into blocks of a few bytes: the command prints what its exact reader prints, and a file
+    of well-formed rows is read by the blocks alone."""
+    from streameval import cli
+
+    break_ = "\r\n" if crlf else "\n"
+    path = tmp_path / "random.csv"
+    path.write_bytes((break_.join(["label,score,g", *rows]) + (break_ if final_break else "")).encode())
+
+    def printed() -> tuple[int, str]:
+        status = cli.main(["eval", str(path), "--json", "--no-progress", "--by", "g", "--skip-bad"])
+        return status, capsys.readouterr().out
+
+    def refuse(name, *args, **kwargs):
+        raise cli.IrregularInputError(name)
+        yield
+
+    exact_reads: list[int] = []
+    exact_reader = cli._csv_chunks
+    with monkeypatch.context() as patch:  # each example patches afresh (hypothesis runs many in one test)
+        patch.setattr(cli, "CSV_BLOCK", block)
+        patch.setattr(cli, "_csv_chunks", lambda *args: exact_reads.append(1) or exact_reader(*args))
+        fast = printed()
+        odd = {"", "1,0.5", "7,0.5,a", "1,abc,b", '1,0.5,"x\ny"'}
+        assert exact_reads == [] or not rows or any(row in odd for row in rows)  # well-formed: the blocks alone
+        patch.setattr(cli, "_arrow_csv_chunks", refuse)
+        assert printed() == fast
