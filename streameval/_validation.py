@@ -198,7 +198,16 @@ def _table_columns(value: Any, names: list[Any]) -> list[list[Any]]:
         columns = [column_as_numpy(value.column(i)) for i in range(len(names))]
     else:  # polars
         columns = [value[name].to_numpy() for name in names]
-    return [np.asarray(c).tolist() for c in columns]
+    return [_python_values(np.asarray(c)) for c in columns]
+
+
+def _python_values(column: np.ndarray) -> list[Any]:
+    """A column's values as Python's: instants and durations as datetimes and timedeltas where they are whole
+    microseconds (numpy gives nanoseconds as integers), else as numpy's own."""
+    if column.dtype.kind in "mM":
+        micro = column.astype(f"{column.dtype.kind}8[us]")
+        return micro.tolist() if bool(np.all(micro == column)) else list(column)
+    return column.tolist()
 
 
 def table_rows(value: Any) -> Any:

@@ -924,13 +924,16 @@ def test_compiled_codes_of_str_and_int_segments_equal_the_plain_path():
 
 def test_a_table_of_segment_columns_gives_crossed_segments_whatever_its_library():
     """A pandas DataFrame of segment columns gives one crossed segment (a tuple) a row; a pyarrow Table or
-    RecordBatch and a polars DataFrame give the same, as their rows' tuples."""
+    RecordBatch and a polars DataFrame give the same, as their rows' tuples (instants as datetimes)."""
     pd = pytest.importorskip("pandas")
     pa = pytest.importorskip("pyarrow")
     pl = pytest.importorskip("polars")
     rng = np.random.default_rng(23)
     n = 500
-    frame = pd.DataFrame({"region": rng.choice(["eu", "us", "asia"], n), "tier": rng.integers(0, 3, n)})
+    hours = (pd.Timestamp("2026-05-01 09:30:00.250000") + pd.to_timedelta(rng.integers(0, 3, n), unit="h")).astype(
+        "datetime64[ns]"
+    )  # nanoseconds, which numpy gives as integers
+    frame = pd.DataFrame({"region": rng.choice(["eu", "us", "asia"], n), "tier": rng.integers(0, 3, n), "at": hours})
     y, s = rng.random(n) < 0.4, rng.random(n)
     want = se.Segmented(se.BinaryAccumulator)
     want.update_many(list(frame.itertuples(index=False, name=None)), y, s)
@@ -938,3 +941,4 @@ def test_a_table_of_segment_columns_gives_crossed_segments_whatever_its_library(
         got = se.Segmented(se.BinaryAccumulator)
         got.update_many(table, y, s)
         assert got.segments == want.segments and all(got[k] == want[k] for k in want.segments), type(table)
+        assert se.from_bytes(got.to_bytes()) == got  # instants as datetimes (not nanoseconds as integers)
