@@ -406,7 +406,6 @@ class Segmented(AccumulatorBase):
         0
         """
         self._routes.clear()  # the segments change: routes are found again by the checked path
-        columns = tuple(table_rows(c) for c in columns)  # a table of named columns: its rows, as named
         if self._counted_in_place(segments, columns, kwargs):
             return
         batch = _by_segment(segments, columns, kwargs)
@@ -524,7 +523,7 @@ class Segmented(AccumulatorBase):
         >>> seg.segments, seg["eu"].n
         (['eu'], 1)
         """
-        batch = _by_segment(segments, tuple(table_rows(c) for c in columns), kwargs)
+        batch = _by_segment(segments, columns, kwargs)
         for key in batch.keys:
             if key not in self._segments:
                 raise ValueError(f"cannot take out events of segment {_show(key)}: it was never counted")
@@ -721,7 +720,9 @@ def _by_segment(segments: Any, columns: tuple[Any, ...], kwargs: dict[str, Any])
     batch reordered so that they are contiguous (none for an empty batch)."""
     keys, codes, counts = _segment_codes(segments)
     n = codes.size
-    cols = [_rows(f"argument {i + 2}", c, n) for i, c in enumerate(columns)]
+    # a table of named columns (class scores by class) as its rows, as named: cut into segments, a matrix would
+    # keep the columns' order, not their names
+    cols = [_rows(f"argument {i + 2}", table_rows(c), n) for i, c in enumerate(columns)]
     kw = {k: _rows(k, v, n) for k, v in kwargs.items()}
     if n == 0:
         return _SegmentBatch(keys, codes, cols, kw, [])

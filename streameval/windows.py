@@ -839,7 +839,7 @@ class Decayed:
     def update_many(self, *args: Any, t: Any = None, w: Any = None, **kwargs: Any) -> None:
         """Count many events; all of them or, on bad input, none."""
         self._fold()
-        self._count_many(tuple(table_rows(a) for a in args), t, w, kwargs)
+        self._count_many(args, t, w, kwargs)  # the batch whole to the state: a table is the accumulator's to read
         self._state_changed()
 
     def _count_many(self, args: tuple[Any, ...], t: Any, w: Any, kwargs: dict[str, Any]) -> None:
@@ -1044,7 +1044,7 @@ class Monitor:
             raise ValueError("t is required when the monitor records by time")
         when = None if t is None else check_time("t", t)  # checked before anything is counted
         if self._time_kw:
-            kwargs["t"] = t
+            kwargs["t"] = when  # read once: the window takes the seconds as it would have read them
         self._count_one(*args, **kwargs)
         self._after(1, None if when is None else (when, when))
 
@@ -1055,7 +1055,7 @@ class Monitor:
         n = len(args[0]) if args else 0
         times = None if t is None else _event_times(t, n)[0]  # checked before anything is counted
         if self._time_kw:
-            kwargs["t"] = t
+            kwargs["t"] = times  # read once: the window takes the seconds as it would have read them
         self.accumulator.update_many(*args, **kwargs)
         self._after(n, None if times is None or times.size == 0 else (float(times.min()), float(times.max())))
 
