@@ -32,7 +32,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from . import io as state_io
-from ._validation import check_time, column_as_numpy, datetime64_seconds, in_another_order
+from ._validation import check_real, check_time, column_as_numpy, datetime64_seconds, in_another_order
 from .averaging import macro
 from .binary import DEFAULT_EXACT_UP_TO, BinaryAccumulator
 from .bins import Bins
@@ -746,12 +746,10 @@ def _score_rows(
 
 
 def _real_or_nan(v: Any) -> float:
-    """A score within a row of class scores, or NaN (a bad row) for anything but a real number."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return math.nan
+    """A score within a row of class scores as the library reads one (:func:`check_real`), or NaN (a bad row)."""
     try:
-        return float(v)
-    except OverflowError:
+        return check_real("score", v)
+    except (TypeError, ValueError):
         return math.nan
 
 

@@ -849,3 +849,23 @@ def test_csv_blocks_read_what_the_exact_reader_reads(tmp_path, monkeypatch, caps
         assert exact_reads == [] or not rows or any(row in odd for row in rows)  # well-formed: the blocks alone
         patch.setattr(cli, "_arrow_csv_chunks", refuse)
         assert printed() == fast
+
+
+def test_class_score_rows_hold_what_the_library_takes_as_numbers(tmp_path):
+    """A row's class scores are read as the library reads a score: decimals (a Parquet list of DECIMAL) count,
+    as the library counts them (text stays a bad row: the test of one column of class scores)."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rng = np.random.default_rng(19)
+    n, classes = 200, ["cat", "dog"]
+    truth = [classes[i] for i in rng.integers(0, 2, n)]
+    first = np.round(rng.random(n), 3)
+    rows = [[f"{p:.3f}", f"{1 - p:.3f}"] for p in first]
+    decimals = pa.array(rows).cast(pa.list_(pa.decimal128(4, 3)))
+    pq.write_table(pa.table({"y": truth, "probs": decimals}), tmp_path / "dec.parquet")
+    want = se.MulticlassAccumulator(classes=classes)
+    want.update_many(truth, [[float(a), float(b)] for a, b in rows])
+    argv = ["--kind", "multiclass", "--label", "y", "--score", "probs", "--classes", "cat,dog", "--no-progress"]
+    out = json.loads(_cli("eval", str(tmp_path / "dec.parquet"), *argv, "--json").stdout)
+    assert out["rows"] == n and out["overall"]["macro_auc"] == want.get().macro_auc
+    assert out["overall"]["accuracy"] == want.get().accuracy
