@@ -198,10 +198,10 @@ def _table_columns(value: Any, names: list[Any]) -> list[list[Any]]:
         columns = [column_as_numpy(value.column(i)) for i in range(len(names))]
     else:  # polars
         columns = [value[name].to_numpy() for name in names]
-    return [_python_values(np.asarray(c)) for c in columns]
+    return [python_values(np.asarray(c)) for c in columns]
 
 
-def _python_values(column: np.ndarray) -> list[Any]:
+def python_values(column: np.ndarray) -> list[Any]:
     """A column's values as Python's: instants and durations as datetimes and timedeltas where they are whole
     microseconds (numpy gives nanoseconds as integers), else as numpy's own."""
     if column.dtype.kind in "mM":

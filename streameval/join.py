@@ -29,6 +29,7 @@ from ._validation import (
     check_time,
     column_as_numpy,
     is_one_value,
+    python_values,
     table_rows,
 )
 from .multiclass import MulticlassAccumulator
@@ -90,11 +91,9 @@ def _times(t: Any, n: int) -> Any:
 
 def _values(column: Any) -> Any:
     """A column's values as the calls one by one take them: a pandas or pyarrow column by position, as numpy's
-    values (a pyarrow scalar is no number), and numbers and strings of a numpy array as Python's."""
+    values (a pyarrow scalar is no number), and a numpy array's as Python's (:func:`python_values`)."""
     values = column_as_numpy(column)
-    if isinstance(values, np.ndarray):
-        return values.tolist() if values.dtype.kind in "biufUS" else list(values)
-    return values
+    return python_values(values) if isinstance(values, np.ndarray) else values
 
 
 def _empty_like(target: Any, holding: bool = False) -> Any:

@@ -942,3 +942,20 @@ def test_composite_and_day_keys_are_saved_with_what_waits(tmp_path):
     counts = lambda j: (j.matched, j.expired, j.evicted, j.orphans, j.late, j.pending, j.pending_labels)  # noqa: E731
     assert counts(loaded) == counts(kept) and kept.late > 0 and kept.matched > 0
     assert loaded.get().to_dict() == kept.get().to_dict()
+
+
+def test_keys_from_a_column_of_instants_meet_the_same_instants_given_one_by_one():
+    """Keys given as a numpy or pandas column of datetime64 (nanoseconds) are the instants themselves, so a
+    label given as a datetime or a Timestamp finds its prediction (numpy's own scalars of such a column did not
+    equal a datetime)."""
+    import datetime as dt
+
+    pd = pytest.importorskip("pandas")
+    days = pd.Series(pd.to_datetime(["2026-05-01", "2026-05-02", "2026-05-03"])).astype("datetime64[ns]")
+    for keys in (days.to_numpy(), days):
+        join = se.LabelJoin(se.BinaryAccumulator())
+        join.predict_many(keys, [0.8, 0.3, 0.6])
+        join.label(dt.datetime(2026, 5, 1), 1)
+        join.label(pd.Timestamp("2026-05-02"), 0)
+        join.label_many(np.array(["2026-05-03"], dtype="datetime64[ns]"), [1])
+        assert (join.matched, join.pending, join.pending_labels) == (3, 0, 0)
