@@ -4024,7 +4024,7 @@ groups_ok(Groups *g, Py_ssize_t n)
 
 /* The sums of a chunk's events in groups t0 .. t0 + 3 into part[t0 .. t0 + 3] (brier, log loss, flags), in
  * one pass that adds every term masked by whether its event is in each group; `flags` packs each event's
- * outside, label and 1 in fields of 21 bits (a chunk's sums fit them). GROUPED_SUMS_AND_TOTAL: groups t0 ..
+ * outside, label and 1 in fields of 21 bits (a chunk's sums fit them). grouped_sums_and_total: groups t0 ..
  * t0 + 2, and in part[t0 + 3] the sums of every event (the last group's is the total less the others'). */
 #define GROUPED_SUMS_BODY(LAST_MASKED)                                                        \
     uint64_t b[4] = {0, 0, 0, 0}, l[4] = {0, 0, 0, 0}, f[4] = {0, 0, 0, 0};                  \

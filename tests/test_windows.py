@@ -895,7 +895,11 @@ def test_instants_are_seconds_since_the_epoch_and_durations_seconds():
         by_instants.update(y[i], s[i], t=stamps[i])
     assert by_instants.to_records() == by_seconds.to_records() and len(by_seconds.to_records()) > 40
     aware = pd.Timestamp("2026-01-01 01:00", tz="Europe/Paris")  # 00:00 UTC
-    assert se.TimeWindow(se.BinaryAccumulator, 10.0, 2).update(1, 0.5, t=aware) is None
+    midnight = (dt.datetime(2026, 1, 1) - dt.datetime(1970, 1, 1)).total_seconds()
+    ten_seconds = se.TimeWindow(se.BinaryAccumulator, 10.0, 2)
+    ten_seconds.update(1, 0.5, t=aware)
+    ten_seconds.update(0, 0.4, t=midnight + 5.0)  # the same window, unless the zone were lost (an hour apart)
+    assert ten_seconds.get().n == 2 and ten_seconds.n_late == 0
 
     win = se.TimeWindow(se.BinaryAccumulator, hour, 6)
     win.update_many(y, s, t=stamps)
