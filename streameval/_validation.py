@@ -6,7 +6,7 @@ import datetime
 import decimal
 import math
 import numbers
-from collections.abc import Sized
+from collections.abc import Iterable, Sized
 from typing import Any
 
 import numpy as np
@@ -14,7 +14,8 @@ import numpy.typing as npt
 
 __all__ = [
     "as_labels", "as_scores", "as_times", "as_weights", "check_duration", "check_label_pair", "check_no_nan",
-    "check_real", "check_same_length", "check_time", "check_total",
+    "check_real", "check_same_length", "check_time", "check_total", "is_missing",
+    "unmasked",
 ]  # fmt: skip
 
 
@@ -94,6 +95,16 @@ def _is_missing_instant(value: Any) -> bool:
     return type(value).__name__ == "NaTType" or (
         isinstance(value, (np.datetime64, np.timedelta64)) and bool(np.isnat(value))
     )
+
+
+def is_missing(value: Any) -> bool:
+    """Whether ``value`` is a missing value rather than a label or a segment: ``None``, a NaN (a float's, numpy's,
+    a decimal's), pandas' ``NA`` or a NaT (numpy's or pandas')."""
+    if value is None or _is_missing_instant(value) or type(value).__name__ == "NAType":
+        return True
+    if isinstance(value, (float, np.floating)):
+        return bool(math.isnan(value))
+    return isinstance(value, decimal.Decimal) and value.is_nan()
 
 
 def _instant_seconds(value: Any) -> float | None:
@@ -274,12 +285,31 @@ def _is_arrow_map(value: Any) -> bool:
     return bool(pt.is_map(value.type))
 
 
+def unmasked(name: str, value: Any) -> Any:
+    """A masked array's values where none is masked, or a ValueError naming ``name`` and the first masked entry's
+    index (numpy's asarray would keep a masked entry's value and count it); anything else as it is."""
+    if not isinstance(value, np.ma.MaskedArray):
+        return value
+    if value.ndim == 0:
+        return value.data
+    masked = np.flatnonzero(np.ma.getmaskarray(value).reshape(len(value), -1).any(axis=1))
+    if masked.size:
+        raise ValueError(f"{name} must not be missing, got a masked entry at index {int(masked[0])}")
+    return value.data
+
+
 def _one_dimensional(name: str, value: Any) -> np.ndarray:
+    value = unmasked(name, value)
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError) as exc:  # ragged nested sequences
         raise ValueError(f"{name} must be a 1-D array-like, could not read it: {exc}") from None
     if arr.ndim == 0:
+        if isinstance(value, Iterable) and not isinstance(value, (str, bytes)):  # a generator, a set, a dict...
+            raise TypeError(
+                f"{name} must be a 1-D array-like (a list, an array, a column), got {_show(value)}, which numpy "
+                "cannot read as one: pass a list of its values"
+            )
         raise TypeError(f"{name} must be a 1-D array-like, got the scalar {_show(value)}")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got an array of shape {arr.shape}")

@@ -28,6 +28,7 @@ from ._validation import (
     check_real,
     check_time,
     column_as_numpy,
+    is_missing,
     is_one_value,
     python_values,
     table_rows,
@@ -57,6 +58,12 @@ def _decode_classes(where: str, value: Any) -> Any:
     if not all(isinstance(pair, list) and len(pair) == 2 for pair in v):
         raise FormatError(f"{where} scores must be [class, score] pairs, got {v!r}"[:300])
     return {decode_label(f"{where} class", c): decode_float(f"{where} score", p) for c, p in v}
+
+
+def _missing_key(key: Any) -> ValueError:
+    """The refusal of a missing key (None, NaN, NA, NaT): a prediction and a label without a key would be joined
+    to each other, or (NaN) to nothing ever."""
+    return ValueError(f"key must not be a missing value, got {key!r}: a prediction and its label are joined by key")
 
 
 def _length(name: str, values: Any) -> int:
@@ -234,6 +241,8 @@ class LabelJoin:
             hash(key)
         except TypeError:
             raise TypeError(f"key must be hashable, got {key!r}"[:200]) from None
+        if type(key) is not str and type(key) is not int and is_missing(key):
+            raise _missing_key(key)
         s = check_real("score", score) if self._one_score else self._checked_score(score)
         weight = _UNIT if w is _UNIT else check_real("w", w, finite=True, nonnegative=True)
         if self._segmented:
@@ -377,6 +386,8 @@ class LabelJoin:
             hash(key)
         except TypeError:
             raise TypeError(f"key must be hashable, got {key!r}"[:200]) from None
+        if type(key) is not str and type(key) is not int and is_missing(key):
+            raise _missing_key(key)
         if t is None and self.ttl is None and not self._timed:
             when = math.nan  # no time needed
         else:

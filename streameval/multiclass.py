@@ -20,8 +20,10 @@ from ._validation import (
     check_same_length,
     check_total,
     column_as_numpy,
+    is_missing,
     row_mapping,
     table_rows,
+    unmasked,
 )
 from .binary_report import BinaryReport
 from .bins import Bins
@@ -35,6 +37,17 @@ __all__ = ["MulticlassAccumulator", "MulticlassReport"]
 def _show(value: Any) -> str:
     text = repr(value.item() if isinstance(value, np.generic) else value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _refuse_missing(name: str, label: Any, at: int | None = None) -> None:
+    """ValueError naming ``name`` (and the event's index) for a missing value (None, NaN, NA, NaT) where a class
+    label was to be learnt: each NaN would make a class of its own, and None or NA a class nobody meant."""
+    if is_missing(label):
+        where = "" if at is None else f" at index {at}"
+        advice = "name the class" if name == "classes" else "drop the event, or give the class a name"
+        raise ValueError(
+            f"{name} must be a class label, not a missing value, got {_show(label)}{where}: {advice} such as 'unknown'"
+        )
 
 
 def _mapping_rows(scores: Any) -> list[Any] | None:
@@ -117,6 +130,7 @@ class MulticlassAccumulator(AccumulatorBase):
                     raise TypeError(f"classes must hold hashable labels, got {label!r} at index {i}") from None
                 if label in self._index:
                     raise ValueError(f"classes must be distinct, got {label!r} twice")
+                _refuse_missing("classes", label, i)
                 self._add_class(label)
             if len(labels) < 2:
                 raise ValueError(f"classes must hold at least 2 labels, got {labels!r}")
@@ -227,11 +241,13 @@ class MulticlassAccumulator(AccumulatorBase):
         if y not in self._index:
             if self._fixed:
                 raise self._unknown("y", y)
+            _refuse_missing("y", y)
             new.append(y)
         scores = row_mapping(scores)  # a pandas Series of scores by class: a mapping
         if isinstance(scores, Mapping):
             mode = "scores"
             for key in scores:
+                _refuse_missing("scores key", key)  # before any comparison: pandas' NA has no truth value
                 if key not in self._index and key not in new:
                     if self._fixed:
                         raise self._unknown("scores key", key)
@@ -266,6 +282,7 @@ class MulticlassAccumulator(AccumulatorBase):
                 hash(scores)
             except TypeError:
                 raise TypeError(f"scores must be a mapping, a sequence or a class label, got {_show(scores)}") from None
+            _refuse_missing("scores", scores)  # before any comparison: pandas' NA has no truth value
             if scores not in self._index and scores not in new:
                 if self._fixed:
                     raise self._unknown("scores", scores)
@@ -325,6 +342,8 @@ class MulticlassAccumulator(AccumulatorBase):
         idx = np.empty(len(uniq), dtype=np.int64)
         for j, label in enumerate(uniq):
             label = label.item() if isinstance(label, np.generic) else label
+            if is_missing(label):  # before any comparison: pandas' NA has no truth value
+                _refuse_missing(name, label, int(np.flatnonzero(inverse == j)[0]))
             if label in self._index:
                 idx[j] = self._index[label]
             elif label in new:
@@ -362,6 +381,7 @@ class MulticlassAccumulator(AccumulatorBase):
         >>> acc.get().accuracy
         0.6666666666666666
         """
+        y, scores = unmasked("y", y), unmasked("scores", scores)
         scores = table_rows(scores)  # a table of scores by class (named columns): its rows, mappings
         rows = _mapping_rows(scores)  # an object array or a column of mappings: as a list of them
         if rows is not None:
@@ -395,6 +415,7 @@ class MulticlassAccumulator(AccumulatorBase):
                     raise TypeError(f"scores must hold mappings only, got {_show(row)} at index {i}")
                 for at, key in enumerate(row):
                     if key not in self._index:
+                        _refuse_missing("scores key", key, i)  # before any comparison: NA has no truth value
                         if self._fixed:
                             raise ValueError(
                                 f"scores keys must be classes {self._classes!r}, got {_show(key)} at index {i}"
@@ -545,7 +566,11 @@ class MulticlassAccumulator(AccumulatorBase):
         if not isinstance(rows, (list, tuple)) or not rows or type(rows[0]) is not dict:
             return None
         order = self._classes + new
-        extra = [] if self._fixed else [c for c in rows[0] if c not in self._index and c not in new]
+        extra: list[Hashable] = []
+        for c in () if self._fixed else rows[0]:
+            _refuse_missing("scores key", c, 0)  # before any comparison: pandas' NA has no truth value
+            if c not in self._index and c not in new:
+                extra.append(c)
         order += extra
         k = len(order)
         if SPEEDUPS is not None and type(rows) is list and k:  # plain float scores read in C; the rest below
@@ -853,6 +878,7 @@ class MulticlassAccumulator(AccumulatorBase):
         [[1, 0], [0, 1]]
         """
         self._flush()
+        y, scores = unmasked("y", y), unmasked("scores", scores)
         scores = table_rows(scores)  # a table of scores by class (named columns): its rows, mappings
         if w is None and self._take_out_rows(y, scores):
             return

@@ -241,6 +241,11 @@ class ECE(_Binary):
         return float(self._acc.get().ece(self.n_bins))
 
 
+# the predicted class of a model that cannot predict yet (river's predict_one gives None): a class of its own, wrong
+# for every true class, as river's own metrics count it (a missing value is no class label here)
+NO_PREDICTION = "<no prediction>"
+
+
 class _Multiclass(river_metrics.base.MultiClassMetric):
     """A river multiclass metric backed by a streameval MulticlassAccumulator (predicted labels)."""
 
@@ -256,6 +261,9 @@ class _Multiclass(river_metrics.base.MultiClassMetric):
         return True
 
     def _label(self, y_pred: Any) -> Any:
+        if y_pred is None or (isinstance(y_pred, dict) and not y_pred):  # a model that cannot predict yet: river
+            # counts a class of its own
+            return NO_PREDICTION
         return max(y_pred.items(), key=lambda item: item[1])[0] if isinstance(y_pred, dict) else y_pred
 
     def update(self, y_true: Any, y_pred: Any, w: float = 1.0) -> None:
@@ -346,6 +354,8 @@ class Adapter(river_metrics.base.Metric):
         if self.kind == "binary":
             score = y_pred.get(True, 0.0) if isinstance(y_pred, dict) else float(y_pred)
             return bool(y_true), score
+        if self.kind == "multiclass" and y_pred is None:  # a model that cannot predict yet, as river counts it
+            return y_true, NO_PREDICTION
         return y_true, y_pred
 
     def update(self, y_true: Any, y_pred: Any, w: float = 1.0) -> None:

@@ -21,7 +21,7 @@ from ._codec import FormatError, decode_segment, encode_segment, require_fields
 from ._compiled import SPEEDUPS
 from ._events import SegmentRouter
 from ._numeric import event_groups, object_codes
-from ._validation import column_as_numpy, is_one_value, table_rows, table_tuples
+from ._validation import column_as_numpy, is_missing, is_one_value, table_rows, table_tuples, unmasked
 from .averaging import metric_value
 from .protocol import AccumulatorBase
 
@@ -75,7 +75,7 @@ def segment_key(value: Any) -> Hashable:
         hash(value)
     except TypeError:
         raise TypeError(f"segment must be hashable (a str, int, tuple, ...), got {_show(value)}") from None
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if is_missing(value):
         raise ValueError(
             f"segment must not be {value!r} (a missing value): give missing values a name such as 'unknown'"
         )
@@ -406,6 +406,7 @@ class Segmented(AccumulatorBase):
         0
         """
         self._routes.clear()  # the segments change: routes are found again by the checked path
+        segments = unmasked("segments", segments)
         if self._counted_in_place(segments, columns, kwargs):
             return
         batch = _by_segment(segments, columns, kwargs)
@@ -523,7 +524,7 @@ class Segmented(AccumulatorBase):
         >>> seg.segments, seg["eu"].n
         (['eu'], 1)
         """
-        batch = _by_segment(segments, columns, kwargs)
+        batch = _by_segment(unmasked("segments", segments), columns, kwargs)
         for key in batch.keys:
             if key not in self._segments:
                 raise ValueError(f"cannot take out events of segment {_show(key)}: it was never counted")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import decimal
+
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -43,6 +46,12 @@ BATCH_CASES = [
     (1, [0.5], None, TypeError, ["y", "scalar"]),
     ([1, 0], [[0.1, 0.2]], None, ValueError, ["scores", "1-D", "(1, 2)"]),
     ([1, 0], [0.1 + 1j, 0.2], None, TypeError, ["scores", "complex"]),
+    # numpy's asarray keeps a masked entry's value: counted, it would be an event nobody gave
+    (np.ma.array([1, 0, 1], mask=[0, 0, 1]), [0.1, 0.2, 0.3], None, ValueError, ["y", "masked", "index 2"]),
+    ([1, 0, 1], np.ma.array([0.1, 0.2, 0.3], mask=[0, 1, 0]), None, ValueError, ["scores", "masked", "index 1"]),
+    ([1, 0], [0.1, 0.2], np.ma.array([1.0, 2.0], mask=[1, 0]), ValueError, ["w", "masked", "index 0"]),
+    ([1, 0], (v for v in [0.1, 0.2]), None, TypeError, ["scores", "generator", "pass a list"]),
+    ([1, 0], {0.1, 0.2}, None, TypeError, ["scores", "pass a list"]),
 ]
 
 
@@ -438,3 +447,104 @@ def test_multiclass_revert_many_rejects_and_changes_nothing(y, scores, w, exc, w
     assert acc.to_bytes() == before
     acc.revert_many(["a"], [{"a": 0.6, "b": 0.4}])  # as counted: it leaves
     assert acc.n == 2
+
+
+MISSING = [None, float("nan"), np.float32("nan"), pd.NA, pd.NaT, np.datetime64("NaT"), decimal.Decimal("nan")]
+
+
+def _multiclass_snapshot(acc):
+    return acc.n, acc.classes, acc.get().confusion_matrix.tolist()
+
+
+@pytest.mark.parametrize("missing", MISSING, ids=repr)
+def test_a_missing_value_is_no_class_label_and_changes_nothing(missing):
+    """Each NaN would make a class of its own (NaN equals nothing), and None, NA or NaT a class nobody meant: a
+    missing true class, predicted class or key of class scores is refused by name (and index), one by one and in
+    a batch, with nothing changed."""
+    acc = se.MulticlassAccumulator()
+    acc.update("a", {"a": 0.7, "b": 0.3})
+    before = _multiclass_snapshot(acc)
+    labels = se.MulticlassAccumulator()
+    labels.update("a", "b")
+    labels_before = _multiclass_snapshot(labels)
+    calls = [
+        (lambda: acc.update(missing, {"a": 0.7, "b": 0.3}), ["y"]),
+        (lambda: acc.update("a", {"a": 0.7, missing: 0.3}), ["scores key"]),
+        (lambda: acc.update_many(["a", missing], [{"a": 0.5, "b": 0.5}] * 2), ["y", "index 1"]),
+        (lambda: acc.update_many(["a", "b"], [{"a": 0.5, "b": 0.5}, {"a": 0.5, missing: 0.5}]), ["index 1"]),
+        (lambda: acc.update_many(["a", "b"], [{"a": 0.5, missing: 0.5}] * 2), ["scores key", "index 0"]),
+        (lambda: labels.update("a", missing), ["scores"]),
+        (lambda: labels.update_many(["a", "b"], ["b", missing]), ["scores", "index 1"]),
+        (lambda: labels.update_many(pd.Series(["a", missing], dtype=object), ["a", "b"]), ["y", "index 1"]),
+    ]
+    for call, words in calls:
+        with pytest.raises(ValueError, match="not a missing value") as info:
+            call()
+        for word in words:
+            assert word in str(info.value), (word, str(info.value))
+    assert _multiclass_snapshot(acc) == before
+    assert _multiclass_snapshot(labels) == labels_before
+    with pytest.raises(ValueError, match=r"classes must be a class label, not a missing value.*index 1"):
+        se.MulticlassAccumulator(classes=["a", missing])
+
+
+def test_a_column_of_float_labels_with_nan_is_refused_at_its_first_nan():
+    acc = se.MulticlassAccumulator()
+    with pytest.raises(ValueError, match="y must be a class label, not a missing value, got nan at index 2"):
+        acc.update_many(np.array([1.0, 2.0, np.nan, np.nan]), np.array([1.0, 1.0, 2.0, 2.0]))
+    assert acc.n == 0 and acc.classes == ()
+
+
+@pytest.mark.parametrize("missing", MISSING, ids=repr)
+def test_a_missing_segment_is_refused_one_by_one_as_in_a_batch(missing):
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update("eu", 1, 0.9)
+    with pytest.raises(ValueError, match="missing value"):
+        seg.update(missing, 1, 0.5)
+    with pytest.raises(ValueError, match="missing value"):
+        seg.update_many(pd.Series(["eu", missing], dtype=object), [1, 0], [0.5, 0.4])
+    assert seg.segments == ["eu"] and seg["eu"].n == 1
+
+
+@pytest.mark.parametrize("missing", MISSING, ids=repr)
+def test_a_missing_key_joins_nothing(missing):
+    """A prediction and a label without a key would be joined to each other (None, NA), or to nothing ever
+    (NaN): refused, one by one and in a batch, with nothing changed."""
+    join = se.LabelJoin(se.BinaryAccumulator())
+    join.predict("k", 0.8)
+    with pytest.raises(ValueError, match="key must not be a missing value"):
+        join.predict(missing, 0.5)
+    with pytest.raises(ValueError, match="key must not be a missing value"):
+        join.label(missing, 1)
+    with pytest.raises(ValueError, match=r"key must not be a missing value.*at index 1"):
+        join.predict_many(pd.Series(["j", missing], dtype=object), [0.1, 0.2])
+    with pytest.raises(ValueError, match=r"key must not be a missing value.*at index 1"):
+        join.label_many(["k", missing], [1, 0])
+    assert (join.pending, join.matched) == (1, 0)
+
+
+def test_masked_entries_are_refused_by_every_kind_and_unmasked_arrays_read_as_their_values():
+    mask = np.ma.array
+    calls = [
+        ("y", lambda a: se.BinaryAccumulator().update_many(a([1, 0, 1], mask=[0, 1, 0]), [0.1, 0.2, 0.3])),
+        ("y", lambda a: se.MulticlassAccumulator().update_many(a(["a", "b", "a"], mask=[0, 1, 0]), ["a"] * 3)),
+        ("scores", lambda a: se.MulticlassAccumulator().update_many(["a"] * 3, a(["a", "b", "a"], mask=[0, 1, 0]))),
+        (
+            "scores",
+            lambda a: se.MulticlassAccumulator(classes=["a", "b"]).update_many(
+                ["a"] * 3, a([[0.1, 0.9]] * 3, mask=[[0, 0], [0, 1], [0, 0]])
+            ),
+        ),
+        ("y", lambda a: se.RegressionAccumulator().update_many(a([1.0, 2.0, 3.0], mask=[0, 1, 0]), [1.0] * 3)),
+        ("scores", lambda a: se.ScoreAccumulator().update_many(a([1.0, 2.0, 3.0], mask=[0, 1, 0]))),
+        ("segments", lambda a: se.Segmented(se.BinaryAccumulator).update_many(a([1, 2, 3], mask=[0, 1, 0]), [1] * 3, [0.5] * 3)),  # noqa: E501
+        ("y", lambda a: se.PairedAccumulator().update_many(a([1, 0, 1], mask=[0, 1, 0]), [1, 0, 1], [0, 0, 1])),
+        ("t", lambda a: se.TimeWindow(se.BinaryAccumulator, width=10).update_many([1] * 3, [0.5] * 3, t=a([1.0, 2, 3], mask=[0, 1, 0]))),  # noqa: E501
+    ]  # fmt: skip
+    for name, call in calls:
+        with pytest.raises(ValueError, match=f"{name} must not be missing, got a masked entry at index 1"):
+            call(mask)
+    plain, masked = se.BinaryAccumulator(), se.BinaryAccumulator()
+    plain.update_many([1, 0, 1], [0.1, 0.2, 0.3])
+    masked.update_many(mask([1, 0, 1], mask=False), mask([0.1, 0.2, 0.3], mask=[0, 0, 0]))
+    assert masked == plain

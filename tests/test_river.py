@@ -152,3 +152,24 @@ def test_river_metrics_take_exact_up_to_and_clone_with_it():
     clone = metric.clone()
     assert clone.exact_up_to == 0 and clone.accumulator.exact_up_to == 0
     assert se_river.ROCAUC().accumulator.exact_up_to == 8192
+
+
+def test_a_model_that_cannot_predict_yet_counts_as_in_rivers_metrics():
+    """river's predict_one gives None before a model has learnt a class; river's multiclass metrics count it as a
+    predicted class of its own (wrong for every true class): a loop calling update by hand gets river's values,
+    though a missing value is no class label to the accumulator itself."""
+    rng = np.random.default_rng(4)
+    truth = rng.choice(["a", "b", "c"], 300).tolist()
+    predicted = [None if i < 20 or rng.random() < 0.1 else rng.choice(["a", "b", "c"]) for i in range(300)]
+    pairs = [
+        (metrics.MacroF1(), se_river.MacroF1()),
+        (metrics.MicroF1(), se_river.MicroF1()),
+        (metrics.Accuracy(), se_river.Adapter("accuracy", kind="multiclass")),
+    ]
+    for theirs, ours in pairs:
+        for y, p in zip(truth, predicted, strict=True):
+            theirs.update(y, p)
+            ours.update(y, p)
+        assert ours.get() == pytest.approx(theirs.get(), abs=1e-12), type(theirs).__name__
+    with pytest.raises(ValueError, match="not a missing value"):
+        se.MulticlassAccumulator().update("a", None)
