@@ -106,6 +106,8 @@ def _is_jsonl(name: str, forced: str | None) -> bool:
 
 
 def _label_text(v: Any) -> str:
+    if v is None:  # a JSON null, a Parquet null: missing, as an empty CSV field is
+        return ""
     if isinstance(v, bool):
         return "1" if v else "0"
     if isinstance(v, float) and v.is_integer():
@@ -471,12 +473,14 @@ def _is_arrow(values: Any) -> bool:
 
 
 def _texts(rows: Rows, column: str) -> np.ndarray:
-    """A column's values as stripped text (labels, segments)."""
+    """A column's values as stripped text (labels, segments); a missing value (null) as the empty text, as an empty
+    CSV field reads, whatever the format."""
     values = rows.cols[column]
     if _is_arrow(values):
         import pyarrow.compute as pc
 
-        return np.asarray(pc.utf8_trim_whitespace(values).to_numpy(zero_copy_only=False), dtype=object)
+        text = pc.fill_null(pc.utf8_trim_whitespace(values), "")
+        return np.asarray(text.to_numpy(zero_copy_only=False), dtype=object)
     return np.array([_label_text(v) for v in values])
 
 
@@ -669,21 +673,27 @@ def _multiclass_values(
     column = columns[0]
     if len(columns) == 1 and (classes is not None or _holds_rows(rows.cols[column])):
         return _score_rows(rows, args, labels, bad_label, bad_score)
-    if classes is None:  # predicted classes: the classes are learnt from the stream, and any text is one
+    if classes is None:  # predicted classes: the classes are learnt from the stream, and any text but none is one
+        bad_label |= labels == ""
         if args.score_rows.get("kind") == "rows":
             bad_score |= True  # the column held class scores before: a class alone cannot follow
             return (
                 [labels, _texts(rows, column)],
-                "",
+                _MISSING_CLASS,
                 lambda i: (
                     f"score {_raw(rows, column, i)!r} is not a mapping class -> score, as the rows before it were"
                 ),
             )
         args.score_rows["kind"] = "classes"
-        return [labels, _texts(rows, column)], "", lambda i: f"score {_raw(rows, column, i)!r} is not a class"
+        predicted = _texts(rows, column)
+        bad_score |= predicted == ""
+        return [labels, predicted], _MISSING_CLASS, lambda i: f"score {_raw(rows, column, i)!r} is not a class"
     values, score_problem = _score_columns(rows, columns, bad_score)
     bad_label |= ~np.isin(labels, np.array(classes, dtype=object))
     return [labels, np.column_stack(values)], f"is not one of the classes {classes}", score_problem
+
+
+_MISSING_CLASS = "is missing: a class must be named"  # an empty or null label of a multiclass file
 
 
 def _holds_rows(values: Any) -> bool:
@@ -718,11 +728,12 @@ def _score_rows(
                 f"score {_raw(rows, column, i)!r} is not a list of {len(classes)} numbers, the scores of {classes}"
             ),
         )
+    bad_label |= labels == ""
     if args.score_rows.get("kind") == "classes":
         bad_score |= True  # the column held classes before: class scores cannot follow
         return (
             [labels, np.array(values, dtype=object)],
-            "",
+            _MISSING_CLASS,
             lambda i: f"score {_raw(rows, column, i)!r} is not a class, as the column's rows before were",
         )
     args.score_rows["kind"] = "rows"
@@ -730,7 +741,7 @@ def _score_rows(
     for i, v in enumerate(values):
         if isinstance(v, dict) and v:
             row = {_label_text(k): _real_or_nan(x) for k, x in v.items()}
-            if len(row) == len(v) and not any(math.isnan(x) for x in row.values()):
+            if len(row) == len(v) and "" not in row and not any(math.isnan(x) for x in row.values()):
                 mappings[i] = row
                 continue
         bad_score[i] = True
@@ -742,7 +753,7 @@ def _score_rows(
             return f"score {raw!r} is a list of scores: name their classes, in order, with --classes"
         return f"score {raw!r} is not a mapping class -> score (a number for each class it names)"
 
-    return [labels, mappings], "", problem
+    return [labels, mappings], _MISSING_CLASS, problem
 
 
 def _real_or_nan(v: Any) -> float:

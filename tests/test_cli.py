@@ -869,3 +869,34 @@ def test_class_score_rows_hold_what_the_library_takes_as_numbers(tmp_path):
     out = json.loads(_cli("eval", str(tmp_path / "dec.parquet"), *argv, "--json").stdout)
     assert out["rows"] == n and out["overall"]["macro_auc"] == want.get().macro_auc
     assert out["overall"]["accuracy"] == want.get().accuracy
+
+
+def test_a_missing_class_is_a_bad_row_and_a_missing_segment_reads_alike_in_every_format(tmp_path):
+    """An empty CSV field, a JSON null and a Parquet null are the same missing value: a multiclass label or
+    predicted class missing is a bad row (not the class '' nor 'None'), and a missing segment is the segment ''
+    whatever the format."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    (tmp_path / "mc.csv").write_text("label,score\na,a\n,b\nb,b\nb,\n")
+    rows = [{"label": "a", "score": "a"}, {"label": None, "score": "b"}, {"label": "b", "score": "b"}]
+    rows.append({"label": "b", "score": None})
+    (tmp_path / "mc.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pq.write_table(pa.table({"label": [r["label"] for r in rows], "score": [r["score"] for r in rows]}),
+                   tmp_path / "mc.parquet")  # fmt: skip
+    for name, shown in [("mc.csv", "''"), ("mc.jsonl", "None"), ("mc.parquet", "None")]:
+        bad = _cli("eval", str(tmp_path / name), "--kind", "multiclass", "--no-progress", check=False)
+        assert bad.returncode == 2, bad.stderr
+        assert f"{name}:{3 if name == 'mc.csv' else 2}: label {shown} is missing: a class must be named" in bad.stderr
+        out = json.loads(_cli("eval", str(tmp_path / name), "--kind", "multiclass", "--skip-bad", "--json",
+                              "--no-progress", "--save", str(tmp_path / "mc.state")).stdout)  # fmt: skip
+        assert out["skipped"]["by_reason"] == {"label": 1, "score": 1}, name
+        assert se.load(tmp_path / "mc.state").classes == ("a", "b"), name
+    (tmp_path / "seg.csv").write_text("label,score,region\n1,0.5,eu\n0,0.2,\n1,0.3,us\n")
+    segs = [{"label": 1, "score": 0.5, "region": "eu"}, {"label": 0, "score": 0.2, "region": None}]
+    segs.append({"label": 1, "score": 0.3, "region": "us"})
+    (tmp_path / "seg.jsonl").write_text("".join(json.dumps(r) + "\n" for r in segs))
+    pq.write_table(pa.Table.from_pylist(segs), tmp_path / "seg.parquet")
+    for name in ["seg.csv", "seg.jsonl", "seg.parquet"]:
+        out = json.loads(_cli("eval", str(tmp_path / name), "--by", "region", "--json", "--no-progress").stdout)
+        assert sorted(out["segments"]) == ["", "eu", "us"], name
+        assert out["segments"][""]["n"] == 1, name
