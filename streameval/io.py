@@ -13,6 +13,7 @@ is built. Nothing is unpickled.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -113,6 +114,8 @@ def _delta(d: Any, encode: bool) -> Any:
 def to_bytes(acc: Any, *, level: int = 9) -> bytes:
     """Compact binary form: a header (magic, version, CRC-32) and compressed JSON.
 
+    ``level`` is zlib's: 0 (stored) to 9 (smallest, the default), or -1 (zlib's default, 6).
+
     Examples
     --------
     >>> import streameval as se
@@ -122,8 +125,11 @@ def to_bytes(acc: Any, *, level: int = 9) -> bytes:
     >>> blob[:4], se.from_bytes(blob) == acc
     (b'SEVL', True)
     """
+    if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not -1 <= level <= 9:
+        # zlib's own error names neither the argument nor the value
+        raise ValueError(f"level must be an integer from -1 to 9 (zlib's levels), got {level!r}")
     body = json.dumps(_delta(to_dict(acc), True), separators=(",", ":"), allow_nan=False).encode()
-    packed = zlib.compress(body, level)
+    packed = zlib.compress(body, int(level))
     return _HEADER.pack(MAGIC, FORMAT_VERSION, zlib.crc32(packed)) + packed
 
 
@@ -165,6 +171,11 @@ def save(acc: Any, path: str | os.PathLike[str]) -> None:
     target = Path(path)
     blob = to_bytes(acc)
     directory = target.parent if str(target.parent) else Path(".")
+    # named here: the temporary file's errors would name it, not the path given
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "path is a directory; save takes a file's path", str(path))
+    if not directory.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "no directory to save the file in", str(directory))
     try:
         keep_mode: int | None = stat.S_IMODE(target.stat().st_mode)
     except FileNotFoundError:

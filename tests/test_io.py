@@ -6,6 +6,7 @@ import contextlib
 import copy
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -357,3 +358,27 @@ def test_days_and_instants_as_segments_and_classes_are_saved_and_loaded():
     fine.update(pd.Timestamp("2026-05-01 00:00:00.000000001"), 1, 0.5)
     with pytest.raises(TypeError, match=r"date and datetime \(to the microsecond\) labels can be saved, got Timestamp"):
         fine.to_bytes()
+
+
+def test_save_names_a_path_that_cannot_take_the_file_and_leaves_nothing_behind(tmp_path):
+    """A directory, or a file in a directory that does not exist: the error names the path given (not the
+    temporary file's), and nothing is written anywhere."""
+    acc = se.BinaryAccumulator()
+    acc.update(1, 0.5)
+    (tmp_path / "sub").mkdir()
+    with pytest.raises(IsADirectoryError, match="save takes a file's path") as info:
+        se.save(acc, tmp_path / "sub")
+    assert info.value.filename == str(tmp_path / "sub")
+    with pytest.raises(FileNotFoundError, match="no directory to save the file in") as info:
+        se.save(acc, tmp_path / "none" / "x.sevl")
+    assert info.value.filename == str(tmp_path / "none")
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["sub"]
+
+
+@pytest.mark.parametrize("level", [10, -2, True, 1.5, "9"])
+def test_to_bytes_names_a_compression_level_zlib_lacks(level):
+    acc = se.BinaryAccumulator()
+    acc.update(1, 0.5)
+    with pytest.raises(ValueError, match=f"level must be an integer from -1 to 9.*got {re.escape(repr(level))}"):
+        se.to_bytes(acc, level=level)
+    assert se.from_bytes(se.to_bytes(acc, level=np.int64(0))) == acc == se.from_bytes(se.to_bytes(acc, level=-1))
