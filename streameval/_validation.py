@@ -15,7 +15,7 @@ import numpy.typing as npt
 __all__ = [
     "as_labels", "as_scores", "as_times", "as_weights", "check_duration", "check_label_pair", "check_no_nan",
     "check_real", "check_same_length", "check_time", "check_total", "is_missing",
-    "unmasked",
+    "refuse_class", "unmasked",
 ]  # fmt: skip
 
 
@@ -95,6 +95,14 @@ def _is_missing_instant(value: Any) -> bool:
     return type(value).__name__ == "NaTType" or (
         isinstance(value, (np.datetime64, np.timedelta64)) and bool(np.isnat(value))
     )
+
+
+def refuse_class(name: str, value: Any) -> None:
+    """TypeError naming ``name`` where an accumulator is wanted and its class was given (a window takes the class, a
+    monitor, a lock or a join takes one made)."""
+    if isinstance(value, type):
+        raise TypeError(f"{name} must be an accumulator, not the class {value.__name__}: pass one, such as "
+                        f"{value.__name__}()")  # fmt: skip
 
 
 def is_missing(value: Any) -> bool:

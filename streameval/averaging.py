@@ -173,6 +173,8 @@ class MacroReport:
 def _reports(items: Iterable[Any]) -> list[Any]:
     out = []
     for i, item in enumerate(items):
+        if isinstance(item, type):
+            raise TypeError(f"members must be accumulators or reports, got the class {item.__name__} at index {i}")
         if hasattr(item, "get") and callable(item.get) and hasattr(item, "merge"):
             out.append(item.get())
         elif hasattr(type(item), "SCALAR_METRICS"):

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._numeric import running_sum
+from ._validation import refuse_class
 from .score_report import ScoreReport
 
 __all__ = ["DriftReport", "drift", "kolmogorov_sf"]
@@ -77,6 +78,7 @@ def kolmogorov_sf(x: float) -> float:
 def _report(side: Any, name: str) -> ScoreReport:
     if isinstance(side, ScoreReport):
         return side
+    refuse_class(name, side)
     if hasattr(side, "accumulator") and callable(side.accumulator):  # a window
         side = side.accumulator()
     if hasattr(side, "scores") and callable(side.scores):  # a binary accumulator: the scores of all its events

@@ -31,6 +31,7 @@ from ._validation import (
     is_missing,
     is_one_value,
     python_values,
+    refuse_class,
     table_rows,
 )
 from .multiclass import MulticlassAccumulator
@@ -182,6 +183,7 @@ class LabelJoin:
     """
 
     def __init__(self, accumulator: Any, ttl: float | None = None, max_pending: int = 1_000_000) -> None:
+        refuse_class("accumulator", accumulator)
         if not callable(getattr(accumulator, "update", None)):
             kind = type(accumulator).__name__
             raise TypeError(f"accumulator must be an accumulator, a window or a monitor, got {kind}")

@@ -17,6 +17,7 @@ import threading
 from typing import Any
 
 from ._compiled import SPEEDUPS
+from ._validation import refuse_class
 
 __all__ = ["Locked"]
 
@@ -39,6 +40,7 @@ class Locked:
     """
 
     def __init__(self, accumulator: Any) -> None:
+        refuse_class("accumulator", accumulator)
         if not hasattr(accumulator, "get"):
             raise TypeError(f"accumulator must be an accumulator or window, got {type(accumulator).__name__}")
         self._inner = accumulator

@@ -28,6 +28,7 @@ from ._validation import (
     check_real,
     check_time,
     is_one_value,
+    refuse_class,
     table_rows,
 )
 from .averaging import metric_value
@@ -958,8 +959,10 @@ class Monitor:
         metrics: Iterable[str] | None = None,
     ) -> None:
         if drift_reference is not None:
+            refuse_class("drift_reference", drift_reference)
             drift(drift_reference, drift_reference)  # refuses what is not a score distribution, or an empty one
         self.drift_reference = drift_reference
+        refuse_class("accumulator", accumulator)
         if not hasattr(accumulator, "get"):
             raise TypeError(f"accumulator must be an accumulator or window, got {type(accumulator).__name__}")
         if by not in ("events", "time"):

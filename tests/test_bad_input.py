@@ -548,3 +548,26 @@ def test_masked_entries_are_refused_by_every_kind_and_unmasked_arrays_read_as_th
     plain.update_many([1, 0, 1], [0.1, 0.2, 0.3])
     masked.update_many(mask([1, 0, 1], mask=False), mask([0.1, 0.2, 0.3], mask=[0, 0, 0]))
     assert masked == plain
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda: se.Monitor(se.BinaryAccumulator, every=2), ["accumulator", "the class BinaryAccumulator"]),
+        (lambda: se.Locked(se.MulticlassAccumulator), ["accumulator", "MulticlassAccumulator()"]),
+        (lambda: se.LabelJoin(se.BinaryAccumulator), ["accumulator", "BinaryAccumulator()"]),
+        (lambda: se.drift(se.ScoreAccumulator, se.ScoreAccumulator()), ["reference", "ScoreAccumulator()"]),
+        (
+            lambda: se.Monitor(se.BinaryAccumulator(), every=2, drift_reference=se.ScoreAccumulator),
+            ["drift_reference", "the class ScoreAccumulator"],
+        ),
+        (lambda: se.macro([se.BinaryAccumulator(), se.BinaryAccumulator]), ["the class BinaryAccumulator", "index 1"]),
+    ],
+)
+def test_a_class_where_an_accumulator_is_wanted_is_named_at_once(make, words):
+    """A window takes a factory (the class); a monitor, a lock, a join, drift and macro take an accumulator made:
+    given the class, they say so when made, not with an error about descriptors at the first event."""
+    with pytest.raises(TypeError) as info:
+        make()
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
