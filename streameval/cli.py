@@ -1013,15 +1013,16 @@ def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] 
         result["window"] = {"size": args.window, **_metrics(window.get())}
     if segmented is not None and len(segmented):
         report = segmented.get()
-        in_order = sorted(report.segments, key=report.label)
-        result["segments"] = {report.label(k): _metrics(report[k]) for k in in_order}
+        labels = report.labels()
+        in_order = sorted(report.segments, key=labels.__getitem__)
+        result["segments"] = {labels[k]: _metrics(report[k]) for k in in_order}
         result["micro"] = _metrics(report.overall)
         summary = macro(segmented).to_dict()
         result["macro"] = {name: {"mean": s["mean"], "std": s["std"]} for name, s in summary.items()}
         compared = COMPARED[args.kind]
         result["comparison"] = {
             m: {
-                "worst": report.label(report.worst(m)), "min": _clean(report.group_min(m)),
+                "worst": labels[report.worst(m)], "min": _clean(report.group_min(m)),
                 "max": _clean(report.group_max(m)), "difference": _clean(report.difference(m)),
                 "ratio": _clean(report.ratio(m)),
             }

@@ -181,7 +181,8 @@ def _per_class(report: Any) -> str:
 def _segments(report: Any) -> list[str]:
     names = [m for m in report.SUMMARY_METRICS if hasattr(report.overall, m)]
     segments = list(report.reports)
-    rows = [[report.label(k)] + [metric_value(report.reports[k], m) for m in names] for k in segments]
+    labels = report.labels()
+    rows = [[labels[k]] + [metric_value(report.reports[k], m) for m in names] for k in segments]
     worst: dict[tuple[int, int], bool] = {}
     spread = []
     for j, m in enumerate(names):
@@ -189,7 +190,7 @@ def _segments(report: Any) -> list[str]:
             continue
         w = report.worst(m)
         worst[(segments.index(w), j + 1)] = True
-        spread.append([m, report.label(w), report.group_min(m), report.group_max(m), report.difference(m),
+        spread.append([m, labels[w], report.group_min(m), report.group_max(m), report.difference(m),
                        report.ratio(m)])  # fmt: skip
     out = ["<h2>Segments</h2>", '<p class="note">The worst value of each metric is marked.</p>',
            '<div class="wide">', _table(["segment", *names], rows, worst), "</div>"]  # fmt: skip

@@ -202,7 +202,8 @@ def plot_segments(report: Any, metric: str = "auc", level: float = 0.95, ax: Any
     reports = report.reports
     if not reports:
         raise ValueError("the segmented report has no segments to draw")
-    labels = [report.label(k) for k in reports]
+    names = report.labels()
+    labels = [names[k] for k in reports]
     values = [float(v) for v in report.by_group(metric).values()]
     lows, highs = [], []
     for r in reports.values():
@@ -219,7 +220,7 @@ def plot_segments(report: Any, metric: str = "auc", level: float = 0.95, ax: Any
     v, lo_a, hi_a = np.array(values), np.array(lows), np.array(highs)
     err = np.vstack([np.nan_to_num(v - lo_a), np.nan_to_num(hi_a - v)])
     y = np.arange(len(labels))[::-1]
-    worst = labels.index(report.label(report.worst(metric))) if not np.isnan(v).all() else -1
+    worst = labels.index(names[report.worst(metric)]) if not np.isnan(v).all() else -1
     colors = ["C3" if i == worst else "C0" for i in range(len(labels))]
     for i in range(len(labels)):
         ax.errorbar(v[i], y[i], xerr=err[:, i : i + 1], fmt="o", color=colors[i], capsize=3)

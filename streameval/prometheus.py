@@ -3,8 +3,10 @@
 :class:`MetricsCollector` is a ``prometheus_client`` custom collector: each
 scrape reads the current report of every accumulator it was given and
 exposes one metric family per metric, labelled with the model's name, the
-segment (for a :class:`~streameval.Segmented` one; empty for the whole) and
-the window (the window's class, empty for a plain accumulator).
+segment (for a :class:`~streameval.Segmented` one, as
+:meth:`~streameval.SegmentedReport.labels` names it: ``''`` for the segment
+``""``, since the whole's is empty; ``1`` and ``'1'`` for ``1`` and ``"1"``)
+and the window (the window's class, empty for a plain accumulator).
 
 Scrapes run on the HTTP server's thread. When other threads update the
 accumulators, give the collector :class:`~streameval.Locked` ones: each
@@ -119,8 +121,8 @@ class MetricsCollector:
             monotonic = not window
             if hasattr(report, "reports") and hasattr(report, "overall"):  # segmented
                 yield (str(name), "", window), report.overall, monotonic
-                for segment, r in report.reports.items():
-                    yield (str(name), report.label(segment), window), r, monotonic
+                for segment, text in report.labels().items():
+                    yield (str(name), text, window), report.reports[segment], monotonic
             else:
                 yield (str(name), "", window), report, monotonic
 

@@ -930,6 +930,25 @@ class SegmentedReport:
         """A segment as text: the parts of a crossed segment joined by ``/``."""
         return "/".join(map(str, segment)) if isinstance(segment, tuple) else str(segment)
 
+    def labels(self) -> dict[Hashable, str]:
+        """Each segment's text, told apart: :meth:`label`'s, or the segment's ``repr`` where that text is empty or
+        another segment's too (``1`` and ``"1"``; ``("eu", "web")`` and ``"eu/web"``), so that no two segments
+        share a name in a table, a dict of metrics or a Prometheus label.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> seg = se.Segmented(se.BinaryAccumulator)
+        >>> seg.update_many([1, "1", ("eu", "web"), ""], [1, 0, 1, 0], [0.9, 0.2, 0.4, 0.6])
+        >>> list(seg.get().labels().values())
+        ['1', "'1'", 'eu/web', "''"]
+        """
+        texts = {k: self.label(k) for k in self.reports}
+        seen: dict[str, int] = {}
+        for text in texts.values():
+            seen[text] = seen.get(text, 0) + 1
+        return {k: repr(k) if text == "" or seen[text] > 1 else text for k, text in texts.items()}
+
     def summary(self, metrics: list[str] | None = None) -> str:
         """A table of the segments (the worst value of each metric marked ``*``), then the spread of each metric.
 
@@ -949,7 +968,8 @@ class SegmentedReport:
         recall  b      0    1    1           0
         """
         names = [m for m in (metrics or SUMMARY_METRICS) if hasattr(self.overall, m)]
-        rows = [[self.label(k)] + [_cell(metric_value(r, m)) for m in names] for k, r in self.reports.items()]
+        labels = self.labels()
+        rows = [[labels[k]] + [_cell(metric_value(r, m)) for m in names] for k, r in self.reports.items()]
         for j, m in enumerate(names):
             if m in NEUTRAL or not self.reports:
                 continue
@@ -962,7 +982,7 @@ class SegmentedReport:
         rows.append(["overall"] + [_cell(metric_value(self.overall, m)) for m in names])
         out = _columns([["segment", *names], *rows])
         spread = [
-            [m, self.label(self.worst(m)), _cell(self.group_min(m)), _cell(self.group_max(m)),
+            [m, labels[self.worst(m)], _cell(self.group_min(m)), _cell(self.group_max(m)),
              _cell(self.difference(m)), _cell(self.ratio(m))]
             for m in names
             if m not in NEUTRAL and not math.isnan(self.group_min(m))
@@ -981,10 +1001,11 @@ class SegmentedReport:
         return report_html(self, title=title)
 
     def to_dict(self) -> dict[str, Any]:
-        """The overall metrics, then every segment's as ``"<segment>/<metric>"``."""
+        """The overall metrics, then every segment's as ``"<segment>/<metric>"`` (the segment as :meth:`labels`
+        names it)."""
         out = dict(self.overall.to_dict())
-        for k, r in self.reports.items():
-            out.update({f"{self.label(k)}/{name}": v for name, v in r.to_dict().items()})
+        for k, label in self.labels().items():
+            out.update({f"{label}/{name}": v for name, v in self.reports[k].to_dict().items()})
         return out
 
     def to_frame(self, metrics: list[str] | None = None) -> Any:

@@ -873,7 +873,7 @@ def test_class_score_rows_hold_what_the_library_takes_as_numbers(tmp_path):
 
 def test_a_missing_class_is_a_bad_row_and_a_missing_segment_reads_alike_in_every_format(tmp_path):
     """An empty CSV field, a JSON null and a Parquet null are the same missing value: a multiclass label or
-    predicted class missing is a bad row (not the class '' nor 'None'), and a missing segment is the segment ''
+    predicted class missing is a bad row (not the class '' nor 'None'), and a missing segment is the segment ""
     whatever the format."""
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
@@ -898,5 +898,5 @@ def test_a_missing_class_is_a_bad_row_and_a_missing_segment_reads_alike_in_every
     pq.write_table(pa.Table.from_pylist(segs), tmp_path / "seg.parquet")
     for name in ["seg.csv", "seg.jsonl", "seg.parquet"]:
         out = json.loads(_cli("eval", str(tmp_path / name), "--by", "region", "--json", "--no-progress").stdout)
-        assert sorted(out["segments"]) == ["", "eu", "us"], name
-        assert out["segments"][""]["n"] == 1, name
+        assert sorted(out["segments"]) == ["''", "eu", "us"], name  # the segment "", named apart from the whole's ""
+        assert out["segments"]["''"]["n"] == 1, name

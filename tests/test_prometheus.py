@@ -197,3 +197,21 @@ def test_the_example_service_scores_the_stream():
     assert events > 100 and accs["phishing"].get().n == events
     assert accs["phishing_last_500"].get().n == min(events, 500)
     assert accs["phishing_by_https"].get().overall.n == events
+
+
+def test_no_two_segments_share_labels_nor_one_the_wholes():
+    """The segment "" would have the whole's labels, 1 and "1" (or ("eu", "web") and "eu/web") each other's:
+    Prometheus keeps one sample of a series. Each is labelled apart (its repr), with its own count, and a report's
+    dict of metrics keeps every segment's."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    seg = se.Segmented(se.BinaryAccumulator)
+    names = ["", "eu", "eu", 1, "1", "1", ("eu", "web"), "eu/web"]
+    seg.update_many(names, [1, 0, 1, 0, 1, 0, 1, 0], [0.9, 0.2, 0.4, 0.1, 0.2, 0.3, 0.3, 0.4])
+    registry = CollectorRegistry()
+    registry.register(MetricsCollector({"m": seg}, metrics=("n",)))
+    samples = [s for f in text_string_to_metric_families(generate_latest(registry).decode()) for s in f.samples]
+    counts = {s.labels["segment"]: s.value for s in samples if s.name == "streameval_events_total"}
+    assert counts == {"": 8, "''": 1, "eu": 2, "1": 1, "'1'": 2, "('eu', 'web')": 1, "'eu/web'": 1}
+    flat = seg.get().to_dict()
+    assert (flat["1/n"], flat["'1'/n"], flat["''/n"], flat["eu/n"]) == (1, 2, 1, 2)
