@@ -932,8 +932,8 @@ class SegmentedReport:
 
     def labels(self) -> dict[Hashable, str]:
         """Each segment's text, told apart: :meth:`label`'s, or the segment's ``repr`` where that text is empty or
-        another segment's too (``1`` and ``"1"``; ``("eu", "web")`` and ``"eu/web"``), so that no two segments
-        share a name in a table, a dict of metrics or a Prometheus label.
+        ``overall`` (the whole's names) or another segment's too (``1`` and ``"1"``; ``("eu", "web")`` and
+        ``"eu/web"``), so that no two segments share a name in a table, a dict of metrics or a Prometheus label.
 
         Examples
         --------
@@ -947,7 +947,7 @@ class SegmentedReport:
         seen: dict[str, int] = {}
         for text in texts.values():
             seen[text] = seen.get(text, 0) + 1
-        return {k: repr(k) if text == "" or seen[text] > 1 else text for k, text in texts.items()}
+        return {k: repr(k) if text in ("", "overall") or seen[text] > 1 else text for k, text in texts.items()}
 
     def summary(self, metrics: list[str] | None = None) -> str:
         """A table of the segments (the worst value of each metric marked ``*``), then the spread of each metric.
@@ -1015,9 +1015,11 @@ class SegmentedReport:
         except ImportError:
             raise ImportError("to_frame needs pandas: pip install pandas") from None
         names = list(metrics) if metrics is not None else list(type(self.overall).SCALAR_METRICS)
-        rows = {k: {m: metric_value(r, m) for m in names} for k, r in self.reports.items()}
-        rows["overall"] = {m: metric_value(self.overall, m) for m in names}
-        return pd.DataFrame.from_dict(rows, orient="index", columns=names)
+        reports = [*self.reports.values(), self.overall]
+        rows = [[metric_value(r, m) for m in names] for r in reports]
+        # a segment named "overall" keeps its row, before the whole's
+        index = pd.Index([*self.reports, "overall"], tupleize_cols=False, dtype=object)
+        return pd.DataFrame(rows, index=index, columns=names)
 
     def __repr__(self) -> str:
         return f"SegmentedReport(segments={self.segments!r}, overall={self.overall!r})"

@@ -942,3 +942,14 @@ def test_a_table_of_segment_columns_gives_crossed_segments_whatever_its_library(
         got.update_many(table, y, s)
         assert got.segments == want.segments and all(got[k] == want[k] for k in want.segments), type(table)
         assert se.from_bytes(got.to_bytes()) == got  # instants as datetimes (not nanoseconds as integers)
+
+
+def test_a_segment_named_overall_keeps_its_row_apart_from_the_wholes():
+    """The whole's row is "overall": a segment of that name keeps its own row in the frame (before the whole's)
+    and is named 'overall' (its repr) in the summary, not merged into or hidden by the whole's."""
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update_many(["overall", "eu", "eu"], [1, 0, 1], [0.9, 0.2, 0.4])
+    frame = seg.get().to_frame(["n"])
+    assert list(frame.index) == ["overall", "eu", "overall"] and frame["n"].tolist() == [1, 2, 3]
+    lines = seg.get().summary(["n"]).splitlines()
+    assert [line.split() for line in lines] == [["segment", "n"], ["'overall'", "1"], ["eu", "2"], ["overall", "3"]]
