@@ -429,7 +429,7 @@ def as_weights(name: str, value: Any, n: int) -> npt.NDArray[np.float64] | None:
             raise ValueError(
                 f"{name} must be finite and >= 0, got an integer too large for a float ({_show(given[i])}) at index {i}"
             )
-        raise ValueError(f"{name} must be finite and >= 0, got {w[i]!r} at index {i}")
+        raise ValueError(f"{name} must be finite and >= 0, got {_show(w[i])} at index {i}")
     if lowest == highest == 1.0:
         return None
     if float(highest) * w.size > _SUM_IS_FINITE_BELOW:  # else no order of adding them overflows: no sum needed

@@ -10,6 +10,7 @@ cluster: connect a ``distributed.Client`` to the cluster's scheduler first
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +35,42 @@ def _factory(accumulator: Any) -> Callable[[], Any]:
 
 
 def _frame_partition(
+    part: Any,
+    make: Callable[[], Any],
+    kind: str | None,
+    label: str | None,
+    score: Any,
+    weight: str | None,
+    by: list[str] | None,
+    number: int = 0,
+) -> Any:
+    """Partition ``number`` of a frame counted; a refusal names the partition and the row (its label in the frame's
+    index, and its values), where the accumulator's message names its position within the partition."""
+    try:
+        return _count_frame_partition(part, make, kind, label, score, weight, by)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(_located(str(exc), part, number, [label, score, weight, by])) from None
+
+
+def _located(message: str, part: Any, number: int, names: list[Any]) -> str:
+    """A refusal's message with its row named as the frame names it: a position within the partition means
+    nothing to whoever reads the frame (a segment's own count from 0 is left as it is)."""
+    found = re.search(r" at index (\d+)", message)
+    if found is None or "counting its events from 0" in message or int(found.group(1)) >= len(part):
+        return f"partition {number}: {message}"
+    row = int(found.group(1))
+    columns = [c for name in names if name is not None for c in ([name] if isinstance(name, str) else name)]
+    values = ", ".join(f"{c}={_plain(part[c].iloc[row])!r}" for c in dict.fromkeys(columns))
+    message = message[: found.start()] + message[found.end() :]
+    return f"partition {number}, the row labelled {_plain(part.index[row])!r} ({values}): {message}"
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as Python's (shown as 15, not np.int64(15))."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _count_frame_partition(
     part: Any,
     make: Callable[[], Any],
     kind: str | None,
@@ -189,7 +226,10 @@ def evaluate(
         missing = [c for c in wanted if c is not None and c not in columns]
         if missing:
             raise ValueError(f"column {missing[0]!r} is not in the frame (columns: {sorted(map(str, columns))})")
-        parts = [dask.delayed(_frame_partition)(p, make, kind, label, score, weight, by) for p in data.to_delayed()]
+        parts = [
+            dask.delayed(_frame_partition)(p, make, kind, label, score, weight, by, number)
+            for number, p in enumerate(data.to_delayed())
+        ]
     if split_every < 2:
         raise ValueError(f"split_every must be at least 2, got {split_every!r}")
     while len(parts) > 1:  # a tree of merges: nothing but accumulators moves

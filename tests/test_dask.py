@@ -10,6 +10,7 @@ distributed = pytest.importorskip("distributed")
 pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
 
+import dask  # noqa: E402
 import dask.bag as db  # noqa: E402
 
 import streameval as se  # noqa: E402
@@ -216,5 +217,29 @@ def test_decimals_as_objects_and_dasks_text_of_them(client):
     with pytest.raises(ValueError, match=refused):
         sed.evaluate(as_text, score="score", accumulator=se.ScoreAccumulator)
     words = dd.from_pandas(frame.assign(score=s, w=["heavy"] * n), npartitions=4)  # weights of text: named w
-    with pytest.raises(TypeError, match="w must hold real numbers, got 'heavy' at index 0"):
+    with pytest.raises(
+        TypeError, match=r"the row labelled \d+ \(.*w='heavy'\): w must hold real numbers, got 'heavy'$"
+    ):
         sed.evaluate(words, label="label", score="score", weight="w")
+
+
+def test_a_refused_row_is_named_by_its_partition_and_its_label_in_the_frame():
+    """The accumulator names a row's position within its partition; the frame's reader needs the row's label in
+    the frame's index (and its values): a NaN score in the last partition, a negative weight, a missing segment."""
+    y = np.array([1, 0, 1, 0, 1, 0, 1, 0])
+    frame = pd.DataFrame(
+        {"y": y, "s": np.linspace(0.1, 0.8, 8), "w": np.ones(8), "g": ["a", "b"] * 4}, index=np.arange(100, 108)
+    )
+    cases = [
+        (frame.assign(s=frame.s.where(frame.index != 106)), {}, "partition 3, the row labelled 106 (y=1, s=nan): "
+         "scores must not be NaN, got nan"),
+        (frame.assign(w=frame.w.where(frame.index != 103, -2.0)), {"weight": "w"}, "partition 1, the row labelled "
+         "103 (y=0, s=0.4, w=-2.0): w must be finite and >= 0, got -2.0"),
+        (frame.assign(g=frame.g.where(frame.index != 105)), {"by": "g"}, "partition 2, the row labelled 105 (y=0, "
+         "s=0.6, g=<NA>): segments must not hold missing values (None, NaN), got one"),
+    ]  # fmt: skip
+    with dask.config.set(scheduler="synchronous"):
+        for data, options, message in cases:
+            with pytest.raises((TypeError, ValueError)) as info:
+                sed.evaluate(dd.from_pandas(data, npartitions=4), label="y", score="s", **options)
+            assert str(info.value) == message
