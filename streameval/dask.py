@@ -47,7 +47,28 @@ def _frame_partition(
     """Partition ``number`` of a frame counted; a refusal names the partition and the row (its label in the frame's
     index, and its values), where the accumulator's message names its position within the partition."""
     try:
-        return _count_frame_partition(part, make, kind, label, score, weight, by)
+        weights = None if weight is None else part[weight].to_numpy()  # checked by the accumulator, named w
+        if label is None:  # scores alone
+            columns = [part[score].to_numpy()]
+            _check_not_text_of_numbers(score, columns[0])
+        elif isinstance(score, str):
+            columns = [part[label].to_numpy(), part[score].to_numpy()]
+            if kind == "multiclass":
+                _check_not_text_of_rows(score, columns[1])
+            else:
+                _check_not_text_of_numbers(score, columns[1])
+        elif kind == "paired":  # the two models' columns
+            columns = [part[label].to_numpy(), part[score[0]].to_numpy(), part[score[1]].to_numpy()]
+        else:  # one column per class
+            columns = [part[label].to_numpy(), part[list(score)].to_numpy()]
+        if by is None:
+            acc = make()
+            acc.update_many(*columns, weights)  # the weights by position, as every kind takes them
+            return acc
+        seg = Segmented(make)
+        keys = part[by[0]] if len(by) == 1 else list(part[by].itertuples(index=False, name=None))
+        seg.update_many(keys, *columns, w=weights)
+        return seg
     except (TypeError, ValueError) as exc:
         raise type(exc)(_located(str(exc), part, number, [label, score, weight, by])) from None
 
@@ -68,39 +89,6 @@ def _located(message: str, part: Any, number: int, names: list[Any]) -> str:
 def _plain(value: Any) -> Any:
     """A numpy scalar as Python's (shown as 15, not np.int64(15))."""
     return value.item() if isinstance(value, np.generic) else value
-
-
-def _count_frame_partition(
-    part: Any,
-    make: Callable[[], Any],
-    kind: str | None,
-    label: str | None,
-    score: Any,
-    weight: str | None,
-    by: list[str] | None,
-) -> Any:
-    weights = None if weight is None else part[weight].to_numpy()  # checked by the accumulator, named w
-    if label is None:  # scores alone
-        columns = [part[score].to_numpy()]
-        _check_not_text_of_numbers(score, columns[0])
-    elif isinstance(score, str):
-        columns = [part[label].to_numpy(), part[score].to_numpy()]
-        if kind == "multiclass":
-            _check_not_text_of_rows(score, columns[1])
-        else:
-            _check_not_text_of_numbers(score, columns[1])
-    elif kind == "paired":  # the two models' columns
-        columns = [part[label].to_numpy(), part[score[0]].to_numpy(), part[score[1]].to_numpy()]
-    else:  # one column per class
-        columns = [part[label].to_numpy(), part[list(score)].to_numpy()]
-    if by is None:
-        acc = make()
-        acc.update_many(*columns, weights)  # the weights by position, as every kind takes them
-        return acc
-    seg = Segmented(make)
-    keys = part[by[0]] if len(by) == 1 else list(part[by].itertuples(index=False, name=None))
-    seg.update_many(keys, *columns, w=weights)
-    return seg
 
 
 def _check_columns_in_class_order(columns: list[Any], classes: list[Any]) -> None:
