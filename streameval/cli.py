@@ -57,6 +57,21 @@ class BadRowError(Exception):
         self.source, self.line, self.message = source, line, message
 
 
+class UnreadableError(BadRowError):
+    """A file that cannot be read as a whole (not Parquet, a column it lacks): no row of it can be skipped."""
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line}: {self.message}" if self.line > 0 else f"{self.source}: {self.message}"
+
+
+def _skipped_or_bad(skip: Problem | None, source: str, line: int, message: str) -> None:
+    """A row that is no row of the file's shape (fields of another number, a line that is not a JSON object, a
+    field it lacks): BadRowError, or with ``skip`` counted as a bad ``row`` and left out."""
+    if skip is None:
+        raise BadRowError(source, line, message)
+    skip.add("row", f"{source}:{line}: {message}")
+
+
 # -- reading --------------------------------------------------------------------
 class _Counted(io.RawIOBase):
     """A binary file that counts the bytes read from it (the progress bar's position)."""
@@ -159,11 +174,14 @@ def _parquet_chunks(path: str, columns: list[str], numeric: set[str]) -> Iterato
     try:
         pf = pq.ParquetFile(path)
     except Exception as exc:  # pyarrow raises its own error types for a damaged file
-        raise BadRowError(path, 0, f"not a readable Parquet file: {exc}") from None
+        raise UnreadableError(path, 0, f"not a readable Parquet file: {exc}") from None
     names = pf.schema_arrow.names
     missing = [c for c in columns if c not in names]
     if missing:
-        raise BadRowError(path, 0, f"missing column {missing[0]!r} (the file has {names})")
+        raise UnreadableError(path, 0, f"missing column {missing[0]!r} (the file has {names})")
+    twice = [c for c in columns if names.count(c) > 1]
+    if twice:  # which of them would be read is anybody's guess
+        raise UnreadableError(path, 0, f"column {twice[0]!r} is named {names.count(twice[0])} times in the file")
     start = 1
     size, total = Path(path).stat().st_size, max(pf.metadata.num_rows, 1)
     for batch in pf.iter_batches(batch_size=1 << 20, columns=columns):
@@ -282,9 +300,12 @@ def _csv_batches(fh: Any, parse_options: Any, convert_options: Any) -> Iterator[
     takes none (``newlines_in_values`` is off): such a field fails to parse wherever the block is cut, and the
     exact reader reads the file.
     """
+    import pyarrow as pa
     import pyarrow.csv as pa_csv
 
     names = pa_csv.read_csv(io.BytesIO(fh.readline()), parse_options=parse_options).column_names
+    if any(names.count(c) > 1 for c in convert_options.include_columns):  # the exact reader names it
+        raise pa.ArrowInvalid("a column read is named twice in the header")
     read_options = pa_csv.ReadOptions(column_names=names, use_threads=True)
     rest = b""
     while True:
@@ -374,10 +395,12 @@ def _chunks(
     name: str | None = None,
     integers: frozenset[str] = frozenset(),
     times: frozenset[str] = frozenset(),
+    skip: Problem | None = None,
 ) -> Iterator[Rows]:
     """The rows of a file a chunk at a time, each with ``position``: the bytes of the file read so far.
 
-    ``name`` is the file's name in messages (``<stdin>`` for standard input saved to a file first).
+    ``name`` is the file's name in messages (``<stdin>`` for standard input saved to a file first). With
+    ``skip``, a row of another shape than the file's is counted there and left out (:func:`_skipped_or_bad`).
     """
     shown = name or path
     try:
@@ -397,17 +420,20 @@ def _chunks(
                 yield rows
             return
     except BadRowError as bad:
-        raise BadRowError(shown, bad.line, bad.message) from None
+        raise type(bad)(shown, bad.line, bad.message) from None
     opened, fh, counter = _open(path)
     shown = name or opened
     with fh:
-        chunks = _jsonl_chunks(shown, fh, columns) if _is_jsonl(path, fmt) else _csv_chunks(shown, fh, columns)
+        if _is_jsonl(path, fmt):
+            chunks = _jsonl_chunks(shown, fh, columns, skip)
+        else:
+            chunks = _csv_chunks(shown, fh, columns, skip)
         for rows in chunks:
             rows.position = None if counter is None else counter.count
             yield rows
 
 
-def _csv_chunks(name: str, fh: TextIO, columns: list[str]) -> Iterator[Rows]:
+def _csv_chunks(name: str, fh: TextIO, columns: list[str], skip: Problem | None = None) -> Iterator[Rows]:
     reader = csv.reader(fh)
     try:
         header = next(reader)
@@ -416,7 +442,10 @@ def _csv_chunks(name: str, fh: TextIO, columns: list[str]) -> Iterator[Rows]:
     header = [h.strip() for h in header]
     missing = [c for c in columns if c not in header]
     if missing:
-        raise BadRowError(name, 1, f"missing column {missing[0]!r} (the header has {header})")
+        raise UnreadableError(name, 1, f"missing column {missing[0]!r} (the header has {header})")
+    twice = [c for c in columns if header.count(c) > 1]
+    if twice:  # which of them would be read is anybody's guess
+        raise UnreadableError(name, 1, f"column {twice[0]!r} is named {header.count(twice[0])} times in the header")
     idx = [header.index(c) for c in columns]
     width = len(header)
     rows = Rows(name, cols={c: [] for c in columns})
@@ -427,7 +456,8 @@ def _csv_chunks(name: str, fh: TextIO, columns: list[str]) -> Iterator[Rows]:
         if not record:
             continue
         if len(record) != width:
-            raise BadRowError(name, line, f"expected {width} fields, got {len(record)}")
+            _skipped_or_bad(skip, name, line, f"expected {width} fields, got {len(record)}")
+            continue
         rows.lines.append(line)
         for target, i in zip(out, idx, strict=True):
             target.append(record[i])
@@ -439,7 +469,7 @@ def _csv_chunks(name: str, fh: TextIO, columns: list[str]) -> Iterator[Rows]:
         yield rows
 
 
-def _jsonl_chunks(name: str, fh: TextIO, columns: list[str]) -> Iterator[Rows]:
+def _jsonl_chunks(name: str, fh: TextIO, columns: list[str], skip: Problem | None = None) -> Iterator[Rows]:
     rows = Rows(name, cols={c: [] for c in columns})
     for line, text in enumerate(fh, start=1):
         if not text.strip():
@@ -447,12 +477,16 @@ def _jsonl_chunks(name: str, fh: TextIO, columns: list[str]) -> Iterator[Rows]:
         try:
             obj = json.loads(text)
         except ValueError as exc:
-            raise BadRowError(name, line, f"not JSON: {exc}") from None
+            _skipped_or_bad(skip, name, line, f"not JSON: {exc}")
+            continue
         if not isinstance(obj, dict):
-            raise BadRowError(name, line, "a line must hold a JSON object")
+            _skipped_or_bad(skip, name, line, "a line must hold a JSON object")
+            continue
+        lacking = [c for c in columns if c not in obj]
+        if lacking:
+            _skipped_or_bad(skip, name, line, f"missing field {lacking[0]!r}")
+            continue
         for c in columns:
-            if c not in obj:
-                raise BadRowError(name, line, f"missing field {c!r}")
             rows.cols[c].append(obj[c])
         rows.lines.append(line)
         if len(rows.lines) >= CHUNK:
@@ -814,9 +848,17 @@ def _resolved(args: argparse.Namespace) -> argparse.Namespace:
         raise SystemExit(
             f"streameval: --kind paired needs the two models' score columns, --score A,B; got {args.score!r}"
         )
+    if filled["threshold"] is not None and math.isnan(filled["threshold"]):
+        raise SystemExit("streameval: --threshold must be a number, got nan")
+    if filled["pos_label"] is not None and filled["pos_label"].strip() == (filled["neg_label"] or "").strip():
+        raise SystemExit(f"streameval: --pos-label and --neg-label must differ, got {filled['pos_label']!r} for both")
     classes = None
     if kind == "multiclass" and (len(columns) > 1 or filled["classes"]):
         classes = [c for c in filled["classes"].split(",") if c] if filled["classes"] else columns
+        twice = [c for c in classes if classes.count(c) > 1]
+        if twice:
+            named = "--classes" if filled["classes"] else "--score"
+            raise SystemExit(f"streameval: {named} names the class {twice[0]!r} {classes.count(twice[0])} times")
         if (len(columns) > 1 and len(classes) != len(columns)) or len(classes) < 2:
             raise SystemExit(
                 f"streameval: --classes names {len(classes)} classes for {len(columns)} score columns (several "
@@ -982,7 +1024,7 @@ def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] 
             integers = frozenset([args.label]) if whole else frozenset()
             chunks = _chunks(
                 path, columns, args.format, fast=fast, numeric=numeric, name=shown, integers=integers,
-                times=frozenset([args.time]) if args.time else frozenset(),
+                times=frozenset([args.time]) if args.time else frozenset(), skip=skip,
             )  # fmt: skip
             for rows in chunks:
                 values, weights, times, segs, keep = _check_chunk(rows, args, skip)
@@ -1006,6 +1048,7 @@ def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] 
             progress.file_done(path)
     finally:
         progress.done()
+    rows_read += 0 if skip is None else skip.counts.get("row", 0)  # rows of another shape: read, then left out
     result: dict[str, Any] = {"kind": args.kind, "rows": rows_read, "overall": _metrics(overall.get())}
     if skip is not None:
         result["skipped"] = {"total": sum(skip.counts.values()), "by_reason": skip.counts, "first": skip.first}
@@ -1126,6 +1169,9 @@ def _table(result: dict[str, Any]) -> str:
 def _cmd_eval(args: argparse.Namespace) -> int:
     try:
         result = _evaluate(args)
+    except UnreadableError as bad:
+        print(f"streameval: cannot read {bad}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except BadRowError as bad:
         print(f"streameval: bad row at {bad}", file=sys.stderr)
         print("streameval: fix the row, or pass --skip-bad to count and skip bad rows", file=sys.stderr)

@@ -900,3 +900,63 @@ def test_a_missing_class_is_a_bad_row_and_a_missing_segment_reads_alike_in_every
         out = json.loads(_cli("eval", str(tmp_path / name), "--by", "region", "--json", "--no-progress").stdout)
         assert sorted(out["segments"]) == ["''", "eu", "us"], name  # the segment "", named apart from the whole's ""
         assert out["segments"]["''"]["n"] == 1, name
+
+
+def test_skip_bad_skips_rows_of_another_shape_too(tmp_path):
+    """--skip-bad counts and skips every bad row: one with more fields than the header, a line that is not a JSON
+    object or lacks a field, as it does a bad label; without it, the first stops the run, named."""
+    (tmp_path / "w.csv").write_text("label,score\n1,0.9\n0,0.2,5\n1,0.4\n0,0.1\n")
+    (tmp_path / "w.jsonl").write_text(
+        '{"label": 1, "score": 0.9}\nnot json\n{"label": 0}\n[1, 0.2]\n{"label": 1, "score": 0.4}\n'
+        '{"label": 0, "score": 0.1}\n'
+    )
+    for name, first, skipped in [("w.csv", "w.csv:3: expected 2 fields, got 3", 1),
+                                 ("w.jsonl", "w.jsonl:2: not JSON", 3)]:  # fmt: skip
+        bad = _cli("eval", str(tmp_path / name), "--no-progress", check=False)
+        assert bad.returncode == 2 and first in bad.stderr and "--skip-bad" in bad.stderr, bad.stderr
+        out = json.loads(_cli("eval", str(tmp_path / name), "--skip-bad", "--json", "--no-progress").stdout)
+        assert out["skipped"]["by_reason"] == {"row": skipped} and first in out["skipped"]["first"]["row"]
+        assert out["rows"] == 3 + skipped and out["overall"]["n"] == 3
+        acc = se.BinaryAccumulator()
+        acc.update_many([1, 1, 0], [0.9, 0.4, 0.1])
+        assert out["overall"]["auc"] == acc.get().auc
+
+
+def test_a_file_that_cannot_be_read_is_named_without_advice_to_skip_rows(tmp_path):
+    """A missing column, a column named twice (which one would be read?) or a file that is not Parquet fails the
+    file as a whole: the message says so, and does not offer --skip-bad, which could not help."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    (tmp_path / "ok.csv").write_text("label,score\n1,0.9\n0,0.2\n")
+    (tmp_path / "twice.csv").write_text("label,score,score\n1,0.9,0.1\n0,0.2,0.3\n")
+    pq.write_table(pa.Table.from_arrays([pa.array([1, 0]), pa.array([0.9, 0.2]), pa.array([0.1, 0.3])],
+                                        names=["label", "score", "score"]), tmp_path / "twice.parquet")  # fmt: skip
+    (tmp_path / "junk.parquet").write_bytes(b"junk")
+    cases = [
+        (["ok.csv", "--by", "region"], "cannot read {}ok.csv:1: missing column 'region'"),
+        (["twice.csv"], "cannot read {}twice.csv:1: column 'score' is named 2 times in the header"),
+        (["twice.parquet"], "cannot read {}twice.parquet: column 'score' is named 2 times in the file"),
+        (["junk.parquet"], "cannot read {}junk.parquet: not a readable Parquet file"),
+    ]
+    for argv, message in cases:
+        done = _cli("eval", str(tmp_path / argv[0]), *argv[1:], "--no-progress", "--skip-bad", check=False)
+        assert done.returncode == 2 and message.format(str(tmp_path) + os.sep) in done.stderr, done.stderr
+        assert "--skip-bad" not in done.stderr
+    ok = _cli("eval", str(tmp_path / "twice.csv"), "--score", "label", "--label", "label", "--json", "--no-progress",
+              check=False)  # fmt: skip
+    assert ok.returncode == 0, ok.stderr  # a column named twice that is not read is no matter
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--threshold", "nan"], "--threshold must be a number, got nan"),
+        (["--pos-label", "1", "--neg-label", "1"], "--pos-label and --neg-label must differ, got '1' for both"),
+        (["--kind", "multiclass", "--score", "score", "--classes", "a,b,a"], "--classes names the class 'a' 2 times"),
+        (["--kind", "multiclass", "--score", "p,q,p"], "--score names the class 'p' 2 times"),
+    ],
+)
+def test_options_the_library_would_refuse_are_named_before_reading(tmp_path, argv, message):
+    (tmp_path / "ok.csv").write_text("label,score\n1,0.9\n0,0.2\n")
+    done = _cli("eval", str(tmp_path / "ok.csv"), *argv, "--no-progress", check=False)
+    assert done.returncode != 0 and f"streameval: {message}" in done.stderr and "Traceback" not in done.stderr
