@@ -1076,10 +1076,10 @@ def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] 
             result["fairness"] = {name: _clean(getattr(report, name)) for name in FAIRNESS}
         result["segment_table"] = report.summary(["n", *(compared or MAIN[args.kind][1:])])
     if args.save:
-        overall.save(args.save)
+        _save(overall, "--save", args.save)
         result["saved"] = args.save
     if args.save_segments and segmented is not None:
-        segmented.save(args.save_segments)
+        _save(segmented, "--save-segments", args.save_segments)
         result["saved_segments"] = args.save_segments
     if args.html:
         item = segmented if segmented is not None and len(segmented) else overall
@@ -1166,7 +1166,32 @@ def _table(result: dict[str, Any]) -> str:
 
 
 # -- commands --------------------------------------------------------------------
+def _check_writable(option: str, path: str | None) -> None:
+    """Refuse, before any reading, a path a result cannot be written to (a directory, one in a directory that
+    does not exist): a long run's result would be lost at its end."""
+    if not path:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise SystemExit(f"streameval: {option} {path} is a directory: give a file's path")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise SystemExit(f"streameval: {option} {path}: there is no directory {str(parent)!r} to write it in")
+
+
+def _save(acc: Any, option: str, path: str) -> None:
+    """Save a state, a failure named by the option that asked for it (a full disk, no permission)."""
+    try:
+        acc.save(path)
+    except OSError as exc:
+        raise SystemExit(f"streameval: cannot write {option} {path}: {exc}") from None
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
+    if args.save_segments and not args.by:
+        raise SystemExit("streameval: --save-segments saves the segments of --by: give --by too")
+    for option, path in (("--save", args.save), ("--save-segments", args.save_segments), ("--html", args.html)):
+        _check_writable(option, path)
     try:
         result = _evaluate(args)
     except UnreadableError as bad:
@@ -1195,6 +1220,7 @@ def _load(path: str) -> Any:
 
 
 def _cmd_merge(args: argparse.Namespace) -> int:
+    _check_writable("-o", args.output)
     states = [_load(p) for p in args.states]
     kinds = {type(s).__name__ for s in states}
     if len(kinds) != 1:
@@ -1208,7 +1234,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
         merged = type(states[0]).merge_all(states)
     except (TypeError, ValueError) as exc:
         raise SystemExit(f"streameval: cannot merge: {exc}") from None
-    merged.save(args.output)
+    _save(merged, "-o", args.output)
     print(f"merged {len(states)} states into {args.output}")
     return 0
 
@@ -1240,6 +1266,7 @@ def _write_html(path: str, item: Any, title: str) -> None:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    _check_writable("--html", args.html)
     acc = _load(args.state)
     report = acc.get()
     if args.html:

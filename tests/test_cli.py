@@ -960,3 +960,26 @@ def test_options_the_library_would_refuse_are_named_before_reading(tmp_path, arg
     (tmp_path / "ok.csv").write_text("label,score\n1,0.9\n0,0.2\n")
     done = _cli("eval", str(tmp_path / "ok.csv"), *argv, "--no-progress", check=False)
     assert done.returncode != 0 and f"streameval: {message}" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_result_that_cannot_be_written_is_named_before_anything_is_read(tmp_path):
+    """--save, --save-segments, --html and merge's -o naming a directory, or a file in a directory that does not
+    exist, are refused by option before the input is read (a long run's result would be lost at its end), and
+    --save-segments without --by, which would save nothing, too."""
+    (tmp_path / "ok.csv").write_text("label,score,region\n1,0.9,eu\n0,0.2,us\n")
+    data, nowhere = str(tmp_path / "ok.csv"), str(tmp_path / "none" / "out")
+    _cli("eval", data, "--save", str(tmp_path / "b.sevl"), "--no-progress")
+    cases = [
+        (["eval", data, "--save", str(tmp_path)], f"--save {tmp_path} is a directory"),
+        (["eval", data, "--by", "region", "--save-segments", nowhere], f"--save-segments {nowhere}: there is no"),
+        (["eval", data, "--html", nowhere], f"--html {nowhere}: there is no directory"),
+        (["eval", data, "--save-segments", str(tmp_path / "s.sevl")], "--save-segments saves the segments of --by"),
+        (["merge", str(tmp_path / "b.sevl"), "-o", nowhere], f"-o {nowhere}: there is no directory"),
+        (["merge", str(tmp_path / "b.sevl"), "-o", str(tmp_path)], f"-o {tmp_path} is a directory"),
+        (["report", str(tmp_path / "b.sevl"), "--html", nowhere], f"--html {nowhere}: there is no directory"),
+    ]
+    for argv, message in cases:
+        done = _cli(*argv, check=False)
+        assert done.returncode != 0 and f"streameval: {message}" in done.stderr, (argv, done.stderr)
+        assert "Traceback" not in done.stderr and "rows read" not in done.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.sevl", "ok.csv"]
