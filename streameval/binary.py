@@ -518,7 +518,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             "bins": self.bins.to_dict(),
             "exact_up_to": self.exact_up_to,
             "n": events,
-            "moments": [moments.weight, moments.mean, moments.m2],
+            "moments": moments.to_list(),
             "range": [float(low[0]), float(high[-1])] if mid.size else [math.inf, -math.inf],
             "weighted": weighted,
             "histogram": histogram,

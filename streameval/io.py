@@ -31,8 +31,9 @@ __all__ = [
     "FORMAT_VERSION", "FormatError", "from_bytes", "from_dict", "load", "register", "save", "to_bytes", "to_dict",
 ]  # fmt: skip
 
-FORMAT_VERSION = 3  # 3: binary states hold calibration sums; 2: exact scores (the exact regime); 1 and 2 still load
-_READABLE = (1, 2, 3)
+FORMAT_VERSION = 4  # 4: moments may hold the mean's rounding (mean_lo); 3: binary states hold calibration sums;
+# 2: exact scores (the exact regime); 1 to 3 still load
+_READABLE = (1, 2, 3, 4)
 MAGIC = b"SEVL"
 _HEADER = struct.Struct("<4sBI")  # magic, version, CRC-32 of the compressed body
 
@@ -65,7 +66,7 @@ def to_dict(acc: Any) -> dict[str, Any]:
     >>> acc.update_many([1, 0], [0.9, 0.2])
     >>> d = se.to_dict(acc)
     >>> d["kind"], d["version"], se.from_dict(json.loads(json.dumps(d))) == acc
-    ('binary', 3, True)
+    ('binary', 4, True)
     """
     kind = _kind_of(acc)
     return {"format": "streameval", "version": FORMAT_VERSION, "kind": kind, "state": jsonable(acc.to_state())}

@@ -287,7 +287,7 @@ class RegressionAccumulator(AccumulatorBase):
         self._y = self._y.remove(y)
         self._e = self._e.remove(e)
         if self._n == 1:  # one event has no spread, whatever rounding says
-            self._y = Moments(self._y.weight, self._y.mean, 0.0)
+            self._y = Moments(self._y.weight, self._y.mean, 0.0, self._y.mean_lo)
             self._e = Moments(self._e.weight, self._error_of_one(), 0.0)
         self._sum_abs = max(self._sum_abs - sum_abs, 0.0)
         self._sum_ape = max(self._sum_ape - sum_ape, 0.0)
@@ -346,8 +346,8 @@ class RegressionAccumulator(AccumulatorBase):
         return {
             "bins": self.bins.to_dict(),
             "n": self._n,
-            "y": [self._y.weight, self._y.mean, self._y.m2],
-            "error": [self._e.weight, self._e.mean, self._e.m2],
+            "y": self._y.to_list(),
+            "error": self._e.to_list(),
             "sum_abs_error": self._sum_abs,
             "sum_abs_pct_error": self._sum_ape,
             "max_abs_error": self._max_abs,
@@ -367,15 +367,7 @@ class RegressionAccumulator(AccumulatorBase):
             n = int(n)
         if type(n) is not int or n < 0:
             raise FormatError(f"n must be a non-negative integer, got {n!r}")
-        moments = []
-        for name in ("y", "error"):
-            m = d[name]
-            if not isinstance(m, (list, tuple)) or len(m) != 3:
-                raise FormatError(f"{name} must be [weight, mean, m2]")
-            w, mean, m2 = (decode_float(f"{name}[{i}]", v) for i, v in enumerate(m))
-            if not (math.isfinite(w) and math.isfinite(mean) and math.isfinite(m2)) or w < 0 or m2 < 0:
-                raise FormatError(f"{name} must hold a finite weight >= 0, a finite mean and m2 >= 0, got {m!r}")
-            moments.append(Moments(w, mean, m2))
+        moments = [Moments.from_list(name, d[name]) for name in ("y", "error")]
         if moments[0].weight != moments[1].weight:
             raise FormatError("y and error must have the same total weight")
         sums = [decode_float(f, d[f]) for f in ("sum_abs_error", "sum_abs_pct_error", "max_abs_error")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -19,12 +19,23 @@ __all__ = ["Moments", "QuantileEstimate", "RegressionReport"]
 _BLOCK = 1 << 15  # values a block when the moments of a batch are taken
 
 
+def _two_sum(a: float, b: float) -> tuple[float, float]:
+    """``a + b`` as a float and what its rounding left out (Knuth's TwoSum: the pair is exactly ``a + b``)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
 @dataclass(frozen=True)
 class Moments:
     """Total weight, weighted mean and sum of squared deviations of one quantity.
 
     Two summaries combine with the parallel formulas of Chan, Golub and LeVeque,
-    which never sum raw squares of large numbers.
+    which never sum raw squares of large numbers. The mean is kept to twice a
+    float's precision, ``mean + mean_lo`` (``mean_lo``: what rounding ``mean`` left
+    out): the difference of two parts' means, which the formulas square, then
+    stays exact where the values are large next to their spread (epoch
+    milliseconds, 1.7e12, that vary by units), as it would not from two rounded means.
 
     Examples
     --------
@@ -38,6 +49,27 @@ class Moments:
     weight: float
     mean: float
     m2: float
+    mean_lo: float = 0.0
+
+    def to_list(self) -> list[float]:
+        """``[weight, mean, m2]``, and ``mean_lo`` where it is not 0: the form a state holds."""
+        return [self.weight, self.mean, self.m2] + ([self.mean_lo] if self.mean_lo else [])
+
+    @classmethod
+    def from_list(cls, name: str, values: Any) -> Moments:
+        """The moments of a state's ``[weight, mean, m2]`` or ``[weight, mean, m2, mean_lo]`` (states saved before
+        ``mean_lo`` hold three); ``FormatError`` naming ``name`` for anything else."""
+        from ._codec import FormatError, decode_float
+
+        if not isinstance(values, (list, tuple)) or len(values) not in (3, 4):
+            raise FormatError(f"{name} must be [weight, mean, m2] or [weight, mean, m2, mean_lo]")
+        w, mean, m2, *lo = (decode_float(f"{name}[{i}]", v) for i, v in enumerate(values))
+        mean_lo = lo[0] if lo else 0.0
+        if not all(map(math.isfinite, (w, mean, m2, mean_lo))) or w < 0 or m2 < 0:
+            raise FormatError(f"{name} must hold a finite weight >= 0, a finite mean and m2 >= 0, got {values!r}")
+        if mean_lo and not abs(mean_lo) <= math.ulp(mean):
+            raise FormatError(f"{name}: mean_lo must be within a unit in the last place of the mean, got {values!r}")
+        return cls(w, mean, m2, mean_lo)
 
     @classmethod
     def of(cls, x: npt.ArrayLike, w: npt.ArrayLike | None = None) -> Moments:
@@ -52,18 +84,31 @@ class Moments:
             mean = float(values.mean())
             flat = values.reshape(-1)
             block = np.empty(min(flat.size, _BLOCK))  # deviations a cache-sized block at a time: no n-sized temporary
-            m2 = 0.0
+            m2 = residual = 0.0
             for start in range(0, flat.size, _BLOCK):
                 part = block[: min(_BLOCK, flat.size - start)]
                 np.subtract(flat[start : start + _BLOCK], mean, out=part)
                 m2 += float(np.dot(part, part))
-            return cls(float(values.size), mean, m2)
+                residual += float(part.sum())
+            return cls._centred(float(values.size), mean, m2, residual)
         weights = np.asarray(w, dtype=np.float64)
         total = float(weights.sum())
         if total == 0:
             return cls(0.0, 0.0, 0.0)
         mean = float(np.dot(weights, values) / total)
-        return cls(total, mean, float(np.dot(weights, (values - mean) ** 2)))
+        deviations = values - mean
+        return cls._centred(total, mean, float(np.dot(weights, deviations**2)), float(np.dot(weights, deviations)))
+
+    @classmethod
+    def _centred(cls, total: float, mean: float, m2: float, residual: float) -> Moments:
+        """The moments of values whose deviations from a rounded ``mean`` sum to ``residual`` (weighted) and square
+        to ``m2``: the true mean is ``mean + residual / total``, and the squares about it ``m2`` less
+        ``residual^2 / total``."""
+        lo = residual / total
+        if not math.isfinite(lo):
+            return cls(total, mean, m2)
+        hi, lo = _two_sum(mean, lo)
+        return cls(total, hi, max(m2 - residual * (residual / total), 0.0), lo)
 
     def combine(self, other: Moments) -> Moments:
         """The moments of both sets together."""
@@ -72,10 +117,10 @@ class Moments:
         if self.weight == 0:
             return other
         total = self.weight + other.weight
-        delta = other.mean - self.mean
-        mean = self.mean + delta * (other.weight / total)
+        delta = (other.mean - self.mean) + (other.mean_lo - self.mean_lo)
+        mean, lo = _two_sum(self.mean, delta * (other.weight / total) + self.mean_lo)
         m2 = self.m2 + other.m2 + delta * delta * (self.weight * other.weight / total)
-        return Moments(total, mean, m2)
+        return Moments(total, mean, m2, lo)
 
     def remove(self, other: Moments) -> Moments:
         """The moments of this set less ``other`` (a part of it): :meth:`combine` solved backwards.
@@ -91,16 +136,18 @@ class Moments:
         rest = self.weight - other.weight
         if rest <= 1e-12 * self.weight:
             return Moments(0.0, 0.0, 0.0)
-        mean = (self.weight * self.mean - other.weight * other.mean) / rest
-        delta = other.mean - mean
+        # the rest's mean is the whole's moved away from the part's: (W m - w o) / (W - w) = m + w (m - o) / (W - w)
+        apart = (self.mean - other.mean) + (self.mean_lo - other.mean_lo)
+        mean, lo = _two_sum(self.mean, apart * (other.weight / rest) + self.mean_lo)
+        delta = apart * (self.weight / rest)  # the rest's mean less the part's
         m2 = self.m2 - other.m2 - delta * delta * (rest * other.weight / self.weight)
         if m2 <= 1e-10 * self.m2:  # within rounding of what was there: no spread is left that can be told apart
             m2 = 0.0
-        return Moments(rest, mean, m2)
+        return Moments(rest, mean, m2, lo)
 
     def scaled(self, factor: float) -> Moments:
         """Every weight multiplied by ``factor`` (the mean stays)."""
-        return Moments(self.weight * factor, self.mean, self.m2 * factor)
+        return Moments(self.weight * factor, self.mean, self.m2 * factor, self.mean_lo)
 
 
 class QuantileEstimate(NamedTuple):

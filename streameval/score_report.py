@@ -36,7 +36,7 @@ class ScoreReport:
     >>> acc = se.ScoreAccumulator()
     >>> acc.update_many([0.2, 0.4, 0.4, 0.9])
     >>> r = acc.get()
-    >>> r.n, r.mean, r.min, r.max, r.quantile(0.5).value
+    >>> r.n, round(r.mean, 12), r.min, r.max, r.quantile(0.5).value
     (4, 0.475, 0.2, 0.9, 0.4)
     """
 

@@ -183,7 +183,7 @@ class ScoreAccumulator(AccumulatorBase):
             return
         self._moments = self._moments.remove(taken)
         if self._n == 1:
-            self._moments = Moments(self._moments.weight, self._moments.mean, 0.0)
+            self._moments = Moments(self._moments.weight, self._moments.mean, 0.0, self._moments.mean_lo)
         report = self._report()  # the range left: exact scores, or the edges of the end bins
         self._min = max(self._min, float(report.edges[0]))
         self._max = min(self._max, float(report.upper_edges[-1]))
@@ -307,7 +307,7 @@ class ScoreAccumulator(AccumulatorBase):
             "bins": self.bins.to_dict(),
             "exact_up_to": self.exact_up_to,
             "n": self._n,
-            "moments": [self._moments.weight, self._moments.mean, self._moments.m2],
+            "moments": self._moments.to_list(),
             "range": [self._min, self._max],
             "weighted": self._hist.is_weighted,
             "histogram": self._hist.to_state(),
@@ -325,12 +325,8 @@ class ScoreAccumulator(AccumulatorBase):
             n = int(n)
         if type(n) is not int or n < 0 or not isinstance(weighted, bool):
             raise FormatError(f"n must be a whole number >= 0 and weighted a boolean, got {n!r} and {weighted!r}")
-        m = d["moments"]
-        if not isinstance(m, (list, tuple)) or len(m) != 3:
-            raise FormatError("moments must be [weight, mean, m2]")
-        weight, mean, m2 = (decode_float(f"moments[{i}]", v) for i, v in enumerate(m))
-        if not all(math.isfinite(v) for v in (weight, mean, m2)) or weight < 0 or m2 < 0:
-            raise FormatError(f"moments must be a finite weight >= 0, a finite mean and m2 >= 0, got {m!r}")
+        moments = Moments.from_list("moments", d["moments"])
+        weight = moments.weight
         r = d["range"]
         if not isinstance(r, (list, tuple)) or len(r) != 2:
             raise FormatError("range must be [min, max]")
@@ -342,7 +338,7 @@ class ScoreAccumulator(AccumulatorBase):
         total = acc._hist.total()
         if not math.isclose(float(total), weight, rel_tol=1e-9, abs_tol=1e-300) or (not weighted and total != n):
             raise FormatError(f"the histogram counts {total!r}, the moments weigh {weight!r} and n is {n}")
-        acc._n, acc._moments = n, Moments(weight, mean, m2)
+        acc._n, acc._moments = n, moments
         acc._min, acc._max = (low, high) if n else (math.inf, -math.inf)
         return acc
 
