@@ -15,7 +15,7 @@ import numpy.typing as npt
 __all__ = [
     "as_labels", "as_scores", "as_times", "as_weights", "check_duration", "check_label_pair", "check_no_nan",
     "check_real", "check_same_length", "check_time", "check_total", "is_missing",
-    "refuse_class", "unmasked",
+    "refuse_class", "show", "unmasked",
 ]  # fmt: skip
 
 
@@ -24,11 +24,16 @@ __all__ = [
 _REAL = (numbers.Real, np.bool_, decimal.Decimal)
 
 
-def _show(value: Any) -> str:
+def show(value: Any) -> str:
+    """A value as an error message shows it: a numpy scalar as Python's (``2``, not ``np.int64(2)``), and a long
+    text cut at 80 characters."""
     if isinstance(value, np.generic):
         value = value.item()
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+_show = show
 
 
 def check_real(

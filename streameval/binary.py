@@ -29,6 +29,7 @@ from ._validation import (
     check_no_nan,
     check_real,
     check_same_length,
+    show,
 )
 from .binary_report import BinaryReport
 from .bins import Bins
@@ -155,7 +156,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             is_pos = None
         if is_pos is None:
             raise ValueError(
-                f"{name} must be {self.pos_label!r} (positive) or {self.neg_label!r} (negative), got {y!r}"
+                f"{name} must be {self.pos_label!r} (positive) or {self.neg_label!r} (negative), got {show(y)}"
             ) from None
         return is_pos
 

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import curves, inference
-from ._validation import check_real
+from ._validation import check_real, show
 from .averaging import metric_value
 from .bins import Bins
 from .calibration import CalibrationBins, CalibrationSums, calibration_bins, calibration_errors, check_probabilities
@@ -372,7 +372,7 @@ class BinaryReport(ConfusionReport):
         """
         prior = check_real("p", p)
         if not 0.0 <= prior <= 1.0:
-            raise ValueError(f"p must be between 0 and 1, got {p!r}")
+            raise ValueError(f"p must be between 0 and 1, got {show(p)}")
         c_fn = check_real("cost_fn", cost_fn, finite=True, nonnegative=True)
         c_fp = check_real("cost_fp", cost_fp, finite=True, nonnegative=True)
         if prior * c_fn + (1 - prior) * c_fp == 0:
@@ -396,11 +396,11 @@ class BinaryReport(ConfusionReport):
         """
         p = check_real("p_target", p_target)
         if not 0.0 < p < 1.0:
-            raise ValueError(f"p_target must be strictly between 0 and 1, got {p_target!r}")
+            raise ValueError(f"p_target must be strictly between 0 and 1, got {show(p_target)}")
         cm = check_real("c_miss", c_miss, finite=True)
         cf = check_real("c_fa", c_fa, finite=True)
         if cm <= 0 or cf <= 0:
-            raise ValueError(f"c_miss and c_fa must be positive, got {c_miss!r} and {c_fa!r}")
+            raise ValueError(f"c_miss and c_fa must be positive, got {show(c_miss)} and {show(c_fa)}")
         return curves.min_dcf(self.edges, self.neg, self.pos, p, cm, cf, points=self._points)
 
     # -- inference ----------------------------------------------------------

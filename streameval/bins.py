@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._compiled import SPEEDUPS
+from ._validation import show
 
 __all__ = ["BLOCK", "Bins", "EdgeBins", "RangeFreeBins", "UniformBins", "Workspace"]
 
@@ -491,7 +492,7 @@ def _finite_float(name: str, value: Any) -> float:
         raise TypeError(f"{name} must be a real number, got {value!r}")
     v = float(value)
     if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise ValueError(f"{name} must be finite, got {show(value)}")
     return v
 
 
@@ -514,11 +515,11 @@ class UniformBins(Bins):
         lo_f = _finite_float("lo", lo)
         hi_f = _finite_float("hi", hi)
         if not lo_f < hi_f:
-            raise ValueError(f"lo must be below hi, got lo={lo!r}, hi={hi!r}")
+            raise ValueError(f"lo must be below hi, got lo={show(lo)}, hi={show(hi)}")
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
             raise TypeError(f"n must be an integer, got {n!r}")
         if n < 1:
-            raise ValueError(f"n must be at least 1, got {n!r}")
+            raise ValueError(f"n must be at least 1, got {show(n)}")
         self.lo, self.hi, self.n = lo_f, hi_f, int(n)
         # lo + (hi - lo) * (i / n): with lo = 0 and hi = 1 every edge is i / n correctly rounded
         self.edges = lo_f + (hi_f - lo_f) * (np.arange(self.n + 1) / self.n)
@@ -584,11 +585,13 @@ class EdgeBins(Bins):
             raise ValueError(f"edges must be a non-empty 1-D array, got shape {e.shape}")
         bad = np.flatnonzero(~np.isfinite(e))
         if bad.size:
-            raise ValueError(f"edges must be finite, got {e[bad[0]]!r} at index {bad[0]}")
+            raise ValueError(f"edges must be finite, got {float(e[bad[0]])!r} at index {bad[0]}")
         steps = np.flatnonzero(np.diff(e) <= 0)
         if steps.size:
             i = int(steps[0])
-            raise ValueError(f"edges must be strictly increasing, got {e[i]!r} then {e[i + 1]!r} at index {i + 1}")
+            raise ValueError(
+                f"edges must be strictly increasing, got {float(e[i])!r} then {float(e[i + 1])!r} at index {i + 1}"
+            )
         e.setflags(write=False)
         self.edges = e
         self._padded = np.concatenate([[-np.inf], e])

@@ -29,6 +29,7 @@ import numpy.typing as npt
 from ._codec import FormatError, require_fields
 from ._compiled import SPEEDUPS
 from ._numeric import running_sum
+from ._validation import show
 
 __all__ = [
     "BRIER_UNIT",
@@ -304,7 +305,7 @@ def _check_n_bins(n_bins: Any) -> int:
     if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)):
         raise TypeError(f"n_bins must be a whole number, got {n_bins!r}")
     if n_bins < 1:
-        raise ValueError(f"n_bins must be >= 1, got {n_bins!r}")
+        raise ValueError(f"n_bins must be >= 1, got {show(n_bins)}")
     return int(n_bins)
 
 

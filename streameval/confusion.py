@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, TypeVar
 
+from ._validation import show
+
 __all__ = ["ConfusionReport", "ratio"]
 
 Number = int | float
@@ -201,7 +203,7 @@ class ConfusionReport:
         if isinstance(beta, bool) or not isinstance(beta, (int, float)):
             raise TypeError(f"beta must be a real number, got {beta!r}")
         if not (beta > 0 and math.isfinite(beta)):
-            raise ValueError(f"beta must be positive and finite, got {beta!r}")
+            raise ValueError(f"beta must be positive and finite, got {show(beta)}")
         b2 = float(beta) ** 2
         return ratio((1 + b2) * self.tp, (1 + b2) * self.tp + b2 * self.fn + self.fp)
 
@@ -248,7 +250,7 @@ class ConfusionReport:
             if isinstance(c, bool) or not isinstance(c, (int, float)):
                 raise TypeError(f"{name} must be a real number, got {c!r}")
             if not (c >= 0 and math.isfinite(c)):
-                raise ValueError(f"{name} must be finite and >= 0, got {c!r}")
+                raise ValueError(f"{name} must be finite and >= 0, got {show(c)}")
         return ratio(self.fn * cost_fn + self.fp * cost_fp, self.n)
 
     def to_dict(self) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._numeric import running_sum
-from ._validation import check_real
+from ._validation import check_real, show
 from .averaging import metric_value
 from .confusion import ConfusionReport, ratio
 
@@ -46,7 +46,7 @@ class Interval(NamedTuple):
 def _z(level: float) -> float:
     lv = check_real("level", level)
     if not 0.0 < lv < 1.0:
-        raise ValueError(f"level must be between 0 and 1, got {level!r}")
+        raise ValueError(f"level must be between 0 and 1, got {show(level)}")
     return NormalDist().inv_cdf(0.5 + lv / 2.0)
 
 

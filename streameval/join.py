@@ -32,6 +32,7 @@ from ._validation import (
     is_one_value,
     python_values,
     refuse_class,
+    show,
     table_rows,
 )
 from .multiclass import MulticlassAccumulator
@@ -191,7 +192,7 @@ class LabelJoin:
         if ttl is not None:
             ttl = check_duration("ttl", ttl)  # a number, or a timedelta (seconds, as instants are read)
         if isinstance(max_pending, bool) or not isinstance(max_pending, (int, np.integer)) or max_pending < 1:
-            raise ValueError(f"max_pending must be a whole number >= 1, got {max_pending!r}")
+            raise ValueError(f"max_pending must be a whole number >= 1, got {show(max_pending)}")
         self.accumulator = accumulator
         self._probe = _empty_like(inner)  # checks a label that comes before its prediction
         self._timed = takes_event_time(inner)  # a pair is counted at its prediction's time

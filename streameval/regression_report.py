@@ -9,7 +9,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from ._validation import check_real
+from ._validation import check_real, show
 from .bins import Bins
 from .confusion import ratio
 
@@ -267,7 +267,7 @@ class RegressionReport:
         """
         p = check_real("q", q)
         if not 0.0 <= p <= 1.0:
-            raise ValueError(f"q must be between 0 and 1, got {q!r}")
+            raise ValueError(f"q must be between 0 and 1, got {show(q)}")
         counts = self.abs_error_counts.astype(np.float64)
         if counts.size == 0 or counts.sum() == 0:
             return QuantileEstimate(math.nan, math.nan, math.nan)

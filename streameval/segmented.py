@@ -21,7 +21,7 @@ from ._codec import FormatError, decode_segment, encode_segment, require_fields
 from ._compiled import SPEEDUPS
 from ._events import SegmentRouter
 from ._numeric import event_groups, object_codes
-from ._validation import column_as_numpy, is_missing, is_one_value, table_rows, table_tuples, unmasked
+from ._validation import column_as_numpy, is_missing, is_one_value, show, table_rows, table_tuples, unmasked
 from .averaging import metric_value
 from .protocol import AccumulatorBase
 
@@ -309,7 +309,7 @@ class Segmented(AccumulatorBase):
         if isinstance(max_segments, bool) or not isinstance(max_segments, (int, np.integer)):
             raise TypeError(f"max_segments must be a whole number, got {max_segments!r}")
         if max_segments < 1:
-            raise ValueError(f"max_segments must be >= 1, got {max_segments!r}")
+            raise ValueError(f"max_segments must be >= 1, got {show(max_segments)}")
         self.max_segments = int(max_segments)
         self._template = template
         self._segments: dict[Hashable, Any] = {}

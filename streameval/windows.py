@@ -29,6 +29,7 @@ from ._validation import (
     check_time,
     is_one_value,
     refuse_class,
+    show,
     table_rows,
 )
 from .averaging import metric_value
@@ -42,7 +43,7 @@ Factory = Callable[[], Any]
 def _positive(name: str, value: Any) -> float:
     v = check_real(name, value, finite=True)
     if v <= 0:
-        raise ValueError(f"{name} must be positive, got {value!r}")
+        raise ValueError(f"{name} must be positive, got {show(value)}")
     return v
 
 
@@ -50,7 +51,7 @@ def _count(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an integer, got {value!r}")
     if value < 1:
-        raise ValueError(f"{name} must be at least 1, got {value!r}")
+        raise ValueError(f"{name} must be at least 1, got {show(value)}")
     return int(value)
 
 

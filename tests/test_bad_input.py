@@ -571,3 +571,33 @@ def test_a_class_where_an_accumulator_is_wanted_is_named_at_once(make, words):
         make()
     for word in words:
         assert word in str(info.value), (word, str(info.value))
+
+
+NUMPY_VALUED = [  # arguments given as numpy scalars (as read from an array or a config parsed by numpy)
+    lambda: se.BinaryAccumulator().update(np.int64(2), 0.3),
+    lambda: se.Sliding(se.BinaryAccumulator, size=np.int64(0)),
+    lambda: se.Decayed(se.BinaryAccumulator, half_life=np.float64(0)),
+    lambda: se.Monitor(se.BinaryAccumulator(), every=np.int64(0)),
+    lambda: se.Segmented(se.BinaryAccumulator, max_segments=np.int64(0)),
+    lambda: se.LabelJoin(se.BinaryAccumulator(), max_pending=np.int64(0)),
+    lambda: se.Bins.uniform(np.float64(1), np.float64(0), 10),
+    lambda: se.Bins.uniform(0, 1, np.int64(0)),
+    lambda: se.Bins.uniform(0, np.float64(np.inf), 10),
+    lambda: se.Bins.from_edges([0.5, 0.1]),
+    lambda: se.BinaryAccumulator().get().auc_ci(np.float64(2)),
+    lambda: se.BinaryAccumulator().get().ece(np.int64(0)),
+    lambda: se.BinaryAccumulator().get().fbeta(np.float64(-1)),
+    lambda: se.BinaryAccumulator().get().min_cost(np.float64(2)),
+    lambda: se.BinaryAccumulator().get().min_dcf(np.float64(0)),
+    lambda: se.BinaryAccumulator().get().min_dcf(0.5, c_miss=np.float64(-1)),
+    lambda: se.BinaryAccumulator().get().cost_error(np.float64(-1)),
+    lambda: se.to_bytes(se.BinaryAccumulator(), level=np.int64(11)),
+]
+
+
+@pytest.mark.parametrize("call", NUMPY_VALUED)
+def test_a_numpy_scalar_is_shown_as_its_value(call):
+    """numpy 2 writes a scalar's repr as np.float64(2.0): a message shows the value (2.0), as Python's."""
+    with pytest.raises((TypeError, ValueError)) as info:
+        call()
+    assert "np." not in str(info.value), str(info.value)
