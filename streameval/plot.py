@@ -2,6 +2,7 @@
 
 Every function draws on a given ``ax`` (or a new one), takes one report or a
 list of them (compared on one axes) with optional names, and returns the axes.
+An accumulator or a window stands for its report (its ``get()``).
 """
 
 from __future__ import annotations
@@ -27,10 +28,23 @@ def _axes(ax: Any) -> Any:
     return plt.figure().add_subplot()
 
 
-def _many(reports: Any, names: Sequence[str] | None) -> list[tuple[Any, str | None]]:
+def _report(item: Any, name: str, needs: str, kind: str) -> Any:
+    """``item`` as a report that has ``needs`` (an accumulator or a window: its ``get()``), or a TypeError naming
+    the argument ``name``, the kind of report wanted and what was given."""
+    if not hasattr(item, needs) and callable(getattr(item, "get", None)) and not isinstance(item, type):
+        item = item.get()
+    if not hasattr(item, needs):
+        raise TypeError(f"{name} must be {kind} (or an accumulator whose get() gives one), got {type(item).__name__}")
+    return item
+
+
+def _many(
+    reports: Any, names: Sequence[str] | None, needs: str = "roc_curve", kind: str = "a binary report"
+) -> list[tuple[Any, str | None]]:
     items = list(reports) if isinstance(reports, (list, tuple)) else [reports]
     if names is not None and len(names) != len(items):
         raise ValueError(f"names must give one name per report ({len(items)}), got {len(names)}")
+    items = [_report(item, "reports", needs, kind) for item in items]
     return list(zip(items, names if names is not None else [None] * len(items), strict=True))
 
 
@@ -63,7 +77,7 @@ def plot_roc(reports: Any, names: Sequence[str] | None = None, ax: Any = None) -
 def plot_pr(reports: Any, names: Sequence[str] | None = None, ax: Any = None) -> Any:
     """Precision-recall curves (steps), with the average precision in the legend."""
     ax = _axes(ax)
-    for report, name in _many(reports, names):
+    for report, name in _many(reports, names, "pr_curve"):
         precision, recall, _ = report.pr_curve()
         text = f"AP {report.average_precision:.4f}"
         ax.step(recall, precision, where="post", label=f"{name}: {text}" if name else text)
@@ -87,7 +101,7 @@ def plot_det(reports: Any, names: Sequence[str] | None = None, ax: Any = None) -
     are clipped to [1e-6, 1 - 1e-6]); ticks show the rates themselves.
     """
     ax = _axes(ax)
-    for report, name in _many(reports, names):
+    for report, name in _many(reports, names, "det_curve"):
         fpr, fnr, _ = report.det_curve()
         text = f"EER {report.eer:.4f}"
         ax.plot(_probit(fpr), _probit(fnr), label=f"{name}: {text}" if name else text)
@@ -105,6 +119,7 @@ def plot_det(reports: Any, names: Sequence[str] | None = None, ax: Any = None) -
 
 def plot_cost(report: Any, ax: Any = None, max_lines: int = 200) -> Any:
     """Cost lines of the thresholds (at most ``max_lines`` of them) and their lower envelope."""
+    report = _report(report, "report", "cost_curve", "a binary report")
     ax = _axes(ax)
     fpr, tpr, _ = report.roc_curve()
     fnr = 1.0 - tpr
@@ -141,7 +156,7 @@ def plot_calibration(
     """
     ax = _axes(ax)
     ax.plot([0, 1], [0, 1], linestyle=":", color="grey", linewidth=0.8, label="perfectly calibrated")
-    for report, name in _many(reports, names):
+    for report, name in _many(reports, names, "calibration_curve"):
         prob_true, prob_pred = report.calibration_curve(n_bins, strategy)
         text = f"Brier {report.brier:.4f}, ECE ({n_bins} bins) {report.ece(n_bins):.4f}"
         ax.plot(prob_pred, prob_true, marker="o", label=f"{name}: {text}" if name else text)
@@ -166,8 +181,15 @@ def plot_metric(records: Any, metric: str = "auc", ax: Any = None, name: str | N
     >>> plot_metric(mon, "auc").get_lines()[0].get_ydata().tolist()
     [1.0, 0.75]
     """
+    if hasattr(records, "columns") and hasattr(records, "to_dict"):  # a monitor's to_pandas()
+        rows = records.to_dict("records")
+    elif callable(getattr(records, "to_records", None)):  # a monitor
+        rows = records.to_records()
+    elif isinstance(records, (list, tuple)) and all(isinstance(r, dict) for r in records):
+        rows = list(records)
+    else:
+        raise TypeError(f"records must be a Monitor, its to_records() or its to_pandas(), got {type(records).__name__}")
     ax = _axes(ax)
-    rows = records.to_records() if hasattr(records, "to_records") else list(records)
     if rows and metric not in rows[0]:
         raise ValueError(f"metric {metric!r} is not recorded; recorded: {sorted(rows[0])}")
     ax.plot([r["time"] for r in rows], [r[metric] for r in rows], marker=".", label=name or metric)
@@ -198,6 +220,7 @@ def plot_segments(report: Any, metric: str = "auc", level: float = 0.95, ax: Any
     >>> [t.get_text() for t in ax.get_yticklabels()]
     ['a', 'b']
     """
+    report = _report(report, "report", "reports", "a segmented report")
     ax = _axes(ax)
     reports = report.reports
     if not reports:

@@ -71,3 +71,41 @@ def test_cost_curve_and_metric_over_time(reports):
     assert ax.get_lines()[0].get_ydata().tolist() == [r["f1"] for r in mon.to_records()]
     with pytest.raises(ValueError, match="not recorded"):
         plot.plot_metric(mon, "nope")
+
+
+def test_an_accumulator_stands_for_its_report_and_a_wrong_kind_is_named():
+    """An accumulator, a window or a monitor draws as its get(); a monitor's to_pandas() as its records; a report
+    of another kind is refused naming the argument and the kind, not with an AttributeError."""
+    acc = se.BinaryAccumulator()
+    acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+    for draw in (plot.plot_roc, plot.plot_pr, plot.plot_det, plot.plot_calibration, plot.plot_cost):
+        from_acc, from_report = draw(acc), draw(acc.get())
+        assert [line.get_xydata().tolist() for line in from_acc.get_lines()] == [
+            line.get_xydata().tolist() for line in from_report.get_lines()
+        ]
+        plt.close("all")
+    window = se.Sliding(se.BinaryAccumulator, size=3)
+    window.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+    fpr, tpr, _ = window.get().roc_curve()
+    assert plot.plot_roc(window).get_lines()[0].get_xydata().tolist() == np.column_stack([fpr, tpr]).tolist()
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update_many(["a", "a", "b", "b"], [1, 0, 1, 0], [0.9, 0.2, 0.4, 0.6])
+    assert [t.get_text() for t in plot.plot_segments(seg).get_yticklabels()] == ["a", "b"]
+    mon = se.Monitor(se.BinaryAccumulator(), every=2)
+    for y, s in [(1, 0.9), (0, 0.1), (1, 0.3), (0, 0.6)]:
+        mon.update(y, s)
+    frame = plot.plot_metric(mon.to_pandas(), "auc").get_lines()[0].get_ydata().tolist()
+    assert frame == plot.plot_metric(mon, "auc").get_lines()[0].get_ydata().tolist() == [1.0, 0.75]
+    multiclass = se.MulticlassAccumulator()
+    multiclass.update_many(["a", "b"], ["a", "b"])
+    refusals = [
+        (lambda: plot.plot_roc(multiclass), "reports must be a binary report", "MulticlassReport"),
+        (lambda: plot.plot_cost(se.RegressionAccumulator()), "report must be a binary report", "RegressionReport"),
+        (lambda: plot.plot_segments(acc), "report must be a segmented report", "BinaryReport"),
+        (lambda: plot.plot_metric(acc), "records must be a Monitor", "BinaryAccumulator"),
+    ]
+    for call, words, given in refusals:
+        with pytest.raises(TypeError, match=words) as info:
+            call()
+        assert given in str(info.value)
+    plt.close("all")
