@@ -76,6 +76,30 @@ def metric_value(report: Any, name: str) -> Any:
     return value() if callable(value) else value
 
 
+def metrics_table(report: Any) -> str:
+    """Every scalar metric of a report, one a line: its name and its value (whole numbers as such, others to six
+    significant digits) — the ``summary()`` of the reports that have no table of their own.
+
+    Examples
+    --------
+    >>> import streameval as se
+    >>> from streameval.averaging import metrics_table
+    >>> acc = se.ScoreAccumulator()
+    >>> acc.update_many([0.2, 0.4, 0.9])
+    >>> print(metrics_table(acc.get()).splitlines()[0])
+    n       3
+    """
+    names = list(type(report).SCALAR_METRICS)
+    width = max(map(len, names), default=0)
+    lines = []
+    for name in names:
+        value = metric_value(report, name)
+        is_whole = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+        text = str(int(value)) if is_whole else f"{float(value):.6g}"
+        lines.append(f"{name:<{width}}  {text}")
+    return "\n".join(lines)
+
+
 class MacroReport:
     """Every scalar metric of several reports, summarised across them.
 

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._numeric import running_sum
+from ._report_output import SummaryAndPage
 from ._validation import check_real, show
 from .averaging import metric_value
 from .confusion import ConfusionReport, ratio
@@ -178,7 +179,7 @@ _MCNEMAR = ("b", "c", "statistic", "p_value", "p_exact")  # McNemarResult's fiel
 
 
 @dataclass(frozen=True)
-class PairedReport:
+class PairedReport(SummaryAndPage):
     """Two classifiers on the same events: each one's 2x2 table and McNemar's test.
 
     Its scalar metrics by name (``to_dict()``, a monitor's records,

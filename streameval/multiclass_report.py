@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from ._report_output import SummaryAndPage
 from .binary_report import BinaryReport
 from .confusion import ratio
 
@@ -36,7 +37,7 @@ def _weighted(values: np.ndarray, weights: np.ndarray) -> float:
 
 
 @dataclass(frozen=True, eq=False)
-class MulticlassReport:
+class MulticlassReport(SummaryAndPage):
     """Every multiclass metric of an accumulator, frozen at the time of ``get()``.
 
     Per-class rates come from the confusion matrix (the prediction is the

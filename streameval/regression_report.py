@@ -9,6 +9,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from ._report_output import SummaryAndPage
 from ._validation import check_real, show
 from .bins import Bins
 from .confusion import ratio
@@ -159,7 +160,7 @@ class QuantileEstimate(NamedTuple):
 
 
 @dataclass(frozen=True, eq=False)
-class RegressionReport:
+class RegressionReport(SummaryAndPage):
     """Every regression metric of an accumulator, frozen at the time of ``get()``.
 
     Error ``e = y_pred - y``. Weighted means use the event weights.

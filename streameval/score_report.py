@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._numeric import running_sum
+from ._report_output import SummaryAndPage
 from ._validation import check_real
 from .binary_report import BinaryReport
 from .bins import Bins
@@ -22,7 +23,7 @@ Array = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True, eq=False)
-class ScoreReport:
+class ScoreReport(SummaryAndPage):
     """Every statistic of a stream of scores, frozen at the time of ``get()``.
 
     In the exact regime (``is_exact``) the counts are those of every distinct

@@ -176,3 +176,33 @@ def test_an_unwritable_html_path_is_a_clear_error(tmp_path):
     )  # fmt: skip
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert f"--html {target}: there is no directory" in done.stderr  # named before the state is read
+
+
+def test_every_kind_of_report_has_a_summary_and_a_page():
+    """As a binary report does: the summary lists every scalar metric with its value (whole numbers as such, others
+    to six digits), and to_html is report_html of the report."""
+    from streameval.html import report_html
+
+    made = []
+    multiclass = se.MulticlassAccumulator()
+    multiclass.update_many(["a", "b", "a", "c"], ["a", "b", "b", "c"])
+    regression = se.RegressionAccumulator()
+    regression.update_many([1.0, 2.0, 4.0], [1.5, 2.0, 3.0])
+    scores = se.ScoreAccumulator()
+    scores.update_many([0.2, 0.4, 0.9])
+    paired = se.PairedAccumulator()
+    paired.update_many([1, 0, 1, 1], [1, 0, 0, 1], [1, 1, 1, 0])
+    for acc in (multiclass, regression, scores, paired):
+        report = acc.get()
+        lines = [line.split() for line in report.summary().splitlines()]
+        assert [name for name, _ in lines] == list(type(report).SCALAR_METRICS)
+        for (name, text), value in zip(lines, report.to_dict().values(), strict=True):
+            if isinstance(value, (int, np.integer)):
+                assert text == str(int(value)), name
+            else:
+                assert (text == "nan" and np.isnan(value)) or float(text) == pytest.approx(value, rel=5e-6), name
+        page, direct = report.to_html(title="model"), report_html(report, title="model")
+        written = re.compile(r"Written [^<]* UTC\.")  # the minute each was written
+        assert written.sub("", page) == written.sub("", direct) and "model" in page
+        made.append(type(report).__name__)
+    assert made == ["MulticlassReport", "RegressionReport", "ScoreReport", "PairedReport"]
