@@ -32,6 +32,25 @@ def _cli(*args: str, stdin: bytes | None = None, check: bool = True) -> subproce
     return done
 
 
+def _in_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """The command run in this process (its exit status, standard output and error), as ``_cli`` runs it in
+    another: for the many short runs of the tests of refusals, without starting Python each time."""
+    import contextlib
+    import io
+
+    from streameval import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = cli.main(list(args))
+        except SystemExit as exc:  # as Python prints a SystemExit's text, and exits with 1 (or its number)
+            if isinstance(exc.code, str):
+                print(exc.code, file=err)
+            status = exc.code if isinstance(exc.code, int) else 1
+    return subprocess.CompletedProcess(list(args), status, out.getvalue(), err.getvalue())
+
+
 def _data(n, seed=0):
     rng = np.random.default_rng(seed)
     y = rng.random(n) < 0.3
@@ -884,11 +903,11 @@ def test_a_missing_class_is_a_bad_row_and_a_missing_segment_reads_alike_in_every
     pq.write_table(pa.table({"label": [r["label"] for r in rows], "score": [r["score"] for r in rows]}),
                    tmp_path / "mc.parquet")  # fmt: skip
     for name, shown in [("mc.csv", "''"), ("mc.jsonl", "None"), ("mc.parquet", "None")]:
-        bad = _cli("eval", str(tmp_path / name), "--kind", "multiclass", "--no-progress", check=False)
+        bad = _in_process("eval", str(tmp_path / name), "--kind", "multiclass", "--no-progress")
         assert bad.returncode == 2, bad.stderr
         assert f"{name}:{3 if name == 'mc.csv' else 2}: label {shown} is missing: a class must be named" in bad.stderr
-        out = json.loads(_cli("eval", str(tmp_path / name), "--kind", "multiclass", "--skip-bad", "--json",
-                              "--no-progress", "--save", str(tmp_path / "mc.state")).stdout)  # fmt: skip
+        out = json.loads(_in_process("eval", str(tmp_path / name), "--kind", "multiclass", "--skip-bad", "--json",
+                                     "--no-progress", "--save", str(tmp_path / "mc.state")).stdout)  # fmt: skip
         assert out["skipped"]["by_reason"] == {"label": 1, "score": 1}, name
         assert se.load(tmp_path / "mc.state").classes == ("a", "b"), name
     (tmp_path / "seg.csv").write_text("label,score,region\n1,0.5,eu\n0,0.2,\n1,0.3,us\n")
@@ -897,7 +916,7 @@ def test_a_missing_class_is_a_bad_row_and_a_missing_segment_reads_alike_in_every
     (tmp_path / "seg.jsonl").write_text("".join(json.dumps(r) + "\n" for r in segs))
     pq.write_table(pa.Table.from_pylist(segs), tmp_path / "seg.parquet")
     for name in ["seg.csv", "seg.jsonl", "seg.parquet"]:
-        out = json.loads(_cli("eval", str(tmp_path / name), "--by", "region", "--json", "--no-progress").stdout)
+        out = json.loads(_in_process("eval", str(tmp_path / name), "--by", "region", "--json", "--no-progress").stdout)
         assert sorted(out["segments"]) == ["''", "eu", "us"], name  # the segment "", named apart from the whole's ""
         assert out["segments"]["''"]["n"] == 1, name
 
@@ -912,9 +931,9 @@ def test_skip_bad_skips_rows_of_another_shape_too(tmp_path):
     )
     for name, first, skipped in [("w.csv", "w.csv:3: expected 2 fields, got 3", 1),
                                  ("w.jsonl", "w.jsonl:2: not JSON", 3)]:  # fmt: skip
-        bad = _cli("eval", str(tmp_path / name), "--no-progress", check=False)
+        bad = _in_process("eval", str(tmp_path / name), "--no-progress")
         assert bad.returncode == 2 and first in bad.stderr and "--skip-bad" in bad.stderr, bad.stderr
-        out = json.loads(_cli("eval", str(tmp_path / name), "--skip-bad", "--json", "--no-progress").stdout)
+        out = json.loads(_in_process("eval", str(tmp_path / name), "--skip-bad", "--json", "--no-progress").stdout)
         assert out["skipped"]["by_reason"] == {"row": skipped} and first in out["skipped"]["first"]["row"]
         assert out["rows"] == 3 + skipped and out["overall"]["n"] == 3
         acc = se.BinaryAccumulator()
@@ -939,11 +958,11 @@ def test_a_file_that_cannot_be_read_is_named_without_advice_to_skip_rows(tmp_pat
         (["junk.parquet"], "cannot read {}junk.parquet: not a readable Parquet file"),
     ]
     for argv, message in cases:
-        done = _cli("eval", str(tmp_path / argv[0]), *argv[1:], "--no-progress", "--skip-bad", check=False)
+        done = _in_process("eval", str(tmp_path / argv[0]), *argv[1:], "--no-progress", "--skip-bad")
         assert done.returncode == 2 and message.format(str(tmp_path) + os.sep) in done.stderr, done.stderr
         assert "--skip-bad" not in done.stderr
-    ok = _cli("eval", str(tmp_path / "twice.csv"), "--score", "label", "--label", "label", "--json", "--no-progress",
-              check=False)  # fmt: skip
+    ok = _in_process("eval", str(tmp_path / "twice.csv"), "--score", "label", "--label", "label", "--json",
+                     "--no-progress")  # fmt: skip
     assert ok.returncode == 0, ok.stderr  # a column named twice that is not read is no matter
 
 
@@ -958,7 +977,7 @@ def test_a_file_that_cannot_be_read_is_named_without_advice_to_skip_rows(tmp_pat
 )
 def test_options_the_library_would_refuse_are_named_before_reading(tmp_path, argv, message):
     (tmp_path / "ok.csv").write_text("label,score\n1,0.9\n0,0.2\n")
-    done = _cli("eval", str(tmp_path / "ok.csv"), *argv, "--no-progress", check=False)
+    done = _in_process("eval", str(tmp_path / "ok.csv"), *argv, "--no-progress")
     assert done.returncode != 0 and f"streameval: {message}" in done.stderr and "Traceback" not in done.stderr
 
 
@@ -968,7 +987,7 @@ def test_a_result_that_cannot_be_written_is_named_before_anything_is_read(tmp_pa
     --save-segments without --by, which would save nothing, too."""
     (tmp_path / "ok.csv").write_text("label,score,region\n1,0.9,eu\n0,0.2,us\n")
     data, nowhere = str(tmp_path / "ok.csv"), str(tmp_path / "none" / "out")
-    _cli("eval", data, "--save", str(tmp_path / "b.sevl"), "--no-progress")
+    _in_process("eval", data, "--save", str(tmp_path / "b.sevl"), "--no-progress")
     cases = [
         (["eval", data, "--save", str(tmp_path)], f"--save {tmp_path} is a directory"),
         (["eval", data, "--by", "region", "--save-segments", nowhere], f"--save-segments {nowhere}: there is no"),
@@ -979,7 +998,7 @@ def test_a_result_that_cannot_be_written_is_named_before_anything_is_read(tmp_pa
         (["report", str(tmp_path / "b.sevl"), "--html", nowhere], f"--html {nowhere}: there is no directory"),
     ]
     for argv, message in cases:
-        done = _cli(*argv, check=False)
+        done = _in_process(*argv)
         assert done.returncode != 0 and f"streameval: {message}" in done.stderr, (argv, done.stderr)
         assert "Traceback" not in done.stderr and "rows read" not in done.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.sevl", "ok.csv"]
