@@ -211,6 +211,9 @@ def _reports(items: Iterable[Any]) -> list[Any]:
 def micro(accumulators: Iterable[Any]) -> Any:
     """The report of the summed counts of ``accumulators`` (equal to merging them).
 
+    A window stands for the accumulator of its events now (``accumulator()``), and a monitor or a label join for
+    the accumulator it counts into, as :func:`macro` and :func:`~streameval.drift` take them.
+
     Examples
     --------
     >>> import streameval as se
@@ -219,14 +222,28 @@ def micro(accumulators: Iterable[Any]) -> Any:
     >>> b.update_many([1, 0], [0.3, 0.6])
     >>> se.micro([a, b]).auc == (a + b).get().auc
     True
+    >>> window = se.Sliding(se.BinaryAccumulator, size=2)
+    >>> window.update_many([1, 0, 1], [0.9, 0.2, 0.7])
+    >>> se.micro([window, b]).n
+    4
     """
-    accs = list(accumulators)
+    accs = [_counted(item) for item in accumulators]
     if not accs:
         raise ValueError("micro needs at least one accumulator, got none")
     kind = type(accs[0])
     if not hasattr(kind, "merge_all"):
         raise TypeError(f"micro needs accumulators, got {kind.__name__}")
     return kind.merge_all(accs).get()
+
+
+def _counted(item: Any) -> Any:
+    """The accumulator whose counts ``item`` holds: a window's of its events now, a monitor's or a join's own."""
+    inner = getattr(item, "accumulator", None)
+    if callable(inner) and not hasattr(inner, "get"):  # a window: the accumulator of its events now
+        return _counted(inner())
+    if inner is not None and hasattr(inner, "get"):  # a monitor, a label join: the one it counts into
+        return _counted(inner)
+    return item
 
 
 def macro(items: Iterable[Any]) -> MacroReport:

@@ -90,3 +90,25 @@ def test_macro_over_multiclass_members_and_errors():
     assert se.micro(accs).accuracy == pytest.approx(
         np.trace(sum(a.get().confusion_matrix for a in accs)) / 600, abs=1e-12
     )
+
+
+def test_micro_takes_windows_monitors_and_joins_as_macro_does():
+    """micro of windows is the report of their events now merged (macro and drift took windows; micro refused
+    them); a monitor or a label join stands for the accumulator it counts into."""
+    rng = np.random.default_rng(3)
+    y, s = rng.random(300) < 0.4, rng.random(300)
+    sliding = se.Sliding(se.BinaryAccumulator, size=100)
+    sliding.update_many(y[:200], s[:200])
+    timed = se.TimeWindow(se.BinaryAccumulator, width=50.0)
+    timed.update_many(y[200:], s[200:], t=np.arange(100, dtype=float))
+    monitor = se.Monitor(se.Sliding(se.BinaryAccumulator, size=30), every=7)
+    monitor.update_many(y[:60], s[:60])
+    join = se.LabelJoin(se.BinaryAccumulator())
+    join.predict_many(list(range(40)), s[:40])
+    join.label_many(list(range(40)), y[:40])
+    report = se.micro([sliding, timed, monitor, join])
+    merged = sliding.accumulator() + timed.accumulator() + monitor.accumulator.accumulator() + join.accumulator
+    assert report.n == 100 + timed.accumulator().n + 30 + 40
+    assert report.auc == merged.get().auc and report.to_dict() == pytest.approx(merged.get().to_dict(), nan_ok=True)
+    with pytest.raises(TypeError, match="ScoreAccumulator"):
+        se.micro([sliding, se.ScoreAccumulator()])
