@@ -310,6 +310,8 @@ class BinaryReport(ConfusionReport):
         (0.5, 1.0)
         """
         a = check_real("max_fpr", max_fpr)
+        if not 0.0 <= a <= 1.0:  # a rate: no curve point could answer another
+            raise ValueError(f"max_fpr must be between 0 and 1, got {show(max_fpr)}")
         pts = self._points
         if pts.positives == 0 or pts.negatives == 0:
             return math.nan
@@ -328,6 +330,8 @@ class BinaryReport(ConfusionReport):
         0.6666666666666666
         """
         r = check_real("min_recall", min_recall)
+        if not 0.0 <= r <= 1.0:  # a rate: no curve point could answer another
+            raise ValueError(f"min_recall must be between 0 and 1, got {show(min_recall)}")
         pts = self._points
         if pts.positives == 0:
             return math.nan

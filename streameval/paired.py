@@ -81,7 +81,12 @@ class PairedAccumulator(AccumulatorBase):
 
     def _predictions(self, name: str, values: Any) -> npt.NDArray[np.bool_]:
         if self.threshold is None:
-            return as_labels(name, values, self.pos_label, self.neg_label)
+            try:
+                return as_labels(name, values, self.pos_label, self.neg_label)
+            except ValueError as exc:  # scores, say: without a threshold predictions are labels
+                raise ValueError(
+                    f"{exc} (without a threshold, predictions are labels: give threshold= to read scores)"
+                ) from None
         return as_scores(name, values) >= self.threshold
 
     def _tally(self, y: Any, pred_a: Any, pred_b: Any, w: Any) -> np.ndarray:

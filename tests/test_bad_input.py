@@ -601,3 +601,23 @@ def test_a_numpy_scalar_is_shown_as_its_value(call):
     with pytest.raises((TypeError, ValueError)) as info:
         call()
     assert "np." not in str(info.value), str(info.value)
+
+
+def test_rates_outside_0_and_1_are_refused_and_a_paired_score_without_threshold_is_explained():
+    """No curve point has a recall of 2 or an FPR below 0: asking is a mistake, named (it gave nan); a paired
+    accumulator without a threshold reads predictions as labels, and says how to read scores."""
+    acc = se.BinaryAccumulator()
+    acc.update_many([0, 1, 0, 1], [0.1, 0.35, 0.4, 0.8])
+    report = acc.get()
+    for call, words in [
+        (lambda: report.precision_at_recall(2), "min_recall must be between 0 and 1, got 2"),
+        (lambda: report.tpr_at_fpr(-0.1), "max_fpr must be between 0 and 1, got -0.1"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            call()
+    assert report.precision_at_recall(1.0) == pytest.approx(2 / 3) and report.tpr_at_fpr(0.0) == 0.5
+    paired = se.PairedAccumulator()
+    for call in (lambda: paired.update(1, 0.7, 0.2), lambda: paired.update_many([1, 0], [1, 0.7], [0, 0])):
+        with pytest.raises(ValueError, match=r"got 0\.7 at index \d.*give threshold= to read scores"):
+            call()
+    assert paired.n == 0
