@@ -33,9 +33,6 @@ def show(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-_show = show
-
-
 def check_real(
     name: str, value: Any, *, finite: bool = False, nonnegative: bool = False, allow_nan: bool = False
 ) -> float:
@@ -47,23 +44,23 @@ def check_real(
             value = value[()]
         v = _as_real(name, value, finite)
     if math.isnan(v) and not allow_nan:
-        raise ValueError(f"{name} must not be NaN, got {_show(value)}")
+        raise ValueError(f"{name} must not be NaN, got {show(value)}")
     if finite and not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {_show(value)}")
+        raise ValueError(f"{name} must be finite, got {show(value)}")
     if nonnegative and v < 0:
-        raise ValueError(f"{name} must be >= 0, got {_show(value)}")
+        raise ValueError(f"{name} must be >= 0, got {show(value)}")
     return v
 
 
 def _as_real(name: str, value: Any, finite: bool) -> float:
     """:func:`check_real`'s conversion of anything but a float (a 0-d array's value already taken)."""
     if isinstance(value, (str, bytes)) or not isinstance(value, _REAL):
-        raise TypeError(f"{name} must be a real number, got {_show(value)}")
+        raise TypeError(f"{name} must be a real number, got {show(value)}")
     try:
         return _float(value)
     except OverflowError:  # an integer beyond the floats
         if finite:
-            raise ValueError(f"{name} must be finite, got an integer too large for a float ({_show(value)})") from None
+            raise ValueError(f"{name} must be finite, got an integer too large for a float ({show(value)})") from None
         return math.inf if value > 0 else -math.inf  # type: ignore[operator]  # only integers overflow float()
 
 
@@ -168,7 +165,7 @@ def check_duration(name: str, value: Any) -> float:
     else:
         v = check_real(name, value, finite=True)
     if not v > 0:
-        raise ValueError(f"{name} must be positive, got {_show(value)}")
+        raise ValueError(f"{name} must be positive, got {show(value)}")
     return v
 
 
@@ -193,7 +190,7 @@ def as_times(name: str, value: Any) -> npt.NDArray[np.float64]:
                 raise ValueError(f"{name} must not be missing, got {'None' if v is None else 'NaT'} at index {i}")
             seconds = _instant_seconds(v)
             if seconds is None:
-                raise TypeError(f"{name} must hold instants or real numbers, not both, got {_show(v)} at index {i}")
+                raise TypeError(f"{name} must hold instants or real numbers, not both, got {show(v)} at index {i}")
             out[i] = seconds
         return out
     return as_scores(name, arr, check_nan=False)
@@ -320,10 +317,10 @@ def _one_dimensional(name: str, value: Any) -> np.ndarray:
     if arr.ndim == 0:
         if isinstance(value, Iterable) and not isinstance(value, (str, bytes)):  # a generator, a set, a dict...
             raise TypeError(
-                f"{name} must be a 1-D array-like (a list, an array, a column), got {_show(value)}, which numpy "
+                f"{name} must be a 1-D array-like (a list, an array, a column), got {show(value)}, which numpy "
                 "cannot read as one: pass a list of its values"
             )
-        raise TypeError(f"{name} must be a 1-D array-like, got the scalar {_show(value)}")
+        raise TypeError(f"{name} must be a 1-D array-like, got the scalar {show(value)}")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got an array of shape {arr.shape}")
     return arr
@@ -338,14 +335,14 @@ def as_scores(name: str, value: Any, check_nan: bool = True) -> npt.NDArray[np.f
         x = np.empty(arr.size, dtype=np.float64)
         for i, v in enumerate(arr):
             if isinstance(v, (str, bytes)) or not isinstance(v, _REAL):
-                raise TypeError(f"{name} must hold real numbers, got {_show(v)} at index {i}")
+                raise TypeError(f"{name} must hold real numbers, got {show(v)} at index {i}")
             try:
                 x[i] = _float(v)
             except OverflowError:  # an integer beyond the floats: infinite, as check_real takes one score
                 x[i] = math.inf if v > 0 else -math.inf  # type: ignore[operator]  # only integers overflow float()
     else:
         first = arr[0] if arr.size else None
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype} (first value {_show(first)})")
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype} (first value {show(first)})")
     if check_nan:
         check_no_nan(name, x)
     return x
@@ -378,7 +375,7 @@ def as_labels(name: str, value: Any, pos_label: Any, neg_label: Any) -> npt.NDAr
     if bad.any():
         i = int(np.argmax(bad))
         raise ValueError(
-            f"{name} must be {pos_label!r} (positive) or {neg_label!r} (negative), got {_show(arr[i])} at index {i}"
+            f"{name} must be {pos_label!r} (positive) or {neg_label!r} (negative), got {show(arr[i])} at index {i}"
         )
     return is_pos
 
@@ -432,9 +429,9 @@ def as_weights(name: str, value: Any, n: int) -> npt.NDArray[np.float64] | None:
         i = int(np.argmax(bad))
         if given.dtype.kind == "O" and type(given[i]) is int:  # read as infinite: beyond the floats
             raise ValueError(
-                f"{name} must be finite and >= 0, got an integer too large for a float ({_show(given[i])}) at index {i}"
+                f"{name} must be finite and >= 0, got an integer too large for a float ({show(given[i])}) at index {i}"
             )
-        raise ValueError(f"{name} must be finite and >= 0, got {_show(w[i])} at index {i}")
+        raise ValueError(f"{name} must be finite and >= 0, got {show(w[i])} at index {i}")
     if lowest == highest == 1.0:
         return None
     if float(highest) * w.size > _SUM_IS_FINITE_BELOW:  # else no order of adding them overflows: no sum needed

@@ -22,6 +22,7 @@ from ._validation import (
     column_as_numpy,
     is_missing,
     row_mapping,
+    show,
     table_rows,
     unmasked,
 )
@@ -34,11 +35,6 @@ from .protocol import AccumulatorBase
 __all__ = ["MulticlassAccumulator", "MulticlassReport"]
 
 
-def _show(value: Any) -> str:
-    text = repr(value.item() if isinstance(value, np.generic) else value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def _refuse_missing(name: str, label: Any, at: int | None = None) -> None:
     """ValueError naming ``name`` (and the event's index) for a missing value (None, NaN, NA, NaT) where a class
     label was to be learnt: each NaN would make a class of its own, and None or NA a class nobody meant."""
@@ -46,7 +42,7 @@ def _refuse_missing(name: str, label: Any, at: int | None = None) -> None:
         where = "" if at is None else f" at index {at}"
         advice = "name the class" if name == "classes" else "drop the event, or give the class a name"
         raise ValueError(
-            f"{name} must be a class label, not a missing value, got {_show(label)}{where}: {advice} such as 'unknown'"
+            f"{name} must be a class label, not a missing value, got {show(label)}{where}: {advice} such as 'unknown'"
         )
 
 
@@ -180,7 +176,7 @@ class MulticlassAccumulator(AccumulatorBase):
         return float(total) if self._cm.dtype == np.float64 else int(total)
 
     def _unknown(self, name: str, label: Any) -> ValueError:
-        return ValueError(f"{name} must be one of the classes {self._classes!r}, got {_show(label)}")
+        return ValueError(f"{name} must be one of the classes {self._classes!r}, got {show(label)}")
 
     # -- per-event path -----------------------------------------------------
     def _reset_buffers(self) -> None:
@@ -236,7 +232,7 @@ class MulticlassAccumulator(AccumulatorBase):
         try:
             hash(y)
         except TypeError:
-            raise TypeError(f"y must be a hashable class label, got {_show(y)}") from None
+            raise TypeError(f"y must be a hashable class label, got {show(y)}") from None
         new: list[Hashable] = []
         if y not in self._index:
             if self._fixed:
@@ -281,7 +277,7 @@ class MulticlassAccumulator(AccumulatorBase):
             try:
                 hash(scores)
             except TypeError:
-                raise TypeError(f"scores must be a mapping, a sequence or a class label, got {_show(scores)}") from None
+                raise TypeError(f"scores must be a mapping, a sequence or a class label, got {show(scores)}") from None
             _refuse_missing("scores", scores)  # before any comparison: pandas' NA has no truth value
             if scores not in self._index and scores not in new:
                 if self._fixed:
@@ -351,7 +347,7 @@ class MulticlassAccumulator(AccumulatorBase):
             elif self._fixed:
                 at = int(np.flatnonzero(inverse == j)[0])
                 raise ValueError(
-                    f"{name} must be one of the classes {self._classes!r}, got {_show(label)} at index {at}"
+                    f"{name} must be one of the classes {self._classes!r}, got {show(label)} at index {at}"
                 )
             else:
                 new.append(label)
@@ -412,13 +408,13 @@ class MulticlassAccumulator(AccumulatorBase):
             check_same_length(("y", y_arr), ("scores", scores))
             for i, row in enumerate(scores):
                 if not isinstance(row, Mapping):
-                    raise TypeError(f"scores must hold mappings only, got {_show(row)} at index {i}")
+                    raise TypeError(f"scores must hold mappings only, got {show(row)} at index {i}")
                 for at, key in enumerate(row):
                     if key not in self._index:
                         _refuse_missing("scores key", key, i)  # before any comparison: NA has no truth value
                         if self._fixed:
                             raise ValueError(
-                                f"scores keys must be classes {self._classes!r}, got {_show(key)} at index {i}"
+                                f"scores keys must be classes {self._classes!r}, got {show(key)} at index {i}"
                             )
                         keys_first.setdefault(key, (i, 1 + at))
                         if key not in new:
@@ -1113,7 +1109,7 @@ def _unique_objects(labels: np.ndarray) -> tuple[list[Any], np.ndarray]:
         codes = [code(label, len(seen)) for label in values]
     except TypeError:  # an unhashable label: found again, to name it
         i = next(i for i, label in enumerate(values) if _unhashable(label))
-        raise TypeError(f"labels must be hashable, got {_show(labels[i])} at index {i}") from None
+        raise TypeError(f"labels must be hashable, got {show(labels[i])} at index {i}") from None
     return list(seen), np.array(codes, dtype=np.int64)
 
 

@@ -56,11 +56,6 @@ NEUTRAL = frozenset(
 )
 
 
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def segment_key(value: Any) -> Hashable:
     """A segment value as a dict key: numpy scalars as Python ones, tuples element by element.
 
@@ -74,7 +69,7 @@ def segment_key(value: Any) -> Hashable:
     try:
         hash(value)
     except TypeError:
-        raise TypeError(f"segment must be hashable (a str, int, tuple, ...), got {_show(value)}") from None
+        raise TypeError(f"segment must be hashable (a str, int, tuple, ...), got {show(value)}") from None
     if is_missing(value):
         raise ValueError(
             f"segment must not be {value!r} (a missing value): give missing values a name such as 'unknown'"
@@ -193,13 +188,13 @@ def _plain_segment_codes(segments: Any) -> tuple[list[Hashable], np.ndarray]:
         arr = segments
     elif isinstance(segments, (list, tuple)) or (isinstance(segments, np.ndarray) and segments.ndim != 1):
         if isinstance(segments, np.ndarray) and segments.ndim == 0:
-            raise TypeError(f"segments must be a 1-D array-like of segment values, got the scalar {_show(segments)}")
+            raise TypeError(f"segments must be a 1-D array-like of segment values, got the scalar {show(segments)}")
         items = list(segments)
         arr = np.empty(len(items), dtype=object)  # tuples stay whole (numpy would make them rows)
         for i, v in enumerate(items):
             arr[i] = tuple(v) if isinstance(v, np.ndarray) else v
     elif isinstance(segments, (str, bytes)) or not hasattr(segments, "__len__"):
-        raise TypeError(f"segments must be a 1-D array-like of segment values, got {_show(segments)}")
+        raise TypeError(f"segments must be a 1-D array-like of segment values, got {show(segments)}")
     else:
         arr = _object_rows(segments)
     if arr.dtype.kind != "O" or not any(isinstance(v, tuple) for v in arr[:1]):
@@ -441,8 +436,8 @@ class Segmented(AccumulatorBase):
                     first = None if in_place else _first_refusal(self._template, cols, kw, n)
                     if first is not None:  # name the batch's first bad event, and its segment
                         at, error = first
-                        raise type(error)(f"{error} (segment {_show(keys[int(codes[at])])})")
-                    raise type(refusal)(f"{refusal} (in segment {_show(key)}, counting its events from 0)")
+                        raise type(error)(f"{error} (segment {show(keys[int(codes[at])])})")
+                    raise type(refusal)(f"{refusal} (in segment {show(key)}, counting its events from 0)")
                 if counting is target:
                     applied.append((key, (args, keywords)))
                 else:
@@ -496,7 +491,7 @@ class Segmented(AccumulatorBase):
             try:
                 self._segments.get(key, like).check_mergeable(acc)
             except ValueError as exc:
-                raise ValueError(f"{what} {_show(key)} cannot join the others: {exc}") from None
+                raise ValueError(f"{what} {show(key)} cannot join the others: {exc}") from None
 
     def _undo(self, applied: list[tuple[Hashable, Any]]) -> None:
         """Take a failed batch's events back out of the segments it reached (new ones go)."""
@@ -527,7 +522,7 @@ class Segmented(AccumulatorBase):
         batch = _by_segment(unmasked("segments", segments), columns, kwargs)
         for key in batch.keys:
             if key not in self._segments:
-                raise ValueError(f"cannot take out events of segment {_show(key)}: it was never counted")
+                raise ValueError(f"cannot take out events of segment {show(key)}: it was never counted")
         self._routes.clear()
         taken: list[tuple[Any, list[Any], dict[str, Any]]] = []  # (accumulator, its events) taken out so far
         try:
@@ -547,7 +542,7 @@ class Segmented(AccumulatorBase):
         key = segment_key(segment)
         acc = self._segments.get(key)
         if acc is None:
-            raise ValueError(f"cannot take out an event of segment {_show(key)}: it was never counted")
+            raise ValueError(f"cannot take out an event of segment {show(key)}: it was never counted")
         self._routes.clear()
         acc.revert(*event, **kwargs)
         if not acc.n:
@@ -627,7 +622,7 @@ class Segmented(AccumulatorBase):
             mine = self._segments.get(key)
             if mine is None:
                 if acc.n:
-                    raise ValueError(f"cannot take out segment {_show(key)}: it was never counted")
+                    raise ValueError(f"cannot take out segment {show(key)}: it was never counted")
                 continue
             result[key] = mine - acc  # a refusal raises before anything changes
         for key, acc in result.items():
@@ -693,7 +688,7 @@ class Segmented(AccumulatorBase):
         for i, (s, st) in enumerate(zip(segments, states, strict=True)):
             key = decode_segment(f"segments[{i}]", s)
             if key in out._segments:
-                raise FormatError(f"segments[{i}] repeats the segment {_show(key)}")
+                raise FormatError(f"segments[{i}] repeats the segment {show(key)}")
             acc = io.from_dict(st)
             try:
                 template.merge(acc)
