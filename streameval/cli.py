@@ -1171,12 +1171,14 @@ def _check_writable(option: str, path: str | None) -> None:
     does not exist): a long run's result would be lost at its end."""
     if not path:
         return
-    target = Path(path)
-    if target.is_dir():
-        raise SystemExit(f"streameval: {option} {path} is a directory: give a file's path")
-    parent = target.parent if str(target.parent) else Path(".")
-    if not parent.is_dir():
-        raise SystemExit(f"streameval: {option} {path}: there is no directory {str(parent)!r} to write it in")
+    try:
+        state_io.check_writable(path)
+    except IsADirectoryError:
+        raise SystemExit(f"streameval: {option} {path} is a directory: give a file's path") from None
+    except FileNotFoundError as exc:
+        raise SystemExit(
+            f"streameval: {option} {path}: there is no directory {exc.filename!r} to write it in"
+        ) from None
 
 
 def _save(acc: Any, option: str, path: str) -> None:

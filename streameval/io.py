@@ -28,7 +28,8 @@ import numpy as np
 from ._codec import FormatError, jsonable, require_fields
 
 __all__ = [
-    "FORMAT_VERSION", "FormatError", "from_bytes", "from_dict", "load", "register", "save", "to_bytes", "to_dict",
+    "FORMAT_VERSION", "FormatError", "check_writable", "from_bytes", "from_dict", "load", "register", "save",
+    "to_bytes", "to_dict",
 ]  # fmt: skip
 
 FORMAT_VERSION = 4  # 4: moments may hold the mean's rounding (mean_lo); 3: binary states hold calibration sums;
@@ -162,6 +163,26 @@ def from_bytes(blob: bytes) -> Any:
     return from_dict(d)
 
 
+def check_writable(path: str | os.PathLike[str]) -> Path:
+    """The directory a file at ``path`` would be written in; ``IsADirectoryError`` where ``path`` is a directory,
+    ``FileNotFoundError`` where that directory does not exist (naming the path given, where writing would name a
+    temporary file). A command checks its outputs so before reading its input.
+
+    Examples
+    --------
+    >>> from streameval.io import check_writable
+    >>> str(check_writable("state.sevl"))
+    '.'
+    """
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "path is a directory; save takes a file's path", str(path))
+    if not directory.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "no directory to save the file in", str(directory))
+    return directory
+
+
 def save(acc: Any, path: str | os.PathLike[str]) -> None:
     """Write ``to_bytes(acc)`` to ``path`` atomically: a temporary file, then a rename.
 
@@ -172,12 +193,7 @@ def save(acc: Any, path: str | os.PathLike[str]) -> None:
     """
     target = Path(path)
     blob = to_bytes(acc)
-    directory = target.parent if str(target.parent) else Path(".")
-    # named here: the temporary file's errors would name it, not the path given
-    if target.is_dir():
-        raise IsADirectoryError(errno.EISDIR, "path is a directory; save takes a file's path", str(path))
-    if not directory.is_dir():
-        raise FileNotFoundError(errno.ENOENT, "no directory to save the file in", str(directory))
+    directory = check_writable(path)
     try:
         keep_mode: int | None = stat.S_IMODE(target.stat().st_mode)
     except FileNotFoundError:
