@@ -9,6 +9,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from ._codec import FormatError, decode_float
 from ._report_output import SummaryAndPage
 from ._validation import check_real, show
 from .bins import Bins
@@ -60,8 +61,6 @@ class Moments:
     def from_list(cls, name: str, values: Any) -> Moments:
         """The moments of a state's ``[weight, mean, m2]`` or ``[weight, mean, m2, mean_lo]`` (states saved before
         ``mean_lo`` hold three); ``FormatError`` naming ``name`` for anything else."""
-        from ._codec import FormatError, decode_float
-
         if not isinstance(values, (list, tuple)) or len(values) not in (3, 4):
             raise FormatError(f"{name} must be [weight, mean, m2] or [weight, mean, m2, mean_lo]")
         w, mean, m2, *lo = (decode_float(f"{name}[{i}]", v) for i, v in enumerate(values))
