@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ._compiled import SPEEDUPS
 
-__all__ = ["EventGroups", "event_groups", "finite_and_ascending", "object_codes", "running_sum"]
+__all__ = ["EventGroups", "event_groups", "finite_and_ascending", "object_codes", "running_sum", "scaled_to_one"]
 
 
 def object_codes(values: list[object]) -> tuple[list[object], npt.NDArray[np.int64]] | None:
@@ -48,6 +50,29 @@ def running_sum(counts: npt.ArrayLike) -> npt.NDArray[np.float64]:
     if a.dtype.kind in "iu":
         return np.cumsum(a).astype(np.float64)  # small integers accumulate in the platform integer
     return np.cumsum(a, dtype=np.float64)
+
+
+def scaled_to_one(largest: float, *values: Any) -> tuple[Any, ...]:
+    """``values`` times the even power of two that brings ``largest`` into [0.25, 1); unchanged when it is 0 or
+    not finite.
+
+    Multiplying by a power of two rounds nothing (unless a value falls below 2**-1022, where it no longer counts
+    beside ``largest``), and an even one keeps square roots exact too, so a ratio of products of counts comes
+    out to the bit as before, while products of weights as large as 1e200 or as small as 1e-200 no longer
+    overflow to ``inf`` or underflow to 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streameval._numeric import scaled_to_one
+    >>> a, b = scaled_to_one(3e300, np.array([3e300, 1e300]), 2e300)
+    >>> float(a[0] * a[1] / (b * b)) == 3e300 / 2e300 * (1e300 / 2e300)
+    True
+    """
+    if not (math.isfinite(largest) and largest > 0):
+        return values
+    exponent = -(math.frexp(largest)[1] // 2 * 2)
+    return tuple(np.ldexp(v, exponent) if isinstance(v, np.ndarray) else math.ldexp(v, exponent) for v in values)
 
 
 def finite_and_ascending(x: npt.NDArray[np.float64]) -> tuple[bool, bool]:

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, TypeVar
 
+from ._numeric import scaled_to_one
 from ._validation import show
 
 __all__ = ["ConfusionReport", "ratio"]
@@ -231,6 +232,7 @@ class ConfusionReport:
     def mcc(self) -> float:
         """Matthews correlation coefficient; ``nan`` when a margin of the table is 0."""
         tp, fp, tn, fn = (max(float(v), 0.0) for v in (self.tp, self.fp, self.tn, self.fn))  # rounding: -1e-14 is 0
+        tp, fp, tn, fn = scaled_to_one(max(tp, fp, tn, fn), tp, fp, tn, fn)  # weights of 1e200 or 1e-200
         den = math.sqrt(tp + fp) * math.sqrt(tp + fn) * math.sqrt(tn + fp) * math.sqrt(tn + fn)
         return ratio(tp * tn - fp * fn, den)
 

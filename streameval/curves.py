@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._compiled import SPEEDUPS
-from ._numeric import running_sum
+from ._numeric import running_sum, scaled_to_one
 
 __all__ = [
     "ApBounds",
@@ -167,9 +167,12 @@ def auc_bounds(neg: Array, pos: Array) -> AucBounds:
     if whole is not None:  # the same sums, exact
         lower_sum, ties_sum, p_total, n_total = (float(v) for v in whole)
     else:
-        n_below = running_sum(neg)  # the negatives below each bin: the running sum less the bin's own
         neg = np.asarray(neg, dtype=np.float64)
         pos = np.asarray(pos, dtype=np.float64)
+        # each side scaled by a power of two (exact): weights of 1e200 or 1e-200 give products that still fit
+        (neg,) = scaled_to_one(float(neg.max(initial=0.0)), neg)
+        (pos,) = scaled_to_one(float(pos.max(initial=0.0)), pos)
+        n_below = running_sum(neg)  # the negatives below each bin: the running sum less the bin's own
         n_below -= neg
         p_total, n_total = float(pos.sum()), float(neg.sum())
         lower_sum, ties_sum = float(np.dot(pos, n_below)), float(np.dot(pos, neg))
@@ -355,14 +358,21 @@ def average_precision_bounds(
         return ApBounds(math.nan, math.nan, math.nan)
     if whole:
         lower, expected = _whole_ap_terms(p, n, t, big_n)
-    else:  # with weights, the continuous limit: no event counts itself
+        lower_total = total_p
+    # the rest scaled by a power of two (exact): products of weights of 1e200 or 1e-200 still fit
+    largest = float(np.max(big_n + n + p, initial=0.0))
+    p, n, t, big_n, scaled_total = scaled_to_one(largest, p, n, t, big_n, total_p)
+    if not whole:  # with weights, the continuous limit: no event counts itself
         lower = _fluid(t, big_n + n, p, p)
         expected = _fluid(t, big_n, p, p + n)
+        lower_total = scaled_total
     # every positive's precision is at most (T + p) / (N + p), reached when the bin's positives tie above its
     # negatives (T <= N: precision grows with the positives above); positives one at a time get less
     upper = p * (t + p) / (big_n + p)
     return ApBounds(
-        float(lower.sum() / total_p), float(expected.sum() / total_p), float(min(1.0, upper.sum() / total_p))
+        float(lower.sum() / lower_total),
+        float(expected.sum() / lower_total),
+        float(min(1.0, upper.sum() / scaled_total)),
     )
 
 

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from ._numeric import scaled_to_one
 from ._report_output import SummaryAndPage
 from .binary_report import BinaryReport
 from .confusion import ratio
@@ -125,7 +126,7 @@ class MulticlassReport(SummaryAndPage):
         total = float(self.n)
         if total == 0:
             return math.nan
-        cm = self.confusion_matrix.astype(np.float64)
+        cm, total = scaled_to_one(total, self.confusion_matrix.astype(np.float64), total)  # weights of 1e200
         p_o = np.trace(cm) / total
         p_e = float(np.dot(cm.sum(axis=0), cm.sum(axis=1))) / total**2
         return ratio(p_o - p_e, 1.0 - p_e)

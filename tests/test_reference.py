@@ -160,3 +160,38 @@ def test_empty_accumulator_report():
     assert np.isnan(r.auc) and np.isnan(r.accuracy) and np.isnan(r.eer) and np.isnan(r.bep)
     _fpr, _tpr, thr = r.roc_curve()
     assert thr.tolist() == [np.inf]
+
+
+@pytest.mark.parametrize("factor", [1e-200, 1e200])
+def test_weights_far_from_one_give_scikit_learns_metrics(factor):
+    """Products of weights of 1e200 overflow and of 1e-200 underflow: the scale-free metrics must not see it."""
+    rng = np.random.default_rng(77)
+    n = 300
+    y = rng.random(n) < 0.4
+    s = np.round(rng.normal(y * 0.8, 1.0), 1)  # ties
+    w = rng.uniform(0.5, 1.5, n)
+    big = w * factor
+    r = exact_accumulator(y, s, big).get()
+    assert r.auc == pytest.approx(skm.roc_auc_score(y, s, sample_weight=w), abs=1e-12)
+    assert r.auc_lower <= r.auc <= r.auc_upper and r.auc_upper - r.auc_lower > 0.01  # ties: a real interval
+    assert r.average_precision == pytest.approx(skm.average_precision_score(y, s, sample_weight=w), abs=1e-12)
+    assert r.mcc == pytest.approx(skm.matthews_corrcoef(y, s >= 0.5, sample_weight=w), abs=1e-12)
+    near_one = exact_accumulator(y, s, w).get()
+    for name in ("auc_lower", "auc_upper", "average_precision_lower", "average_precision_upper", "rank_loss"):
+        assert getattr(r, name) == pytest.approx(getattr(near_one, name), abs=1e-12), name
+    binned = se.BinaryAccumulator(bins=se.Bins.uniform(-3.0, 4.0, 8))
+    binned.update_many(y, s, big)
+    binned_near_one = se.BinaryAccumulator(bins=se.Bins.uniform(-3.0, 4.0, 8))
+    binned_near_one.update_many(y, s, w)
+    for name in ("auc", "auc_lower", "auc_upper", "average_precision_lower", "average_precision_upper"):
+        assert getattr(binned.get(), name) == pytest.approx(getattr(binned_near_one.get(), name), abs=1e-12), name
+    classes = rng.integers(0, 3, n)
+    probabilities = rng.dirichlet([1.0, 1.0, 1.0], n)
+    multiclass = se.MulticlassAccumulator(classes=[0, 1, 2])
+    multiclass.update_many(classes, probabilities, big)
+    m = multiclass.get()
+    predicted = probabilities.argmax(axis=1)
+    assert m.kappa == pytest.approx(skm.cohen_kappa_score(classes, predicted, sample_weight=w), abs=1e-12)
+    assert m.macro_auc == pytest.approx(
+        skm.roc_auc_score(classes, probabilities, sample_weight=w, multi_class="ovr", average="macro"), abs=1e-12
+    )
