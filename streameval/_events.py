@@ -26,6 +26,8 @@ from ._compiled import SPEEDUPS
 __all__ = [
     "COMPILED",
     "FLUSH_EVERY",
+    "LARGE_VALUE",
+    "LARGE_WEIGHT",
     "CellTally",
     "ClassRows",
     "EventBuffer",
@@ -48,6 +50,13 @@ __all__ = [
 ]
 
 FLUSH_EVERY = 4096  # per-event updates are counted in batches of this size
+# a per-event weight above this is counted at once against the total weight (the compiled buffers hand it to the
+# checked path): a failed update then changes nothing, where a total that overflowed at the next filing would stop
+# every read; FLUSH_EVERY weights below it sum to less than 1e294
+LARGE_WEIGHT = 1e290
+# the same for a value of a regression's or a score accumulator's event beyond this, refused at once when the
+# moments or sums would overflow; FLUSH_EVERY values below it square to less than 1e304
+LARGE_VALUE = 1e150
 _TICK = 256  # the Python twin checks its buffer every _TICK events (a small int stays cached)
 _UNIT = 1.0  # the default weight: identity with it selects the fast path
 

@@ -97,6 +97,13 @@
 #define PAGE_BITS 7
 #define PAGE_MASK ((1u << PAGE_BITS) - 1u)
 #define CAPACITY 4096 /* per-event updates counted per flush; equals FLUSH_EVERY */
+/* A weight above this takes the checked path, which counts it at once against the total (LARGE_WEIGHT in
+ * _events.py): a buffer of CAPACITY smaller ones holds less than 1e294, so its flush cannot overflow a total. */
+#define LARGE_WEIGHT 1e290
+/* A value of a float column beyond this takes the checked path too, which counts it at once and refuses it when
+ * the moments or sums would overflow (LARGE_VALUE in _events.py): CAPACITY smaller ones square to less than
+ * 1e304. */
+#define LARGE_VALUE 1e150
 
 /* ------------------------------------------------------------------------ */
 /* Batch kernel                                                              */
@@ -2011,12 +2018,13 @@ FloatEvents_update(FloatEvents *self, PyObject *const *args, size_t nargsf, PyOb
         plain = 1;
     if (plain) {
         for (Py_ssize_t k = 0; k < width; k++) {
-            if (finite_value(args[k], &row[k]) < 0) {
+            if (finite_value(args[k], &row[k]) < 0 || fabs(row[k]) > LARGE_VALUE) {
                 plain = 0;
                 break;
             }
         }
-        if (plain && nargs + nkw == width + 1 && (finite_value(args[width], &w) < 0 || w < 0.0))
+        if (plain && nargs + nkw == width + 1 &&
+            (finite_value(args[width], &w) < 0 || w < 0.0 || w > LARGE_WEIGHT))
             plain = 0;
     }
     if (!plain)
@@ -2251,7 +2259,7 @@ ClassRows_update(ClassRows *self, PyObject *const *args, size_t nargsf, PyObject
             weight = args[2];
         if (weight != NULL && PyFloat_CheckExact(weight)) {
             w = PyFloat_AS_DOUBLE(weight);
-            plain = isfinite(w) && w >= 0.0; /* else the checked path explains */
+            plain = isfinite(w) && w >= 0.0 && w <= LARGE_WEIGHT; /* else the checked path explains or counts */
         }
     }
     if (plain && self->index != NULL && self->keys == NULL && !PyDict_Check(args[1]) && !PyList_Check(args[1]) &&

@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 __all__ = [
     "as_labels", "as_scores", "as_times", "as_weights", "check_duration", "check_label_pair", "check_no_nan",
-    "check_real", "check_same_length", "check_time", "check_total", "is_missing",
+    "check_real", "check_same_length", "check_sums_finite", "check_time", "check_total", "is_missing",
     "refuse_class", "show", "unmasked",
 ]  # fmt: skip
 
@@ -451,6 +451,15 @@ def check_total(name: str, total: float) -> None:
         raise ValueError(
             f"{name}: the total weight would overflow (more than {np.finfo(np.float64).max:.4g}); "
             "scale the weights down"
+        )
+
+
+def check_sums_finite(name: str, finite: bool) -> None:
+    """ValueError when the moments or sums of a batch's values would overflow to inf (a state holds finite ones)."""
+    if not finite:
+        raise ValueError(
+            f"{name}: their means, sums of squares or sums would overflow (past {np.finfo(np.float64).max:.4g}); "
+            "scale them down"
         )
 
 

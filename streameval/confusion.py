@@ -205,7 +205,9 @@ class ConfusionReport:
             raise TypeError(f"beta must be a real number, got {beta!r}")
         if not (beta > 0 and math.isfinite(beta)):
             raise ValueError(f"beta must be positive and finite, got {show(beta)}")
-        b2 = float(beta) ** 2
+        b2 = float(beta) * float(beta)  # a float's ** raises OverflowError past 1e308
+        if b2 == math.inf:  # the limit of a beta beyond 1e154: recall alone
+            return self.recall
         return ratio((1 + b2) * self.tp, (1 + b2) * self.tp + b2 * self.fn + self.fp)
 
     @property

@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from ._codec import FormatError, decode_bins, decode_count, decode_counts, decode_label, encode_label, require_fields
 from ._compiled import SPEEDUPS
-from ._events import ClassRows
+from ._events import LARGE_WEIGHT, ClassRows
 from ._numeric import object_codes
 from ._validation import (
     as_scores,
@@ -287,6 +287,9 @@ class MulticlassAccumulator(AccumulatorBase):
             predicted = scores
         if self._mode is not None and self._mode != mode:
             self._set_mode(mode)  # raises
+        if weight > LARGE_WEIGHT:  # what is stored counted first, then this weight checked against the total
+            self._flush()
+            check_total("w", float(self._cm.sum(dtype=np.float64)) + weight)
         # everything checked: now change state
         self._set_mode(mode)
         for label in new:

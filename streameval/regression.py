@@ -11,8 +11,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ._codec import FormatError, decode_bins, decode_float, decode_histogram, require_fields
-from ._events import FLUSH_EVERY, FloatEvents, float_columns
-from ._validation import as_scores, as_weights, check_real, check_same_length, check_total
+from ._events import FLUSH_EVERY, LARGE_VALUE, LARGE_WEIGHT, FloatEvents, float_columns
+from ._validation import as_scores, as_weights, check_real, check_same_length, check_sums_finite, check_total
 from .bins import Bins
 from .histogram import ScoreHistogram
 from .protocol import AccumulatorBase
@@ -91,6 +91,10 @@ class RegressionAccumulator(AccumulatorBase):
         yv = check_real("y", y, finite=True)
         pv = check_real("y_pred", y_pred, finite=True)
         wv = check_real("w", w, finite=True, nonnegative=True)
+        if wv > LARGE_WEIGHT or max(abs(yv), abs(pv)) > LARGE_VALUE:  # counted at once: a refusal is this call's
+            self._flush()
+            self._ingest(np.array([yv]), np.array([pv]), None if wv == 1.0 else np.array([wv]))
+            return
         self._buffer.push(yv, pv, wv)
 
     _update_checked.__qualname__ = "RegressionAccumulator.update"  # as a wrong call's error says
@@ -138,24 +142,26 @@ class RegressionAccumulator(AccumulatorBase):
     def _ingest(self, y: np.ndarray, p: np.ndarray, w: np.ndarray | None) -> None:
         if y.size == 0:
             return
-        e = p - y
-        abs_e = np.abs(e)
-        ape = abs_e / np.maximum(np.abs(y), _EPS)
-        if w is None:  # numpy's pairwise sums: relative error about log2(n) units in the last place
-            sum_abs, sum_ape = float(abs_e.sum()), float(ape.sum())
-        else:
-            sum_abs, sum_ape = float(np.dot(abs_e, w)), float(np.dot(ape, w))
-        y_m = Moments.of(y, w)
-        e_m = Moments.of(e, w)
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"):  # values past 1e154: checked below
+            e = p - y
+            abs_e = np.abs(e)
+            ape = abs_e / np.maximum(np.abs(y), _EPS)
+            if w is None:  # numpy's pairwise sums: relative error about log2(n) units in the last place
+                sum_abs, sum_ape = float(abs_e.sum()), float(ape.sum())
+            else:
+                sum_abs, sum_ape = float(np.dot(abs_e, w)), float(np.dot(ape, w))
+            y_m = Moments.of(y, w)
+            e_m = Moments.of(e, w)
             check_total("w", self._y.weight + y_m.weight)
+            new_y, new_e = self._y.combine(y_m), self._e.combine(e_m)
+            new_abs, new_ape = self._sum_abs + sum_abs, self._sum_ape + sum_ape
+        finite = new_y.is_finite() and new_e.is_finite() and math.isfinite(new_abs) and math.isfinite(new_ape)
+        check_sums_finite("y, y_pred", finite)
         self._hist.add(abs_e, False, w)  # checks the total weight first
         # everything computed: apply
         self._n += int(y.size)
-        self._y = self._y.combine(y_m)
-        self._e = self._e.combine(e_m)
-        self._sum_abs += sum_abs
-        self._sum_ape += sum_ape
+        self._y, self._e = new_y, new_e
+        self._sum_abs, self._sum_ape = new_abs, new_ape
         self._max_abs = max(self._max_abs, float(abs_e.max()))
 
     def get(self) -> RegressionReport:
@@ -215,12 +221,14 @@ class RegressionAccumulator(AccumulatorBase):
         other._flush()
         self._flush()
         if sign > 0:
+            new_y, new_e = self._y.combine(other._y), self._e.combine(other._e)
+            new_abs, new_ape = self._sum_abs + other._sum_abs, self._sum_ape + other._sum_ape
+            finite = new_y.is_finite() and new_e.is_finite() and math.isfinite(new_abs) and math.isfinite(new_ape)
+            check_sums_finite("the merged targets and predictions", finite)
             self._hist.merge_in(other._hist)
             self._n += other._n
-            self._y = self._y.combine(other._y)
-            self._e = self._e.combine(other._e)
-            self._sum_abs += other._sum_abs
-            self._sum_ape += other._sum_ape
+            self._y, self._e = new_y, new_e
+            self._sum_abs, self._sum_ape = new_abs, new_ape
             self._max_abs = max(self._max_abs, other._max_abs)
             return
         if other._n > self._n:

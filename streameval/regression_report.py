@@ -53,6 +53,10 @@ class Moments:
     m2: float
     mean_lo: float = 0.0
 
+    def is_finite(self) -> bool:
+        """Whether every field is finite, as a state's must be."""
+        return all(map(math.isfinite, (self.weight, self.mean, self.m2, self.mean_lo)))
+
     def to_list(self) -> list[float]:
         """``[weight, mean, m2]``, and ``mean_lo`` where it is not 0: the form a state holds."""
         return [self.weight, self.mean, self.m2] + ([self.mean_lo] if self.mean_lo else [])
@@ -119,7 +123,10 @@ class Moments:
         total = self.weight + other.weight
         delta = (other.mean - self.mean) + (other.mean_lo - self.mean_lo)
         mean, lo = _two_sum(self.mean, delta * (other.weight / total) + self.mean_lo)
-        m2 = self.m2 + other.m2 + delta * delta * (self.weight * other.weight / total)
+        share = self.weight * other.weight / total
+        if share == math.inf:  # weights past 1e154: the same product, in an order that does not overflow
+            share = self.weight * (other.weight / total)
+        m2 = self.m2 + other.m2 + delta * delta * share
         return Moments(total, mean, m2, lo)
 
     def remove(self, other: Moments) -> Moments:
@@ -140,7 +147,10 @@ class Moments:
         apart = (self.mean - other.mean) + (self.mean_lo - other.mean_lo)
         mean, lo = _two_sum(self.mean, apart * (other.weight / rest) + self.mean_lo)
         delta = apart * (self.weight / rest)  # the rest's mean less the part's
-        m2 = self.m2 - other.m2 - delta * delta * (rest * other.weight / self.weight)
+        share = rest * other.weight / self.weight
+        if share == math.inf:  # weights past 1e154: the same product, in an order that does not overflow
+            share = rest * (other.weight / self.weight)
+        m2 = self.m2 - other.m2 - delta * delta * share
         if m2 <= 1e-10 * self.m2:  # within rounding of what was there: no spread is left that can be told apart
             m2 = 0.0
         return Moments(rest, mean, m2, lo)
@@ -193,7 +203,8 @@ class RegressionReport(SummaryAndPage):
     @property
     def sse(self) -> float:
         """Weighted sum of squared errors, from the error moments."""
-        return self.error.m2 + self.error.weight * self.error.mean**2
+        mean = self.error.mean
+        return self.error.m2 + self.error.weight * (mean * mean)  # inf past 1e308, where ** raises OverflowError
 
     @property
     def mse(self) -> float:

@@ -11,8 +11,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ._codec import FormatError, decode_bins, decode_float, require_fields
-from ._events import FLUSH_EVERY, FloatEvents, float_columns
-from ._validation import as_scores, as_weights, check_no_nan, check_real, check_total
+from ._events import FLUSH_EVERY, LARGE_VALUE, LARGE_WEIGHT, FloatEvents, float_columns
+from ._validation import as_scores, as_weights, check_no_nan, check_real, check_sums_finite, check_total
 from .bins import Bins
 from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, check_exact_up_to
 from .protocol import AccumulatorBase
@@ -92,6 +92,10 @@ class ScoreAccumulator(AccumulatorBase):
         """The per-event path for anything but plain finite floats: check, then store."""
         s = check_real("score", score, finite=True)
         weight = check_real("w", w, finite=True, nonnegative=True)
+        if weight > LARGE_WEIGHT or abs(s) > LARGE_VALUE:  # counted at once: a refusal is this call's
+            self._flush()
+            self._ingest(np.array([s]), None if weight == 1.0 else np.array([weight]))
+            return
         self._buffer.push(s, weight)
 
     _update_checked.__qualname__ = "ScoreAccumulator.update"  # as a wrong call's error says
@@ -138,12 +142,14 @@ class ScoreAccumulator(AccumulatorBase):
         if x.size == 0:
             return
         low, high = span if span is not None else _range(x)
-        moments = Moments.of(x, w)
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"):  # scores past 1e154: checked below
+            moments = Moments.of(x, w)
             check_total("w", self._moments.weight + moments.weight)
+            combined = self._moments.combine(moments)
+        check_sums_finite("scores", combined.is_finite())
         self._hist.add(x, False, w)  # the first change; everything is checked
         self._n += int(x.size)
-        self._moments = self._moments.combine(moments)
+        self._moments = combined
         self._min, self._max = min(self._min, low), max(self._max, high)
 
     def revert(self, score: float, w: float = 1.0) -> None:
@@ -260,9 +266,12 @@ class ScoreAccumulator(AccumulatorBase):
         other._flush()
         self._flush()
         if sign > 0:
+            with np.errstate(over="ignore", invalid="ignore"):
+                combined = self._moments.combine(other._moments)
+            check_sums_finite("the merged scores", combined.is_finite())
             self._hist.merge_in(other._hist)
             self._n += other._n
-            self._moments = self._moments.combine(other._moments)
+            self._moments = combined
             self._min, self._max = min(self._min, other._min), max(self._max, other._max)
             return
         if other._n > self._n:

@@ -289,14 +289,33 @@ def test_a_batch_of_weights_is_refused_exactly_when_numpys_sum_overflows(seed, n
     assert refused == overflows
 
 
-def test_per_event_weights_whose_total_overflows_are_refused():
-    acc = se.BinaryAccumulator()
-    acc.update(1, 0.3, 1e308)
-    acc.update(0, 0.6, 1e307)
+PER_EVENT_KINDS = {
+    "binary": (se.BinaryAccumulator, (1, 0.3)),
+    "multiclass scores": (lambda: se.MulticlassAccumulator(classes=["a", "b"]), ("a", {"a": 0.7, "b": 0.3})),
+    "multiclass labels": (lambda: se.MulticlassAccumulator(classes=["a", "b"]), ("a", "b")),
+    "regression": (se.RegressionAccumulator, (1.0, 2.0)),
+    "scores": (se.ScoreAccumulator, (0.3,)),
+    "paired": (lambda: se.PairedAccumulator(threshold=0.5), (1, 0.7, 0.2)),
+}
+
+
+@pytest.mark.parametrize("kind", list(PER_EVENT_KINDS))
+@pytest.mark.parametrize("wrapped", ["alone", "segmented"])
+def test_per_event_weights_whose_total_overflows_are_refused_at_the_update(kind, wrapped):
+    """Refused by the update that overflows, not by every read after it (stored events counted at a read)."""
+    make, event = PER_EVENT_KINDS[kind]
+    acc = make() if wrapped == "alone" else se.Segmented(make)
+    event = event if wrapped == "alone" else ("s", *event)
+    acc.update(*event, w=1e308)
+    acc.update(*event, w=1e307)
     with pytest.raises(ValueError, match="overflow"):
-        acc.update(1, 0.7, 1e308)
-    assert acc.n == pytest.approx(1.1e308)
-    assert np.isfinite(acc.get().auc)
+        acc.update(*event, w=1e308)
+    report = acc.get() if wrapped == "alone" else acc.get()["s"]
+    weight = report.weight if kind in ("regression", "scores") else report.n
+    assert weight == pytest.approx(1.1e308)
+    for _ in range(2):  # events after the refusal count, and every read works
+        acc.update(*event, w=1e306)
+        acc.get()
 
 
 PROTOCOL_CASES = [
@@ -621,3 +640,46 @@ def test_rates_outside_0_and_1_are_refused_and_a_paired_score_without_threshold_
         with pytest.raises(ValueError, match=r"got 0\.7 at index \d.*give threshold= to read scores"):
             call()
     assert paired.n == 0
+
+
+OVERFLOWING_VALUES = [  # the second event after the first; whether it is finite alone
+    ("regression, a spread past 1e154", se.RegressionAccumulator, [(1e160, 1.5e160), (3e160, 2e160)], True),
+    ("regression, a mean past the largest float", se.RegressionAccumulator, [(1e308, 1e308), (1.7e308, 1.7e308)], True),
+    ("regression, an error past it", se.RegressionAccumulator, [(1.0, 2.0), (-1e308, 1e308)], False),
+    ("regression, a percentage error past it", se.RegressionAccumulator, [(1.0, 2.0), (0.0, 1e300)], False),
+    ("scores, a spread past 1e154", se.ScoreAccumulator, [(1e300,), (-1e300,)], True),
+    ("scores, a mean past the largest float", se.ScoreAccumulator, [(1e308,), (1.7e308,)], True),
+]
+
+
+@pytest.mark.parametrize(
+    ("make", "events", "alone_fits"), [c[1:] for c in OVERFLOWING_VALUES], ids=[c[0] for c in OVERFLOWING_VALUES]
+)
+def test_values_whose_moments_or_sums_overflow_are_refused_so_that_every_state_loads(make, events, alone_fits):
+    """Finite values whose means, squares or sums pass the largest float: refused by the call that brings them
+    (a batch, an event, a merge), with nothing changed, instead of a state of inf that no load accepts."""
+    columns = [list(c) for c in zip(*events, strict=True)]
+    acc = make()
+    acc.update_many(*[[c[0]] for c in columns])
+    before = acc.to_bytes()
+    with pytest.raises(ValueError, match="would overflow"):
+        acc.update_many(*[[c[1]] for c in columns])
+    assert acc.to_bytes() == before
+    with pytest.raises(ValueError, match="would overflow"):
+        acc.update(*events[1])
+    assert acc.to_bytes() == before
+    second = make()
+    if alone_fits:  # two states each finite, together not
+        second.update_many(*[[c[1]] for c in columns])
+        assert se.from_bytes(second.to_bytes()) == second
+        with pytest.raises(ValueError, match="would overflow"):
+            acc.merge(second)
+        with pytest.raises(ValueError, match="would overflow"):
+            acc += second
+        assert acc.to_bytes() == before
+    else:
+        with pytest.raises(ValueError, match="would overflow"):
+            second.update(*events[1])
+        assert second.n == 0 and second.get().n == 0
+    acc.update(*events[0])  # what fits still counts, and the state loads
+    assert acc.n == 2 and se.from_bytes(acc.to_bytes()) == acc

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from conftest import exact_accumulator, exact_eer
@@ -195,3 +197,22 @@ def test_weights_far_from_one_give_scikit_learns_metrics(factor):
     assert m.macro_auc == pytest.approx(
         skm.roc_auc_score(classes, probabilities, sample_weight=w, multi_class="ovr", average="macro"), abs=1e-12
     )
+
+
+def test_sums_past_the_largest_float_are_inf_not_an_error():
+    """A float's ``**`` raises OverflowError where a product gives inf: the report gives inf (or the limit)."""
+    regression = se.RegressionAccumulator()
+    regression.update_many([1.0, 2.0, 3.0], [1e160 + 1.0, 1e160 + 2.0, 1e160 + 3.0])  # errors of 1e160, no spread
+    r = regression.get()
+    assert r.mse == math.inf and r.rmse == math.inf and r.mae == pytest.approx(1e160)
+    paired = se.PairedAccumulator(threshold=0.5)
+    paired.update_many([1, 1, 0], [0.9, 0.2, 0.7], [0.1, 0.8, 0.7], w=[1e200, 3e200, 1.0])
+    p = paired.get()
+    assert (p.mcnemar_b, p.mcnemar_c) == (1e200, 3e200)
+    assert p.mcnemar_statistic == pytest.approx(1e200)  # (|b - c| - 1)^2 / (b + c): (2e200)^2 / 4e200
+    assert p.mcnemar_p_value == 0.0 and math.isnan(p.mcnemar_p_exact)  # weights of 1e200 are not counts
+    binary = se.BinaryAccumulator()
+    binary.update_many([1, 1, 0, 0], [0.9, 0.2, 0.7, 0.1])
+    report = binary.get()
+    assert report.fbeta(1e200) == report.recall == 0.5  # beta^2 overflows: F_beta's limit is the recall
+    assert report.fbeta(1e150) == pytest.approx(skm.fbeta_score([1, 1, 0, 0], [1, 0, 1, 0], beta=1e150))
