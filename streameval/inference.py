@@ -143,14 +143,67 @@ class McNemarResult(NamedTuple):
     p_exact: float
 
 
+_BINOMIAL_TERMS_UP_TO = 10**7  # terms summed at most: past about 4e12 discordant events, p_exact is nan
+
+
+_HALF_LOG_TWO_PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def _stirling_error(n: int) -> float:
+    """``log(n!) - log(sqrt(2 pi n) (n / e)^n)``: its asymptotic series past 15, from ``lgamma`` below."""
+    if n <= 15:
+        return math.lgamma(n + 1.0) - (n + 0.5) * math.log(n) + n - _HALF_LOG_TWO_PI
+    m = 1.0 / (n * n)
+    return (1.0 / 12 - m * (1.0 / 360 - m * (1.0 / 1260 - m * (1.0 / 1680 - m / 1188)))) / n
+
+
+def _deviance(x: float, mean: float) -> float:
+    """``x log(x / mean) + mean - x``, by its series where ``x`` is near ``mean`` (no cancellation)."""
+    if abs(x - mean) < 0.1 * (x + mean):
+        v = (x - mean) / (x + mean)
+        total, term = (x - mean) * v, 2.0 * x * v
+        v2 = v * v
+        for j in range(1, 1000):
+            term *= v2
+            step = total + term / (2 * j + 1)
+            if step == total:
+                break
+            total = step
+        return total
+    return x * math.log(x / mean) + mean - x
+
+
+def _log_binomial_half(n: int, k: int) -> float:
+    """``log P(X = k)`` for ``X`` binomial(n, 1/2), to a float's precision at any ``n`` (Loader's saddle point
+    form, 2000), where ``lgamma(n + 1) - ...`` loses the digits of ``log(n!)`` (1e-8 at n = 10^7)."""
+    if k == 0 or k == n:
+        return n * math.log(0.5)
+    half = n / 2.0
+    return (
+        _stirling_error(n) - _stirling_error(k) - _stirling_error(n - k)
+        - _deviance(k, half) - _deviance(n - k, half)
+        + 0.5 * math.log(n / (2.0 * math.pi * k * (n - k)))
+    )  # fmt: skip
+
+
 def _binomial_two_sided(b: int, c: int) -> float:
+    """Twice the binomial(b + c, 1/2) probability of at most min(b, c) (at most 1); ``nan`` past 4e12 events.
+
+    The terms ``P(X = i)`` for ``i <= k = min(b, c) <= n / 2`` grow with ``i``, and below ``k`` they fall at least
+    as fast as a normal density of standard deviation ``sqrt(n) / 2``: those more than 10 of them (``5 sqrt(n)``
+    terms) below ``k`` add less than ``1e-20`` of ``P(X = k)``, so only the ones above are summed, each from the
+    next by the ratio ``i / (n - i + 1)`` (5 ms at n = 10^7, where all ``k + 1`` terms took 2.5 s and 200 MB).
+    """
     n, k = b + c, min(b, c)
     if n == 0:
         return 1.0
-    log_half = n * math.log(0.5)
-    terms = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + log_half for i in range(k + 1)]
-    top = max(terms)
-    tail = math.exp(top) * math.fsum(math.exp(t - top) for t in terms)
+    low = max(0, k - int(5.0 * math.sqrt(n)) - 50)
+    if k - low > _BINOMIAL_TERMS_UP_TO:
+        return math.nan
+    log_top = _log_binomial_half(n, k)
+    i = np.arange(k, low, -1, dtype=np.float64)  # log P(X = i - 1) - log P(X = i) = log(i / (n - i + 1))
+    logs = np.concatenate(([0.0], np.cumsum(np.log(i) - np.log(n - i + 1.0))))  # P(X = k .. low) over P(X = k)
+    tail = math.exp(log_top) * math.fsum(np.exp(logs).tolist())
     return min(1.0, 2.0 * tail)
 
 
@@ -168,7 +221,8 @@ def mcnemar(b: float, c: float) -> McNemarResult:
     (4.0833, 0.0433, 0.0386)
     """
     total = b + c
-    stat = ratio((abs(b - c) - 1.0) ** 2, total) if total else math.nan
+    gap = abs(b - c) - 1.0
+    stat = gap * ratio(gap, total) if total else math.nan  # gap / total first: gap^2 may pass 1e308
     p = math.erfc(math.sqrt(stat / 2.0)) if not math.isnan(stat) else math.nan
     exact = _binomial_two_sided(int(b), int(c)) if float(b).is_integer() and float(c).is_integer() else math.nan
     return McNemarResult(b, c, stat, p, exact)
