@@ -64,6 +64,13 @@ class UnreadableError(BadRowError):
         return f"{self.source}:{self.line}: {self.message}" if self.line > 0 else f"{self.source}: {self.message}"
 
 
+class UncountableError(Exception):
+    """Rows each good alone whose totals the accumulator refuses (weights or sums past the largest float)."""
+
+    def __init__(self, source: str, first: int, last: int, message: str) -> None:
+        super().__init__(f"{source}:{first}-{last}: {message}")
+
+
 def _skipped_or_bad(skip: Problem | None, source: str, line: int, message: str) -> None:
     """A row that is no row of the file's shape (fields of another number, a line that is not a JSON object, a
     field it lacks): BadRowError, or with ``skip`` counted as a bad ``row`` and left out."""
@@ -1020,7 +1027,7 @@ def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] 
         for path in args.files:
             shown = (names or {}).get(path)
             whole = args.kind in ("binary", "paired") and args.pos_label.isdigit() and args.neg_label.isdigit()
-            whole = whole and args.label not in numeric
+            whole = whole and args.label not in numeric and args.label not in (args.by or [])  # a segment: text
             integers = frozenset([args.label]) if whole else frozenset()
             chunks = _chunks(
                 path, columns, args.format, fast=fast, numeric=numeric, name=shown, integers=integers,
@@ -1039,11 +1046,14 @@ def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] 
                     values = [v[order] for v in values]
                     weights = None if weights is None else weights[order]
                     segs = None if segs is None else segs[order]
-                overall.update_many(*values, weights)
-                if window is not None:
-                    window.update_many(*values, weights)
-                if segmented is not None:
-                    segmented.update_many(segs, *values, w=weights)
+                try:  # each row is checked: what is refused here is a total (past the largest float)
+                    overall.update_many(*values, weights)
+                    if window is not None:
+                        window.update_many(*values, weights)
+                    if segmented is not None:
+                        segmented.update_many(segs, *values, w=weights)
+                except ValueError as exc:
+                    raise UncountableError(rows.source, int(rows.lines[0]), int(rows.lines[-1]), str(exc)) from None
                 progress.add(len(rows.lines), rows.source, rows.position)
             progress.file_done(path)
     finally:
@@ -1202,6 +1212,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     except BadRowError as bad:
         print(f"streameval: bad row at {bad}", file=sys.stderr)
         print("streameval: fix the row, or pass --skip-bad to count and skip bad rows", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except UncountableError as bad:
+        print(f"streameval: cannot count the rows at {bad}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
         print(f"streameval: cannot read input: {exc}", file=sys.stderr)

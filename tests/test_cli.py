@@ -1002,3 +1002,51 @@ def test_a_result_that_cannot_be_written_is_named_before_anything_is_read(tmp_pa
         assert done.returncode != 0 and f"streameval: {message}" in done.stderr, (argv, done.stderr)
         assert "Traceback" not in done.stderr and "rows read" not in done.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.sevl", "ok.csv"]
+
+
+def test_rows_whose_totals_overflow_stop_the_command_with_where_and_why(tmp_path):
+    """Rows each good alone whose total weight or sums pass the largest float: the accumulator refuses their
+    batch; the command says which rows and why, with the exit status of bad input (it raised a traceback)."""
+    weights = tmp_path / "weights.csv"
+    weights.write_text("label,score,w\n1,0.5,1e308\n0,0.2,1e308\n1,0.7,1e308\n")
+    targets = tmp_path / "targets.jsonl"
+    targets.write_text('{"y": 1.0, "p": 1.5}\n{"y": 2.0, "p": 2.5}\n{"y": 1e300, "p": -1e300}\n')
+    regression = ("eval", str(targets), "--kind", "regression", "--label", "y", "--score", "p")
+    for args, where, why in (
+        (("eval", str(weights), "--weight", "w"), f"{weights}:2-4", "total weight would overflow"),
+        (("eval", str(weights), "--weight", "w", "--by", "label"), f"{weights}:2-4", "total weight would overflow"),
+        (regression, f"{targets}:1-3", "would overflow"),
+        ((*regression, "--window", "2"), f"{targets}:1-3", "would overflow"),
+    ):
+        for extra in ((), ("--skip-bad",)):
+            done = _in_process(*args, *extra, "--no-progress", "--save", str(tmp_path / "state.bin"))
+            assert done.returncode == 2 and not done.stdout
+            assert f"cannot count the rows at {where}: " in done.stderr and why in done.stderr
+            assert "Traceback" not in done.stderr and not (tmp_path / "state.bin").exists()
+
+
+def test_segments_by_the_label_column_in_every_format(tmp_path):
+    """``--by label``: the label column read as integers (the fast path for digit labels) was also read as the
+    segments' text, which pyarrow refused for CSV (a traceback). Every format gives the library's segments."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    positive, s, _, _ = _data(300, seed=4)
+    y = positive.astype(np.int64)
+    (tmp_path / "rows.csv").write_text(
+        "label,score\n" + "".join(f"{a},{float(b)!r}\n" for a, b in zip(y, s, strict=True))
+    )
+    rows = [json.dumps({"label": int(a), "score": float(b)}) for a, b in zip(y, s, strict=True)]
+    (tmp_path / "rows.jsonl").write_text("\n".join(rows) + "\n")
+    pq.write_table(pa.table({"label": y, "score": s}), tmp_path / "rows.parquet")
+    expected = se.Segmented(se.BinaryAccumulator)
+    expected.update_many(y, y, s)
+    want = expected.get()
+    for name in ("rows.csv", "rows.jsonl", "rows.parquet"):
+        done = _in_process("eval", str(tmp_path / name), "--by", "label", "--json", "--no-progress")
+        assert done.returncode == 0, done.stderr
+        segments = json.loads(done.stdout)["segments"]
+        assert sorted(segments) == ["0", "1"]
+        for key in (0, 1):
+            assert segments[str(key)]["n"] == want[key].n
+            assert segments[str(key)]["accuracy"] == pytest.approx(want[key].accuracy)
