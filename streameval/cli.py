@@ -518,8 +518,11 @@ def _texts(rows: Rows, column: str) -> np.ndarray:
     CSV field reads, whatever the format."""
     values = rows.cols[column]
     if _is_arrow(values):
+        import pyarrow as pa
         import pyarrow.compute as pc
 
+        if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+            values = pc.cast(values, pa.string())  # a column read as numbers too (a regression's targets)
         text = pc.fill_null(pc.utf8_trim_whitespace(values), "")
         return np.asarray(text.to_numpy(zero_copy_only=False), dtype=object)
     return np.array([_label_text(v) for v in values])

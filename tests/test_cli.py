@@ -1050,3 +1050,32 @@ def test_segments_by_the_label_column_in_every_format(tmp_path):
         for key in (0, 1):
             assert segments[str(key)]["n"] == want[key].n
             assert segments[str(key)]["accuracy"] == pytest.approx(want[key].accuracy)
+
+
+def test_segments_by_a_regressions_target_column_in_every_format(tmp_path):
+    """``--by`` the column a regression reads as its targets (numbers): its values reached the segments' text
+    reader as numbers, and pyarrow refused them in every format (a traceback). Each segment is its value's."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(8)
+    y = rng.integers(0, 4, 200).astype(np.float64) / 2  # 0.0, 0.5, 1.0, 1.5
+    pred = np.round(y + rng.normal(0, 0.3, 200), 3)
+    pairs = list(zip(y.tolist(), pred.tolist(), strict=True))
+    (tmp_path / "rows.csv").write_text("y,p\n" + "".join(f"{a!r},{b!r}\n" for a, b in pairs))
+    rows = [json.dumps({"y": a, "p": b}) for a, b in pairs]
+    (tmp_path / "rows.jsonl").write_text("\n".join(rows) + "\n")
+    pq.write_table(pa.table({"y": y, "p": pred}), tmp_path / "rows.parquet")
+    outputs = []
+    for name in ("rows.csv", "rows.jsonl", "rows.parquet"):
+        args = ("eval", str(tmp_path / name), "--kind", "regression", "--label", "y", "--score", "p", "--by", "y")
+        done = _in_process(*args, "--json", "--no-progress")
+        assert done.returncode == 0, done.stderr
+        outputs.append(json.loads(done.stdout)["segments"])
+    assert outputs[0] == outputs[1] == outputs[2]
+    by_value = {float(name): metrics for name, metrics in outputs[0].items()}  # named as numbers: "0", "0.5"
+    assert sorted(by_value) == [0.0, 0.5, 1.0, 1.5]
+    for value, metrics in by_value.items():
+        alone = se.RegressionAccumulator()
+        alone.update_many(y[y == value], pred[y == value])
+        assert metrics["n"] == alone.n and metrics["mae"] == pytest.approx(alone.get().mae)
