@@ -29,6 +29,7 @@ from ._validation import (
     check_no_nan,
     check_real,
     check_same_length,
+    check_total,
     show,
 )
 from .binary_report import BinaryReport
@@ -572,6 +573,8 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
     def _merge_in(self, other: BinaryAccumulator, sign: int) -> None:
         other._flush()
         self._flush()
+        if sign > 0:  # a total weight that stays finite, as a batch's
+            check_total("w", float(self.n) + float(other.n))
         sums = plus(self._sums, other._sums, sign)
         self._hist.merge_in(other._hist, sign)
         self._sums = sums

@@ -163,7 +163,8 @@ class CalibrationSums:
         positives, outside = int(lab.sum()), int(out.sum())
         if weights is None:
             return CalibrationSums(n, positives, outside, _units_sum(b, BRIER_UNIT), _units_sum(ll, LOG_LOSS_UNIT))
-        return CalibrationSums(n, positives, outside, float(np.sum(weights * b)), float(np.sum(weights * ll)))
+        with np.errstate(over="ignore"):  # sums past the largest float: refused where they are added
+            return CalibrationSums(n, positives, outside, float(np.sum(weights * b)), float(np.sum(weights * ll)))
 
     @staticmethod
     def of_counts(values: Array, neg: np.ndarray, pos: np.ndarray) -> CalibrationSums | None:
@@ -244,6 +245,11 @@ class CalibrationSums:
         log_loss = self.log_loss_total + sign * other.log_loss_total
         if events == 0 or sign < 0:  # what is left of a float sum after taking out is never below 0
             brier, log_loss = (max(v, 0.0) if events else 0.0 for v in (brier, log_loss))
+        if not (math.isfinite(brier) and math.isfinite(log_loss)):  # a log-loss term weighs up to 36 times its weight
+            raise ValueError(
+                f"w: the weighted Brier or log-loss sums would overflow (past {np.finfo(np.float64).max:.4g}); "
+                "scale the weights down"
+            )
         return CalibrationSums(events, positives, outside, brier, log_loss)
 
     def scaled(self, factor: float) -> CalibrationSums:

@@ -788,6 +788,9 @@ class MulticlassAccumulator(AccumulatorBase):
         """Add (``sign=-1``: take out) ``other`` in place, matching classes by label."""
         other._flush()
         self._flush()
+        if sign > 0:  # before anything changes: a total weight that stays finite, as a batch's
+            with np.errstate(over="ignore"):
+                check_total("w", float(self._total()) + float(other._total()))
         if sign < 0:  # several arrays change: work on a copy, so that a refusal changes nothing
             trial = self.copy()
             trial._add(other, -1)

@@ -222,7 +222,11 @@ class PairedAccumulator(AccumulatorBase):
                 raise ValueError(f"cannot merge accumulators whose {name} differ: {mine!r} and {theirs!r}")
 
     def _merge_in(self, other: PairedAccumulator, sign: int) -> None:
-        counts = self._counts + sign * other._counts
+        with np.errstate(over="ignore"):
+            counts = self._counts + sign * other._counts
+        if sign > 0 and counts.dtype == np.float64:  # a total weight that stays finite, as a batch's
+            with np.errstate(over="ignore"):
+                check_total("w", float(counts.sum()))
         if sign < 0:
             if counts.dtype == np.float64:
                 counts[np.abs(counts) <= 1e-9 * np.abs(self._counts)] = 0.0

@@ -613,9 +613,11 @@ class Segmented(AccumulatorBase):
         self._routes.clear()
         if sign > 0:
             self._room(sum(k not in self._segments for k in other._segments))
+            merged = {}  # every segment's sum first: a refusal (a total weight past the largest float) changes nothing
             for key, acc in other._segments.items():
                 mine = self._segments.get(key)
-                self._segments[key] = acc.copy() if mine is None else mine + acc
+                merged[key] = acc.copy() if mine is None else mine + acc
+            self._segments.update(merged)
             return
         result = {}
         for key, acc in other._segments.items():

@@ -683,3 +683,57 @@ def test_values_whose_moments_or_sums_overflow_are_refused_so_that_every_state_l
         assert second.n == 0 and second.get().n == 0
     acc.update(*events[0])  # what fits still counts, and the state loads
     assert acc.n == 2 and se.from_bytes(acc.to_bytes()) == acc
+
+
+MERGE_OVERFLOW_KINDS = {
+    "binary": (se.BinaryAccumulator, lambda a: a.update_many([1, 0], [0.9, 0.1], [1e308, 1.0])),
+    "multiclass labels": (
+        lambda: se.MulticlassAccumulator(classes=[0, 1]),
+        lambda a: a.update_many([1, 0], [1, 0], [1e308, 1.0]),
+    ),
+    "multiclass scores": (
+        lambda: se.MulticlassAccumulator(classes=[0, 1]),
+        lambda a: a.update_many([1, 0], [[0.2, 0.8], [0.6, 0.4]], [1e308, 1.0]),
+    ),
+    "regression": (se.RegressionAccumulator, lambda a: a.update_many([1.0, 2.0], [1.0, 2.5], [1e308, 1.0])),
+    "scores": (se.ScoreAccumulator, lambda a: a.update_many([1.0, 2.0], [1e308, 1.0])),
+    "paired": (
+        lambda: se.PairedAccumulator(threshold=0.5),
+        lambda a: a.update_many([1, 0], [0.9, 0.1], [0.2, 0.3], [1e308, 1.0]),
+    ),
+    "segmented, the second segment": (
+        lambda: se.Segmented(se.BinaryAccumulator),
+        lambda a: a.update_many(["x", "y"], [1, 0], [0.9, 0.1], w=[1.0, 1e308]),
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(MERGE_OVERFLOW_KINDS))
+def test_a_merge_whose_total_weight_overflows_is_refused_and_changes_nothing(kind):
+    """Two states each of a finite total weight, together past the largest float: merged, they held inf counts
+    (a Dask evaluation gave n=inf) and their file failed to load; a segmented merge had changed the segments
+    before the refused one."""
+    make, fill = MERGE_OVERFLOW_KINDS[kind]
+    first, second = make(), make()
+    fill(first)
+    fill(second)
+    before = first.to_bytes()
+    with pytest.raises(ValueError, match="overflow"):
+        first.merge(second)
+    with pytest.raises(ValueError, match="overflow"):
+        first += second
+    assert first.to_bytes() == before
+    assert se.from_bytes(first.to_bytes()) == first
+
+
+def test_weighted_log_loss_sums_that_overflow_are_refused():
+    """A log-loss term weighs up to 36 times its weight: ten weights of 1e307 sum to 1e308, their log loss to
+    3.6e309, which was nan in a state that then failed to load."""
+    acc = se.BinaryAccumulator()
+    with pytest.raises(ValueError, match="log-loss sums would overflow"):
+        acc.update_many([0] * 10, [1 - 1e-17] * 10, [1e307] * 10)
+    with pytest.raises(ValueError, match="log-loss sums would overflow"):
+        acc.update(0, 1 - 1e-17, w=1e307)
+    assert acc.n == 0
+    acc.update_many([0] * 10, [0.5] * 10, [1e306] * 10)  # log 2 each: the sums fit
+    assert se.from_bytes(acc.to_bytes()) == acc and acc.get().log_loss == pytest.approx(np.log(2))
