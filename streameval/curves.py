@@ -455,7 +455,11 @@ def break_even_point(edges: Array, neg: Array, pos: Array, *, points: OperatingP
     above_tp, above_pred = pts.tp[k - 1], predicted[k - 1]
     bin_pos = pts.tp[k] - above_tp
     bin_all = predicted[k] - above_pred
-    tp = above_tp + bin_pos * (p - above_pred) / bin_all
+    # scaled by a power of two (exact): weights of 1e200 give a product that still fits
+    above_tp, bin_pos, rest, bin_all, p = scaled_to_one(
+        float(predicted[k]), above_tp, bin_pos, p - above_pred, bin_all, p
+    )
+    tp = above_tp + bin_pos * rest / bin_all
     return float(tp / p)
 
 

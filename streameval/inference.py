@@ -18,7 +18,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from ._numeric import running_sum
+from ._numeric import running_sum, scaled_to_one
 from ._report_output import SummaryAndPage
 from ._validation import check_real, show
 from .averaging import metric_value
@@ -72,7 +72,10 @@ def delong_variance(neg: npt.ArrayLike, pos: npt.ArrayLike) -> float:
         return math.nan
     n_below = running_sum(neg) - n_b
     p_above = p_total - running_sum(pos)
-    auc = float(np.dot(p_b, n_below + n_b / 2.0)) / (p_total * n_total)
+    # each side scaled by a power of two (exact) for the AUC's products: weights of 1e200 still fit
+    p_scaled, p_scaled_total = scaled_to_one(p_total, p_b, p_total)
+    n_ranks, n_scaled_total = scaled_to_one(n_total, n_below + n_b / 2.0, n_total)
+    auc = float(np.dot(p_scaled, n_ranks)) / (p_scaled_total * n_scaled_total)
     v10 = (n_below + n_b / 2.0) / n_total
     v01 = (p_above + p_b / 2.0) / p_total
     s10 = float(np.dot(p_b, (v10 - auc) ** 2)) / (p_total - 1.0)
@@ -126,9 +129,10 @@ def wilson_interval(successes: float, trials: float, level: float = 0.95) -> Int
     if n == 0:
         return Interval(math.nan, math.nan, math.nan)
     p = k / n
-    den = 1.0 + z * z / n
-    centre = (p + z * z / (2.0 * n)) / den
-    half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / den
+    # the usual form times n: no 1 / n^2, which overflows for weights of 1e-200 (nor k (n - k), for 1e200)
+    den = n + z * z
+    centre = (k + z * z / 2.0) / den
+    half = z * math.sqrt(max(p * (n - k), 0.0) + z * z / 4.0) / den
     return Interval(p, max(0.0, centre - half), min(1.0, centre + half))
 
 

@@ -264,3 +264,30 @@ def test_mcnemar_exact_p_value_at_large_counts_against_scipy(b, c):
     exact = stats.binomtest(min(b, c), b + c, 0.5).pvalue
     assert mcnemar(b, c).p_exact == pytest.approx(exact, rel=1e-10)
     assert mcnemar(c, b).p_exact == mcnemar(b, c).p_exact
+
+
+@pytest.mark.parametrize("factor", [1e-200, 1e200])
+def test_intervals_and_break_even_point_of_weights_far_from_one(factor):
+    """Wilson's interval divided by n^2 (ZeroDivisionError at weights of 1e-200), DeLong's AUC and the break-even
+    point multiplied weights (overflow at 1e200): the same events give scale-free values, and intervals whose
+    width follows the total weight (all but 0 at 1e200, all of [0, 1] at 1e-200)."""
+    import warnings
+
+    rng = np.random.default_rng(21)
+    y = rng.random(300) < 0.4
+    s = np.round(rng.normal(y * 0.8, 1.0), 2)
+    w = rng.uniform(0.5, 1.5, 300)
+    near_one = exact_accumulator(y, s, w).get()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an overflow warning fails the test
+        far = exact_accumulator(y, s, w * factor).get()
+        recall = far.wilson_ci("recall")
+        auc = far.auc_ci()
+        bep = far.bep
+    assert bep == pytest.approx(near_one.bep, abs=1e-12)
+    assert recall.estimate == pytest.approx(near_one.recall, abs=1e-12)
+    assert auc.estimate == pytest.approx(near_one.auc, abs=1e-12)
+    if factor > 1:
+        assert recall.upper - recall.lower < 1e-90 and auc.upper - auc.lower < 1e-90
+    else:
+        assert (recall.lower, recall.upper) == (0.0, 1.0)
