@@ -447,20 +447,15 @@ _SUM_IS_FINITE_BELOW = 2.0**1022
 
 def check_total(name: str, total: float) -> None:
     """ValueError when a total weight overflows to inf (counts would turn into inf)."""
-    if not math.isfinite(total):
-        raise ValueError(
-            f"{name}: the total weight would overflow (more than {np.finfo(np.float64).max:.4g}); "
-            "scale the weights down"
-        )
+    check_sums_finite(name, math.isfinite(total), "the total weight", "scale the weights down")
 
 
-def check_sums_finite(name: str, finite: bool) -> None:
-    """ValueError when the moments or sums of a batch's values would overflow to inf (a state holds finite ones)."""
+def check_sums_finite(
+    name: str, finite: bool, sums: str = "their means, sums of squares or sums", advice: str = "scale them down"
+) -> None:
+    """ValueError when ``sums`` (of a batch, of a merge) would overflow to inf: a state holds finite ones."""
     if not finite:
-        raise ValueError(
-            f"{name}: their means, sums of squares or sums would overflow (past {np.finfo(np.float64).max:.4g}); "
-            "scale them down"
-        )
+        raise ValueError(f"{name}: {sums} would overflow (more than {np.finfo(np.float64).max:.4g}); {advice}")
 
 
 def check_same_length(*named: tuple[str, Sized], n: int | None = None) -> None:

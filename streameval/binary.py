@@ -574,7 +574,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         other._flush()
         self._flush()
         if sign > 0:  # a total weight that stays finite, as a batch's
-            check_total("w", float(self.n) + float(other.n))
+            check_total("w", float(self._hist.total()) + float(other._hist.total()))
         sums = plus(self._sums, other._sums, sign)
         self._hist.merge_in(other._hist, sign)
         self._sums = sums

@@ -29,7 +29,7 @@ import numpy.typing as npt
 from ._codec import FormatError, require_fields
 from ._compiled import SPEEDUPS
 from ._numeric import running_sum
-from ._validation import show
+from ._validation import check_sums_finite, show
 
 __all__ = [
     "BRIER_UNIT",
@@ -245,11 +245,8 @@ class CalibrationSums:
         log_loss = self.log_loss_total + sign * other.log_loss_total
         if events == 0 or sign < 0:  # what is left of a float sum after taking out is never below 0
             brier, log_loss = (max(v, 0.0) if events else 0.0 for v in (brier, log_loss))
-        if not (math.isfinite(brier) and math.isfinite(log_loss)):  # a log-loss term weighs up to 36 times its weight
-            raise ValueError(
-                f"w: the weighted Brier or log-loss sums would overflow (past {np.finfo(np.float64).max:.4g}); "
-                "scale the weights down"
-            )
+        finite = math.isfinite(brier) and math.isfinite(log_loss)  # a log-loss term weighs up to 36 times its weight
+        check_sums_finite("w", finite, "the weighted Brier or log-loss sums", "scale the weights down")
         return CalibrationSums(events, positives, outside, brier, log_loss)
 
     def scaled(self, factor: float) -> CalibrationSums:

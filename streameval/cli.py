@@ -1030,7 +1030,7 @@ def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] 
         for path in args.files:
             shown = (names or {}).get(path)
             whole = args.kind in ("binary", "paired") and args.pos_label.isdigit() and args.neg_label.isdigit()
-            whole = whole and args.label not in numeric and args.label not in (args.by or [])  # a segment: text
+            whole = whole and args.label not in numeric
             integers = frozenset([args.label]) if whole else frozenset()
             chunks = _chunks(
                 path, columns, args.format, fast=fast, numeric=numeric, name=shown, integers=integers,

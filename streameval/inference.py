@@ -72,11 +72,12 @@ def delong_variance(neg: npt.ArrayLike, pos: npt.ArrayLike) -> float:
         return math.nan
     n_below = running_sum(neg) - n_b
     p_above = p_total - running_sum(pos)
+    ranks = n_below + n_b / 2.0  # each positive's negatives below it, ties as half
     # each side scaled by a power of two (exact) for the AUC's products: weights of 1e200 still fit
     p_scaled, p_scaled_total = scaled_to_one(p_total, p_b, p_total)
-    n_ranks, n_scaled_total = scaled_to_one(n_total, n_below + n_b / 2.0, n_total)
+    n_ranks, n_scaled_total = scaled_to_one(n_total, ranks, n_total)
     auc = float(np.dot(p_scaled, n_ranks)) / (p_scaled_total * n_scaled_total)
-    v10 = (n_below + n_b / 2.0) / n_total
+    v10 = ranks / n_total
     v01 = (p_above + p_b / 2.0) / p_total
     s10 = float(np.dot(p_b, (v10 - auc) ** 2)) / (p_total - 1.0)
     s01 = float(np.dot(n_b, (v01 - auc) ** 2)) / (n_total - 1.0)
@@ -148,8 +149,6 @@ class McNemarResult(NamedTuple):
 
 
 _BINOMIAL_TERMS_UP_TO = 10**7  # terms summed at most: past about 4e12 discordant events, p_exact is nan
-
-
 _HALF_LOG_TWO_PI = 0.5 * math.log(2.0 * math.pi)
 
 

@@ -289,7 +289,7 @@ class MulticlassAccumulator(AccumulatorBase):
             self._set_mode(mode)  # raises
         if weight > LARGE_WEIGHT:  # what is stored counted first, then this weight checked against the total
             self._flush()
-            check_total("w", float(self._cm.sum(dtype=np.float64)) + weight)
+            check_total("w", float(self._total()) + weight)
         # everything checked: now change state
         self._set_mode(mode)
         for label in new:
@@ -789,8 +789,7 @@ class MulticlassAccumulator(AccumulatorBase):
         other._flush()
         self._flush()
         if sign > 0:  # before anything changes: a total weight that stays finite, as a batch's
-            with np.errstate(over="ignore"):
-                check_total("w", float(self._total()) + float(other._total()))
+            check_total("w", float(self._total()) + float(other._total()))
         if sign < 0:  # several arrays change: work on a copy, so that a refusal changes nothing
             trial = self.copy()
             trial._add(other, -1)

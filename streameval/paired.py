@@ -222,10 +222,9 @@ class PairedAccumulator(AccumulatorBase):
                 raise ValueError(f"cannot merge accumulators whose {name} differ: {mine!r} and {theirs!r}")
 
     def _merge_in(self, other: PairedAccumulator, sign: int) -> None:
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore"):  # a total weight past the largest float: refused here
             counts = self._counts + sign * other._counts
-        if sign > 0 and counts.dtype == np.float64:  # a total weight that stays finite, as a batch's
-            with np.errstate(over="ignore"):
+            if sign > 0 and counts.dtype == np.float64:
                 check_total("w", float(counts.sum()))
         if sign < 0:
             if counts.dtype == np.float64:

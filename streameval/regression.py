@@ -152,17 +152,22 @@ class RegressionAccumulator(AccumulatorBase):
                 sum_abs, sum_ape = float(np.dot(abs_e, w)), float(np.dot(ape, w))
             y_m = Moments.of(y, w)
             e_m = Moments.of(e, w)
-            check_total("w", self._y.weight + y_m.weight)
-            new_y, new_e = self._y.combine(y_m), self._e.combine(e_m)
-            new_abs, new_ape = self._sum_abs + sum_abs, self._sum_ape + sum_ape
-        finite = new_y.is_finite() and new_e.is_finite() and math.isfinite(new_abs) and math.isfinite(new_ape)
-        check_sums_finite("y, y_pred", finite)
+        check_total("w", self._y.weight + y_m.weight)
+        added = self._added(y_m, e_m, sum_abs, sum_ape, "y, y_pred")
         self._hist.add(abs_e, False, w)  # checks the total weight first
         # everything computed: apply
         self._n += int(y.size)
-        self._y, self._e = new_y, new_e
-        self._sum_abs, self._sum_ape = new_abs, new_ape
+        self._y, self._e, self._sum_abs, self._sum_ape = added
         self._max_abs = max(self._max_abs, float(abs_e.max()))
+
+    def _added(
+        self, y: Moments, e: Moments, sum_abs: float, sum_ape: float, name: str
+    ) -> tuple[Moments, Moments, float, float]:
+        """The moments and sums with these added; ``ValueError`` naming ``name`` where any would not be finite."""
+        new_y, new_e = self._y.combine_finite(y, name), self._e.combine_finite(e, name)
+        new_abs, new_ape = self._sum_abs + sum_abs, self._sum_ape + sum_ape
+        check_sums_finite(name, math.isfinite(new_abs) and math.isfinite(new_ape))
+        return new_y, new_e, new_abs, new_ape
 
     def get(self) -> RegressionReport:
         """A frozen report of every metric; the accumulated state does not change."""
@@ -221,14 +226,11 @@ class RegressionAccumulator(AccumulatorBase):
         other._flush()
         self._flush()
         if sign > 0:
-            new_y, new_e = self._y.combine(other._y), self._e.combine(other._e)
-            new_abs, new_ape = self._sum_abs + other._sum_abs, self._sum_ape + other._sum_ape
-            finite = new_y.is_finite() and new_e.is_finite() and math.isfinite(new_abs) and math.isfinite(new_ape)
-            check_sums_finite("the merged targets and predictions", finite)
+            merged = "the merged targets and predictions"
+            added = self._added(other._y, other._e, other._sum_abs, other._sum_ape, merged)
             self._hist.merge_in(other._hist)
             self._n += other._n
-            self._y, self._e = new_y, new_e
-            self._sum_abs, self._sum_ape = new_abs, new_ape
+            self._y, self._e, self._sum_abs, self._sum_ape = added
             self._max_abs = max(self._max_abs, other._max_abs)
             return
         if other._n > self._n:

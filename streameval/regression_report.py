@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from ._codec import FormatError, decode_float
 from ._report_output import SummaryAndPage
-from ._validation import check_real, show
+from ._validation import check_real, check_sums_finite, show
 from .bins import Bins
 from .confusion import ratio
 
@@ -19,6 +19,12 @@ __all__ = ["Moments", "QuantileEstimate", "RegressionReport"]
 
 
 _BLOCK = 1 << 15  # values a block when the moments of a batch are taken
+
+
+def _times_over(a: float, b: float, c: float) -> float:
+    """``a * b / c``; ``a * (b / c)`` where ``a * b`` overflows (weights past 1e154)."""
+    product = a * b / c
+    return a * (b / c) if product == math.inf else product
 
 
 def _two_sum(a: float, b: float) -> tuple[float, float]:
@@ -68,12 +74,12 @@ class Moments:
         if not isinstance(values, (list, tuple)) or len(values) not in (3, 4):
             raise FormatError(f"{name} must be [weight, mean, m2] or [weight, mean, m2, mean_lo]")
         w, mean, m2, *lo = (decode_float(f"{name}[{i}]", v) for i, v in enumerate(values))
-        mean_lo = lo[0] if lo else 0.0
-        if not all(map(math.isfinite, (w, mean, m2, mean_lo))) or w < 0 or m2 < 0:
+        moments = cls(w, mean, m2, lo[0] if lo else 0.0)
+        if not moments.is_finite() or w < 0 or m2 < 0:
             raise FormatError(f"{name} must hold a finite weight >= 0, a finite mean and m2 >= 0, got {values!r}")
-        if mean_lo and not abs(mean_lo) <= math.ulp(mean):
+        if moments.mean_lo and not abs(moments.mean_lo) <= math.ulp(mean):
             raise FormatError(f"{name}: mean_lo must be within a unit in the last place of the mean, got {values!r}")
-        return cls(w, mean, m2, mean_lo)
+        return moments
 
     @classmethod
     def of(cls, x: npt.ArrayLike, w: npt.ArrayLike | None = None) -> Moments:
@@ -123,11 +129,14 @@ class Moments:
         total = self.weight + other.weight
         delta = (other.mean - self.mean) + (other.mean_lo - self.mean_lo)
         mean, lo = _two_sum(self.mean, delta * (other.weight / total) + self.mean_lo)
-        share = self.weight * other.weight / total
-        if share == math.inf:  # weights past 1e154: the same product, in an order that does not overflow
-            share = self.weight * (other.weight / total)
-        m2 = self.m2 + other.m2 + delta * delta * share
+        m2 = self.m2 + other.m2 + delta * delta * _times_over(self.weight, other.weight, total)
         return Moments(total, mean, m2, lo)
+
+    def combine_finite(self, other: Moments, name: str) -> Moments:
+        """:meth:`combine`, or ``ValueError`` naming ``name`` where the result would not be finite (a state's must)."""
+        both = self.combine(other)
+        check_sums_finite(name, both.is_finite())
+        return both
 
     def remove(self, other: Moments) -> Moments:
         """The moments of this set less ``other`` (a part of it): :meth:`combine` solved backwards.
@@ -147,10 +156,7 @@ class Moments:
         apart = (self.mean - other.mean) + (self.mean_lo - other.mean_lo)
         mean, lo = _two_sum(self.mean, apart * (other.weight / rest) + self.mean_lo)
         delta = apart * (self.weight / rest)  # the rest's mean less the part's
-        share = rest * other.weight / self.weight
-        if share == math.inf:  # weights past 1e154: the same product, in an order that does not overflow
-            share = rest * (other.weight / self.weight)
-        m2 = self.m2 - other.m2 - delta * delta * share
+        m2 = self.m2 - other.m2 - delta * delta * _times_over(rest, other.weight, self.weight)
         if m2 <= 1e-10 * self.m2:  # within rounding of what was there: no spread is left that can be told apart
             m2 = 0.0
         return Moments(rest, mean, m2, lo)

@@ -12,7 +12,7 @@ import numpy.typing as npt
 
 from ._codec import FormatError, decode_bins, decode_float, require_fields
 from ._events import FLUSH_EVERY, LARGE_VALUE, LARGE_WEIGHT, FloatEvents, float_columns
-from ._validation import as_scores, as_weights, check_no_nan, check_real, check_sums_finite, check_total
+from ._validation import as_scores, as_weights, check_no_nan, check_real, check_total
 from .bins import Bins
 from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, check_exact_up_to
 from .protocol import AccumulatorBase
@@ -142,11 +142,10 @@ class ScoreAccumulator(AccumulatorBase):
         if x.size == 0:
             return
         low, high = span if span is not None else _range(x)
-        with np.errstate(over="ignore", invalid="ignore"):  # scores past 1e154: checked below
+        with np.errstate(over="ignore", invalid="ignore"):  # scores past 1e154: refused below
             moments = Moments.of(x, w)
-            check_total("w", self._moments.weight + moments.weight)
-            combined = self._moments.combine(moments)
-        check_sums_finite("scores", combined.is_finite())
+        check_total("w", self._moments.weight + moments.weight)
+        combined = self._moments.combine_finite(moments, "scores")
         self._hist.add(x, False, w)  # the first change; everything is checked
         self._n += int(x.size)
         self._moments = combined
@@ -266,9 +265,7 @@ class ScoreAccumulator(AccumulatorBase):
         other._flush()
         self._flush()
         if sign > 0:
-            with np.errstate(over="ignore", invalid="ignore"):
-                combined = self._moments.combine(other._moments)
-            check_sums_finite("the merged scores", combined.is_finite())
+            combined = self._moments.combine_finite(other._moments, "the merged scores")
             self._hist.merge_in(other._hist)
             self._n += other._n
             self._moments = combined
