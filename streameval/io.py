@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from ._codec import FormatError, jsonable, require_fields
-from ._validation import show
 
 __all__ = [
     "FORMAT_VERSION", "FormatError", "check_writable", "from_bytes", "from_dict", "load", "register", "save",
@@ -130,7 +129,8 @@ def to_bytes(acc: Any, *, level: int = 9) -> bytes:
     """
     if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not -1 <= level <= 9:
         # zlib's own error names neither the argument nor the value
-        raise ValueError(f"level must be an integer from -1 to 9 (zlib's levels), got {show(level)}")
+        shown = level.item() if isinstance(level, np.generic) else level  # 11, not np.int64(11) (io uses _codec alone)
+        raise ValueError(f"level must be an integer from -1 to 9 (zlib's levels), got {shown!r}")
     body = json.dumps(_delta(to_dict(acc), True), separators=(",", ":"), allow_nan=False).encode()
     packed = zlib.compress(body, int(level))
     return _HEADER.pack(MAGIC, FORMAT_VERSION, zlib.crc32(packed)) + packed
