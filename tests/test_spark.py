@@ -20,7 +20,7 @@ import streameval.spark as ses  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-N = 1_000_000
+N = 250_000
 
 
 def _java_missing() -> bool:
