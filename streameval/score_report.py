@@ -30,6 +30,11 @@ class ScoreReport(SummaryAndPage):
     score, and quantiles are exact; in the binned regime they are per bin, and
     a quantile comes with the bin edges it lies between. The mean and the
     standard deviation come from running moments, exact in both regimes.
+    ``min`` and ``max`` are those of the scores counted; once some are taken
+    out (``revert``, subtraction, a window's events leaving) they narrow to
+    what the counts left hold (the exact scores, or the end bins' edges), so
+    that they hold the scores left but can lie outside them: binned, or when
+    only scores of weight 0 are left (no bin holds those).
 
     Examples
     --------

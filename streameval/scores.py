@@ -190,8 +190,9 @@ class ScoreAccumulator(AccumulatorBase):
         if self._n == 1:
             self._moments = Moments(self._moments.weight, self._moments.mean, 0.0, self._moments.mean_lo)
         report = self._report()  # the range left: exact scores, or the edges of the end bins
-        self._min = max(self._min, float(report.edges[0]))
-        self._max = min(self._max, float(report.upper_edges[-1]))
+        if report.edges.size:  # else only scores of weight 0 are left, which no bin holds: the range stays
+            self._min = max(self._min, float(report.edges[0]))
+            self._max = min(self._max, float(report.upper_edges[-1]))
 
     # -- reading ------------------------------------------------------------
     def get(self) -> ScoreReport:

@@ -135,6 +135,25 @@ def test_protocol_subtract_revert_scale_state_and_pickle():
     assert (acc + part).n == 2499
 
 
+@pytest.mark.parametrize("exact_up_to", [None, 0])
+def test_taking_out_leaves_scores_of_weight_zero_readable(exact_up_to):
+    """Scores of weight 0 are counted (n, the range) but no bin holds them: once the weighted ones are taken out,
+    the report reads (it raised IndexError), n counts what is left, and the range still holds it."""
+    acc = se.ScoreAccumulator(exact_up_to=exact_up_to)
+    acc.update_many([0.1, 0.2, 0.9], w=[0.0, 0.0, 1.0])
+    acc.revert(0.9)
+    r = acc.get()
+    assert r.n == 2 and r.weight == 0.0
+    assert r.min <= 0.1 and r.max >= 0.2
+    window = se.Sliding(lambda: se.ScoreAccumulator(exact_up_to=exact_up_to), size=5)
+    for i in range(8):
+        window.update(i / 16, w=0.0)
+    r = window.get()
+    assert r.n == 5 and r.min <= 3 / 16 and r.max >= 7 / 16
+    window.update(0.75)  # a weighted score narrows the range again to what the bins hold
+    assert window.get().max >= 0.75 and window.get().weight == 1.0
+
+
 @pytest.mark.parametrize(
     ("call", "exc", "words"),
     [
