@@ -255,7 +255,8 @@ class RegressionAccumulator(AccumulatorBase):
         target of 0 gives a MAPE term near 1e15, and taking it out leaves
         the MAPE sum at the mercy of rounding). ``max_error`` becomes an upper
         bound (the top of the highest non-empty error bin) when the largest
-        error is taken out.
+        error is taken out; no bin holds the errors of weight 0, which it then
+        leaves out (where only those are left, it stays as it was).
 
         Examples
         --------
@@ -301,11 +302,10 @@ class RegressionAccumulator(AccumulatorBase):
             self._e = Moments(self._e.weight, self._error_of_one(), 0.0)
         self._sum_abs = max(self._sum_abs - sum_abs, 0.0)
         self._sum_ape = max(self._sum_ape - sum_ape, 0.0)
-        # the largest |e| left is not known exactly: at most the top of the highest non-empty bin
+        # the largest |e| left is not known exactly: at most the top of the highest non-empty bin (none holds
+        # predictions of weight 0: where only those are left, the bound stays)
         keys, _, _ = self._hist.histogram()
-        if keys.size == 0:
-            self._max_abs = 0.0
-        elif keys[-1] < self.bins.key_max:
+        if keys.size and keys[-1] < self.bins.key_max:
             self._max_abs = min(self._max_abs, float(self.bins.lower_edges([keys[-1] + 1])[0]))
 
     def _error_of_one(self) -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
@@ -22,9 +23,10 @@ _BLOCK = 1 << 15  # values a block when the moments of a batch are taken
 
 
 def _times_over(a: float, b: float, c: float) -> float:
-    """``a * b / c``; ``a * (b / c)`` where ``a * b`` overflows (weights past 1e154)."""
-    product = a * b / c
-    return a * (b / c) if product == math.inf else product
+    """``a * b / c``; ``a * (b / c)`` where ``a * b`` overflows (weights past 1e154) or falls below the normal
+    floats, where it loses digits or becomes 0 (weights below 1e-154)."""
+    product = a * b
+    return a * (b / c) if product == math.inf or product < sys.float_info.min else product / c
 
 
 def _two_sum(a: float, b: float) -> tuple[float, float]:

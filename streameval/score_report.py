@@ -32,9 +32,9 @@ class ScoreReport(SummaryAndPage):
     standard deviation come from running moments, exact in both regimes.
     ``min`` and ``max`` are those of the scores counted; once some are taken
     out (``revert``, subtraction, a window's events leaving) they narrow to
-    what the counts left hold (the exact scores, or the end bins' edges), so
-    that they hold the scores left but can lie outside them: binned, or when
-    only scores of weight 0 are left (no bin holds those).
+    what the counts left hold: the exact scores, or the end bins' edges
+    (outside the scores left). No count holds a score of weight 0: the range
+    narrowed leaves those out, and stays as it was where only those are left.
 
     Examples
     --------

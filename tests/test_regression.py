@@ -160,6 +160,48 @@ def test_shards_merged_equal_one_stream(pairs, cut):
         assert getattr(rm, name) == pytest.approx(getattr(rw, name), rel=1e-9, abs=1e-6, nan_ok=True)
 
 
+@pytest.mark.parametrize("factor", [1e-300, 1e-200, 1e-100, 1e200])
+def test_shards_of_tiny_and_huge_weights_merged_equal_one_stream(factor):
+    """Merging moments multiplies the two parts' weights: below 1e-154 the product lost digits or became 0, and
+    shards merged gave an MSE 8% off (and a score's std 0.4% off) at weights of 1e-200."""
+    y, y_pred = _data(200, seed=4)
+    w = np.random.default_rng(5).uniform(0.5, 2.0, y.size)
+    whole, ref = se.RegressionAccumulator(), se.RegressionAccumulator()
+    whole.update_many(y, y_pred, w=w * factor)
+    ref.update_many(y, y_pred, w=w)
+    shards = []
+    for part in np.array_split(np.arange(y.size), 7):
+        shard = se.RegressionAccumulator()
+        shard.update_many(y[part], y_pred[part], w=w[part] * factor)
+        shards.append(shard)
+    merged = sum(shards[1:], start=shards[0])
+    rest = se.RegressionAccumulator()
+    rest.update_many(y[shards[0].n :], y_pred[shards[0].n :], w=w[shards[0].n :])
+    for got, want in ((merged.get(), ref.get()), ((merged - shards[0]).get(), rest.get())):
+        for name in ("mse", "r2", "explained_variance", "error_std", "bias", "mae"):
+            assert getattr(got, name) == pytest.approx(getattr(want, name), rel=1e-10), name
+    assert merged.get().mse == pytest.approx(skm.mean_squared_error(y, y_pred, sample_weight=w), rel=1e-10)
+    scores = [se.ScoreAccumulator() for _ in range(3)]
+    for acc, part in zip(scores, np.array_split(np.arange(y.size), 3), strict=True):
+        acc.update_many(y_pred[part], w=w[part] * factor)
+    want_std = math.sqrt(np.cov(y_pred, aweights=w, ddof=0))
+    assert (scores[0] + scores[1] + scores[2]).get().std == pytest.approx(want_std, rel=1e-10)
+
+
+def test_only_predictions_of_weight_zero_left_keep_a_bound_of_the_largest_error():
+    """Predictions of weight 0 count in n and in max_error; no bin of errors holds them, and once the others were
+    taken out the largest error left read 0, below the errors left (a window of them, one by one)."""
+    window = se.Sliding(se.RegressionAccumulator, size=5)
+    errors = [0.5, 1.8, 0.25, 0.75, 1.0, 0.5, 1.25, 0.125, 1.5]
+    for e in errors:
+        window.update(0.0, e, w=0.0)
+    assert window.get().n == 5 and window.get().max_error >= max(errors[-5:])
+    acc = se.RegressionAccumulator()
+    acc.update_many([0.0, 0.0, 0.0], [0.5, 1.5, 3.0], w=[0.0, 0.0, 1.0])
+    acc.revert(0.0, 3.0)
+    assert acc.get().n == 2 and acc.get().max_error >= 1.5
+
+
 @pytest.mark.parametrize(
     ("call", "exc", "words"),
     [
