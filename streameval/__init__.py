@@ -17,7 +17,7 @@ from .binary import BinaryAccumulator
 from .binary_report import BinaryReport
 from .bins import Bins
 from .confusion import ConfusionReport
-from .drift import DriftReport, drift
+from .drift import DriftReport, drift, drift_by_segment
 from .inference import PairedReport, paired_t_test
 from .io import FormatError, from_bytes, from_dict, load, save, to_bytes, to_dict
 from .join import LabelJoin
@@ -59,6 +59,7 @@ __all__ = [
     "Sliding",
     "TimeWindow",
     "drift",
+    "drift_by_segment",
     "from_bytes",
     "from_dict",
     "load",

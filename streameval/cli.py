@@ -36,7 +36,7 @@ from ._validation import check_real, check_time, column_as_numpy, datetime64_sec
 from .averaging import macro
 from .binary import DEFAULT_EXACT_UP_TO, BinaryAccumulator
 from .bins import Bins
-from .drift import drift
+from .drift import drift, drift_by_segment
 from .join import LabelJoin
 from .multiclass import MulticlassAccumulator
 from .paired import PairedAccumulator
@@ -1259,17 +1259,40 @@ def _cmd_merge(args: argparse.Namespace) -> int:
 
 def _cmd_drift(args: argparse.Namespace) -> int:
     reference, current = _load(args.reference), _load(args.current)
+    if isinstance(reference, Segmented) and not isinstance(current, Segmented):
+        raise SystemExit(
+            f"streameval: cannot compare {args.reference} and {args.current}: the reference is segmented and the "
+            "current state is not (a segmented current state is compared segment by segment, with a plain "
+            "reference or with the reference's segment of the same name)"
+        )
     try:
-        result = drift(reference, current)
+        if isinstance(current, Segmented):  # each segment against the reference, or against its own
+            names = current.get().labels()
+            rows = {names[k]: _drift_values(d) for k, d in drift_by_segment(reference, current).items()}
+            print(json.dumps({"segments": rows}, indent=2) if args.json else _drift_table(rows))
+            return 0
+        values = _drift_values(drift(reference, current))
     except (TypeError, ValueError) as exc:
         raise SystemExit(f"streameval: cannot compare {args.reference} and {args.current}: {exc}") from None
-    values = {k: _clean(v) for k, v in result.to_dict().items()}
     if args.json:
         print(json.dumps(values, indent=2))
     else:
         width = max(len(k) for k in values)
         print("\n".join(f"{k:<{width}}  {_fmt(v)}" for k, v in values.items()))
     return 0
+
+
+def _drift_values(report: Any) -> dict[str, Any]:
+    """A drift report's fields, as JSON takes them."""
+    return {k: _clean(v) for k, v in report.to_dict().items()}
+
+
+def _drift_table(rows: dict[str, dict[str, Any]]) -> str:
+    """The drift of each segment, a row each: its statistics in columns."""
+    fields = ["ks", "ks_pvalue", "psi", "js", "wasserstein", "exact", "n_reference", "n_current"]
+    table = [["segment", *fields]] + [[name, *(_fmt(row[f]) for f in fields)] for name, row in rows.items()]
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in table)
 
 
 def _write_html(path: str, item: Any, title: str) -> None:

@@ -11,6 +11,7 @@ spread evenly over the bin.
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,12 +21,14 @@ import numpy.typing as npt
 from ._numeric import running_sum
 from ._validation import refuse_class
 from .score_report import ScoreReport
+from .segmented import Segmented
 
-__all__ = ["DriftReport", "drift", "kolmogorov_sf"]
+__all__ = ["DRIFT_FIELDS", "DriftReport", "drift", "drift_by_segment", "drift_record", "kolmogorov_sf"]
 
 Array = npt.NDArray[np.float64]
 PSI_FLOOR = 1e-4  # proportions below it are raised to it in the PSI
 DECILES = np.arange(1, 10) / 10.0
+DRIFT_FIELDS = ("ks", "ks_pvalue", "psi", "js", "wasserstein")  # the drift a monitor's record holds
 
 
 @dataclass(frozen=True)
@@ -85,11 +88,20 @@ def _report(side: Any, name: str) -> ScoreReport:
         side = side.scores()
     report = side.get() if hasattr(side, "get") else None
     if not isinstance(report, ScoreReport):
+        advice = ": drift_by_segment compares each segment" if isinstance(side, Segmented) else ""
         raise TypeError(
             f"{name} must be a ScoreAccumulator or a BinaryAccumulator, a window over one, or a ScoreReport, "
-            f"got {type(side).__name__}"
+            f"got {type(side).__name__}{advice}"
         )
     return report
+
+
+def _segmented(side: Any, name: str) -> Segmented | None:
+    """``side``, or the accumulator of the window over it, where that is a :class:`~streameval.Segmented`."""
+    refuse_class(name, side)
+    if hasattr(side, "accumulator") and callable(side.accumulator):  # a window
+        side = side.accumulator()
+    return side if isinstance(side, Segmented) else None
 
 
 def drift(reference: Any, current: Any) -> DriftReport:
@@ -137,6 +149,90 @@ def drift(reference: Any, current: Any) -> DriftReport:
         n_reference=r.n,
         n_current=c.n,
     )
+
+
+def drift_by_segment(reference: Any, current: Any) -> dict[Hashable, DriftReport]:
+    """:func:`drift` of each segment of ``current`` against ``reference``, by segment.
+
+    Parameters
+    ----------
+    reference : ScoreAccumulator, BinaryAccumulator, window over one, ScoreReport, or Segmented of them
+        One distribution every segment is compared with, or a ``Segmented`` (or a window over one) whose
+        segment of the same name is each segment's reference.
+    current : Segmented of ScoreAccumulator or BinaryAccumulator, or a window over one
+
+    Returns
+    -------
+    dict
+        Each segment of ``current`` (in order of first appearance) to its :class:`DriftReport`.
+        ``ValueError`` naming the segment where one has no scores (its events all of weight 0), or no
+        reference segment: give one distribution to compare every segment with it.
+
+    Examples
+    --------
+    >>> import streameval as se
+    >>> ref = se.ScoreAccumulator()
+    >>> ref.update_many([0.1, 0.2, 0.3, 0.4])
+    >>> cur = se.Segmented(se.ScoreAccumulator)
+    >>> cur.update_many(["eu", "eu", "us", "us"], [0.1, 0.3, 0.8, 0.9])
+    >>> {segment: d.ks for segment, d in se.drift_by_segment(ref, cur).items()}
+    {'eu': 0.25, 'us': 1.0}
+    """
+    segments = _segmented(current, "current")
+    if segments is None:
+        raise TypeError(f"current must be a Segmented accumulator or a window over one, got {type(current).__name__}")
+    by_segment = None if isinstance(reference, ScoreReport) else _segmented(reference, "reference")
+    one = None if by_segment is not None else _report(reference, "reference")  # checked once, not per segment
+    if by_segment is not None:
+        missing = [segment for segment in segments if segment not in by_segment.segments]
+        if missing:
+            raise ValueError(
+                f"segments {missing!r} of current have no segment in reference: give one distribution as the "
+                "reference to compare every segment with it"
+            )
+    out: dict[Hashable, DriftReport] = {}
+    for segment in segments:
+        try:
+            out[segment] = drift(one if by_segment is None else by_segment[segment], segments[segment])
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{exc} (segment {segment!r})") from None
+    return out
+
+
+def drift_record(reference: Any, current: Any, labels: Mapping[Hashable, str] | None = None) -> dict[str, float]:
+    """The drift fields of a monitor's record: ``drift_<field>`` of ``current``'s scores against ``reference``
+    for each of :data:`DRIFT_FIELDS`, ``nan`` while either side has no scores.
+
+    For a :class:`~streameval.Segmented` ``current`` (or a window over one), those of all its segments' scores
+    together, then each segment's as ``"<label>/drift_<field>"``, with ``labels`` (segment to its text, as
+    :meth:`~streameval.SegmentedReport.labels` gives them; default ``str``). ``TypeError`` where a side is not
+    a distribution of scores.
+
+    Examples
+    --------
+    >>> import streameval as se
+    >>> from streameval.drift import drift_record
+    >>> ref, cur = se.ScoreAccumulator(), se.Segmented(se.ScoreAccumulator)
+    >>> ref.update_many([0.1, 0.2, 0.3, 0.4])
+    >>> cur.update_many(["eu", "us"], [0.2, 0.9])
+    >>> {k: v for k, v in drift_record(ref, cur).items() if k.endswith("drift_ks")}
+    {'drift_ks': 0.5, 'eu/drift_ks': 0.5, 'us/drift_ks': 1.0}
+    """
+    segments = _segmented(current, "current")
+    parts: list[tuple[str, Any]] = [("", current)]
+    if segments is not None:
+        accumulators = [segments[k] for k in segments]
+        parts = [("", type(accumulators[0]).merge_all(accumulators) if accumulators else None)]
+        names = labels if labels is not None else {k: str(k) for k in segments}
+        parts += [(f"{names[k]}/", segments[k]) for k in segments]
+    out: dict[str, float] = {}
+    for prefix, side in parts:
+        try:
+            moved = drift(reference, side).to_dict() if side is not None else None
+        except ValueError:  # no scores on a side yet
+            moved = None
+        out.update({f"{prefix}drift_{name}": math.nan if moved is None else moved[name] for name in DRIFT_FIELDS})
+    return out
 
 
 def _cdf_on(values: Array, counts: Array, grid: Array) -> Array:

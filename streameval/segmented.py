@@ -11,7 +11,7 @@ measures of Fairlearn (``fairlearn.metrics``) with the same definitions.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -997,12 +997,27 @@ class SegmentedReport:
 
         return report_html(self, title=title)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, metrics: Iterable[str] | None = None) -> dict[str, Any]:
         """The overall metrics, then every segment's as ``"<segment>/<metric>"`` (the segment as :meth:`labels`
-        names it)."""
-        out = dict(self.overall.to_dict())
+        names it); with ``metrics``, those alone (a method such as ``ece`` called with its defaults).
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> seg = se.Segmented(se.BinaryAccumulator)
+        >>> seg.update_many(["eu", "us", "eu"], [1, 0, 0], [0.9, 0.2, 0.4])
+        >>> seg.get().to_dict(["n", "auc"])
+        {'n': 3, 'auc': 1.0, 'eu/n': 2, 'eu/auc': 1.0, 'us/n': 1, 'us/auc': nan}
+        """
+        if metrics is None:
+            out = dict(self.overall.to_dict())
+            for k, label in self.labels().items():
+                out.update({f"{label}/{name}": v for name, v in self.reports[k].to_dict().items()})
+            return out
+        names = list(metrics)
+        out = {name: metric_value(self.overall, name) for name in names}
         for k, label in self.labels().items():
-            out.update({f"{label}/{name}": v for name, v in self.reports[k].to_dict().items()})
+            out.update({f"{label}/{name}": metric_value(self.reports[k], name) for name in names})
         return out
 
     def to_frame(self, metrics: list[str] | None = None) -> Any:

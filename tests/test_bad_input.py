@@ -576,6 +576,11 @@ def test_masked_entries_are_refused_by_every_kind_and_unmasked_arrays_read_as_th
         (lambda: se.Locked(se.MulticlassAccumulator), ["accumulator", "MulticlassAccumulator()"]),
         (lambda: se.LabelJoin(se.BinaryAccumulator), ["accumulator", "BinaryAccumulator()"]),
         (lambda: se.drift(se.ScoreAccumulator, se.ScoreAccumulator()), ["reference", "ScoreAccumulator()"]),
+        (lambda: se.drift_by_segment(se.ScoreAccumulator(), se.Segmented), ["current", "Segmented()"]),
+        (
+            lambda: se.drift_by_segment(se.ScoreAccumulator, se.Segmented(se.ScoreAccumulator)),
+            ["reference", "ScoreAccumulator()"],
+        ),
         (
             lambda: se.Monitor(se.BinaryAccumulator(), every=2, drift_reference=se.ScoreAccumulator),
             ["drift_reference", "the class ScoreAccumulator"],

@@ -262,6 +262,37 @@ def test_drift_between_two_saved_score_states(tmp_path):
     assert bad.returncode != 0 and "ScoreAccumulator" in bad.stderr
 
 
+def test_drift_of_each_segment_of_a_saved_segmented_state(tmp_path):
+    """A segmented current state: each segment against a plain reference, or against the reference's segment of
+    the same name, as the library's drift_by_segment gives them; a segment the reference lacks is named."""
+    rng = np.random.default_rng(6)
+    for name, n, shift in (("ref", 3000, 0.0), ("cur", 2000, 0.3)):
+        region = rng.choice(["eu", "us"], n)
+        score = np.round(np.clip(rng.random(n) + shift * (region == "us"), 0, 1), 4)
+        path = tmp_path / f"{name}.csv"
+        path.write_text("score,region\n" + "".join(f"{s},{r}\n" for s, r in zip(score, region, strict=True)))
+        _cli("eval", str(path), "--kind", "scores", "--save", str(tmp_path / f"{name}.sevl"), "--no-progress")
+        _cli("eval", str(path), "--kind", "scores", "--by", "region", "--save-segments",
+             str(tmp_path / f"{name}-by.sevl"), "--no-progress")  # fmt: skip
+    ref, ref_by, cur = (se.load(tmp_path / f) for f in ("ref.sevl", "ref-by.sevl", "cur-by.sevl"))
+    for reference, want in ((ref, se.drift_by_segment(ref, cur)), (ref_by, se.drift_by_segment(ref_by, cur))):
+        file = "ref.sevl" if reference is ref else "ref-by.sevl"
+        out = json.loads(_cli("drift", str(tmp_path / file), str(tmp_path / "cur-by.sevl"), "--json").stdout)
+        assert set(out["segments"]) == {"eu", "us"}
+        for g in ("eu", "us"):
+            assert out["segments"][g]["ks"] == want[g].ks and out["segments"][g]["n_current"] == want[g].n_current
+    table = _cli("drift", str(tmp_path / "ref.sevl"), str(tmp_path / "cur-by.sevl")).stdout.splitlines()
+    assert table[0].split()[:3] == ["segment", "ks", "ks_pvalue"] and {row.split()[0] for row in table[1:]} == {
+        "eu", "us"}  # fmt: skip
+    more = se.load(tmp_path / "cur-by.sevl")
+    more.update_many(["asia"], [0.5])
+    more.save(tmp_path / "more.sevl")
+    bad = _cli("drift", str(tmp_path / "ref-by.sevl"), str(tmp_path / "more.sevl"), check=False)
+    assert bad.returncode != 0 and "['asia']" in bad.stderr and "Traceback" not in bad.stderr
+    bad = _cli("drift", str(tmp_path / "ref-by.sevl"), str(tmp_path / "cur.sevl"), check=False)
+    assert bad.returncode != 0 and "the reference is segmented" in bad.stderr
+
+
 def test_report_and_merge_of_every_kind_of_saved_state(tmp_path):
     """``report`` prints every scalar metric of a saved state of each kind (a paired one among them), and
     ``merge`` of two copies reports the doubled counts."""

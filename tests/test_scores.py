@@ -112,6 +112,52 @@ def test_drift_takes_windows_and_refuses_other_things():
         se.drift(ref, binned)
 
 
+def test_drift_by_segment_equals_scipy_for_each_segment():
+    """Each segment against one reference, or against the reference's segment of the same name; in a window;
+    of binary accumulators' scores; and what it refuses, naming the segment."""
+    rng = np.random.default_rng(11)
+    ref_scores, ref_groups = _scores(3000, 12), rng.choice(["eu", "us"], 3000)
+    cur_groups = rng.choice(["eu", "us"], 2000)
+    cur_scores = np.where(cur_groups == "us", _scores(2000, 13, shift=1.5), _scores(2000, 14))
+    ref = se.ScoreAccumulator()
+    ref.update_many(ref_scores)
+    ref_by = se.Segmented(se.ScoreAccumulator)
+    ref_by.update_many(ref_groups, ref_scores)
+    cur = se.Segmented(se.ScoreAccumulator)
+    cur.update_many(cur_groups, cur_scores)
+    one, own = se.drift_by_segment(ref, cur), se.drift_by_segment(ref_by, cur)
+    assert list(one) == list(own) == cur.segments
+    for g in ("eu", "us"):
+        mine = cur_scores[cur_groups == g]
+        assert one[g].ks == pytest.approx(stats.ks_2samp(ref_scores, mine).statistic, abs=1e-12)
+        theirs = ref_scores[ref_groups == g]
+        assert own[g].ks == pytest.approx(stats.ks_2samp(theirs, mine).statistic, abs=1e-12)
+        assert own[g].wasserstein == pytest.approx(stats.wasserstein_distance(theirs, mine), abs=1e-12)
+        assert own[g].n_reference == theirs.size and own[g].n_current == mine.size
+    assert one["us"].psi > 0.25 > one["eu"].psi
+    window = se.Sliding(lambda: se.Segmented(se.ScoreAccumulator), size=500)
+    window.update_many(cur_groups, cur_scores)
+    last = cur_groups[-500:]
+    got = se.drift_by_segment(ref, window)
+    for g in ("eu", "us"):
+        assert got[g].ks == pytest.approx(stats.ks_2samp(ref_scores, cur_scores[-500:][last == g]).statistic, abs=1e-12)
+    labelled = se.Segmented(se.BinaryAccumulator)  # a binary accumulator's scores, of both labels
+    labelled.update_many(cur_groups, rng.random(2000) < 0.3, cur_scores)
+    assert se.drift_by_segment(ref, labelled)["us"].ks == one["us"].ks
+    newer = cur.copy()
+    newer.update_many(["asia"], [0.5])
+    with pytest.raises(ValueError, match=r"segments \['asia'\] of current have no segment in reference"):
+        se.drift_by_segment(ref_by, newer)
+    weightless = cur.copy()
+    weightless.update_many(["af"], [0.5], w=[0.0])
+    with pytest.raises(ValueError, match=r"both sides need scores.*\(segment 'af'\)"):
+        se.drift_by_segment(ref, weightless)
+    with pytest.raises(TypeError, match="current must be a Segmented accumulator"):
+        se.drift_by_segment(ref, ref)
+    with pytest.raises(TypeError, match="drift_by_segment compares each segment"):
+        se.drift(ref, cur)
+
+
 def test_protocol_subtract_revert_scale_state_and_pickle():
     s = _scores(2000, 10)
     acc = se.ScoreAccumulator()
@@ -246,6 +292,47 @@ def test_monitor_records_drift_against_a_fixed_reference():
         se.Monitor(se.ScoreAccumulator(), every=10, drift_reference=se.ScoreAccumulator())
     with pytest.raises(TypeError, match="ScoreAccumulator"):
         se.Monitor(se.ScoreAccumulator(), every=10, drift_reference=se.RegressionAccumulator())
+
+
+def test_monitor_of_segments_records_each_segments_metrics_and_drift():
+    """A monitor of a Segmented accumulator (or a window over one): the metrics asked for, of the whole and of
+    each segment ("<segment>/<metric>"; it raised AttributeError at the first record, the batch counted), and
+    with a drift_reference the drift of all the scores and of each segment's; a monitored accumulator that holds
+    no scores is refused when the monitor is made, not at its first record."""
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(15)
+    reference = se.ScoreAccumulator()
+    reference.update_many(np.round(rng.beta(2, 5, 4000), 3))
+    regions = rng.choice(["eu", "us"], 3000)
+    q = np.round(np.where(regions == "us", rng.beta(4, 3, 3000), rng.beta(2, 5, 3000)), 3)
+    y = rng.random(q.size) < q
+    mon = se.Monitor(
+        se.Sliding(lambda: se.Segmented(se.BinaryAccumulator), size=1000), every=1000, metrics=["auc"],
+        drift_reference=reference,
+    )  # fmt: skip
+    for lo in range(0, q.size, 500):
+        mon.update_many(regions[lo : lo + 500], y[lo : lo + 500], q[lo : lo + 500])
+    rows = mon.to_records()
+    assert [r["time"] for r in rows] == [1000, 2000, 3000]
+    last, window = rows[-1], slice(2000, 3000)
+    assert last["n"] == 1000 and last["auc"] == pytest.approx(roc_auc_score(y[window], q[window]), abs=1e-12)
+    every_reference = reference.get().values.repeat(reference.get().counts.astype(int))
+    for g in ("eu", "us"):
+        mine = regions[window] == g
+        assert last[f"{g}/n"] == mine.sum()
+        assert last[f"{g}/auc"] == pytest.approx(roc_auc_score(y[window][mine], q[window][mine]), abs=1e-12)
+        want = stats.ks_2samp(every_reference, q[window][mine]).statistic
+        assert last[f"{g}/drift_ks"] == pytest.approx(want, abs=1e-12)
+    whole = se.ScoreAccumulator()
+    whole.update_many(q[window])
+    assert last["drift_ks"] == se.drift(reference, whole).ks
+    assert all(r["us/drift_psi"] > 0.25 > r["eu/drift_psi"] for r in rows)
+    plain = se.Monitor(se.Segmented(se.ScoreAccumulator), every=2, drift_reference=reference)
+    plain.update_many(["eu", "us", "eu"], [0.1, 0.8, 0.3])
+    assert plain.to_records()[-1]["us/drift_ks"] == se.drift(reference, plain.accumulator["us"]).ks
+    with pytest.raises(TypeError, match=r"accumulator must hold scores.*RegressionAccumulator"):
+        se.Monitor(se.RegressionAccumulator(), every=2, drift_reference=reference)
 
 
 def test_monitor_of_a_binary_window_records_the_drift_of_its_scores():
