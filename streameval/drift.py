@@ -22,6 +22,7 @@ from ._numeric import running_sum
 from ._validation import refuse_class
 from .score_report import ScoreReport
 from .segmented import Segmented
+from .threads import Locked
 
 __all__ = ["DRIFT_FIELDS", "DriftReport", "drift", "drift_by_segment", "drift_record", "kolmogorov_sf"]
 
@@ -97,10 +98,20 @@ def _report(side: Any, name: str) -> ScoreReport:
 
 
 def _segmented(side: Any, name: str) -> Segmented | None:
-    """``side``, or the accumulator of the window over it, where that is a :class:`~streameval.Segmented`."""
+    """``side`` where it is a :class:`~streameval.Segmented`, or the one a window, a monitor or a lock holds."""
     refuse_class(name, side)
-    if hasattr(side, "accumulator") and callable(side.accumulator):  # a window
-        side = side.accumulator()
+    for _ in range(4):  # a lock of a monitor of a window at most: each holds the next
+        if isinstance(side, Segmented):
+            return side
+        inner = getattr(side, "accumulator", None)
+        if callable(inner):  # a window (through a lock: under it): its accumulator now
+            side = inner()
+        elif inner is not None:  # a monitor
+            side = inner
+        elif isinstance(side, Locked):  # a copy, read under its lock
+            side = side.copy()
+        else:
+            return None
     return side if isinstance(side, Segmented) else None
 
 
@@ -159,7 +170,7 @@ def drift_by_segment(reference: Any, current: Any) -> dict[Hashable, DriftReport
     reference : ScoreAccumulator, BinaryAccumulator, window over one, ScoreReport, or Segmented of them
         One distribution every segment is compared with, or a ``Segmented`` (or a window over one) whose
         segment of the same name is each segment's reference.
-    current : Segmented of ScoreAccumulator or BinaryAccumulator, or a window over one
+    current : Segmented of ScoreAccumulator or BinaryAccumulator, or a window, monitor or Locked of one
 
     Returns
     -------
@@ -180,7 +191,10 @@ def drift_by_segment(reference: Any, current: Any) -> dict[Hashable, DriftReport
     """
     segments = _segmented(current, "current")
     if segments is None:
-        raise TypeError(f"current must be a Segmented accumulator or a window over one, got {type(current).__name__}")
+        raise TypeError(
+            "current must be a Segmented accumulator, or a window, monitor or Locked of one, "
+            f"got {type(current).__name__}"
+        )
     by_segment = None if isinstance(reference, ScoreReport) else _segmented(reference, "reference")
     one = None if by_segment is not None else _report(reference, "reference")  # checked once, not per segment
     if by_segment is not None:

@@ -141,6 +141,12 @@ def test_drift_by_segment_equals_scipy_for_each_segment():
     got = se.drift_by_segment(ref, window)
     for g in ("eu", "us"):
         assert got[g].ks == pytest.approx(stats.ks_2samp(ref_scores, cur_scores[-500:][last == g]).statistic, abs=1e-12)
+    held = {"lock": (se.Locked(cur), cur), "monitor": (se.Monitor(cur, every=10**4), cur),
+            "lock of a monitor of a window": (se.Locked(se.Monitor(window, every=10**4)), window)}  # fmt: skip
+    for outer, inner in held.values():
+        assert {g: d.ks for g, d in se.drift_by_segment(ref, outer).items()} == {
+            g: d.ks for g, d in se.drift_by_segment(ref, inner).items()
+        }
     labelled = se.Segmented(se.BinaryAccumulator)  # a binary accumulator's scores, of both labels
     labelled.update_many(cur_groups, rng.random(2000) < 0.3, cur_scores)
     assert se.drift_by_segment(ref, labelled)["us"].ks == one["us"].ks
