@@ -4990,46 +4990,90 @@ done:
 }
 
 PyDoc_STRVAR(gather_bins_doc,
-"gather_bins(counts, weighted, cells, keys, split_key, out_keys, out_neg, out_pos, out_split) -> int\n\n"
+"gather_bins(counts, weighted, cells, rows, keys, split_key, out_keys, out_neg, out_pos, out_split) -> int\n\n"
 "Adds every stored count (int64 or, weighted, float64) to the cell its slot holds in `cells` (int32,\n"
 "bin * 2 + label; the sums start at 0 and take the slots in order), then writes the key and the negative\n"
 "and positive counts of every bin holding a count into the `out_` arrays (as long as `keys`, ascending);\n"
-"returns how many. The sums of LabelledCounts.histogram. `out_split` (int64, 5) takes how many of those\n"
-"bins have keys up to `split_key` and, for whole counts, their negatives and positives, then those of the\n"
-"bins above.");
+"returns how many. The sums of LabelledCounts.histogram. `rows` (int64, one per row of 128 slots) tells\n"
+"the rows whose cells run by steps of 2: its first cell * 2, plus 1 where they run down; -1 for another\n"
+"row (its slots are read one by one). `out_split` (int64, 5) takes how many of those bins have keys up to\n"
+"`split_key` and, for whole counts, their negatives and positives, then those of the bins above.");
 
-#define GATHER_BINS(T, WHOLE)                                                                             \
+/* Each row's counts added to its cells: a row whose cells run by steps of 2 (one label, consecutive bins: every
+ * row of the range-free scheme) as a block into that label's sums, any other slot by slot; in slot order, so that
+ * weights sum in the order of the numpy twin. Nonzero at a cell outside the bins. */
+#define GATHER_ROWS(NAME, T)                                                                                 \
+    VECTOR_CLONES static int NAME(const T *restrict counts, const int32_t *restrict cells,                   \
+                                  const int64_t *restrict rows, Py_ssize_t n_rows, Py_ssize_t n_bins,        \
+                                  T *restrict neg_sums, T *restrict pos_sums)                                \
+    {                                                                                                        \
+        for (Py_ssize_t r = 0; r < n_rows; r++) {                                                            \
+            const T *from = counts + (r << PAGE_BITS);                                                       \
+            int64_t row = rows[r];                                                                           \
+            if (row >= 0) {                                                                                  \
+                int64_t first = row >> 1, last = (row & 1) ? first - 2 * PAGE_MASK : first + 2 * PAGE_MASK;  \
+                if (first >= 2 * n_bins || last < 0 || last >= 2 * n_bins)                                   \
+                    return 1;                                                                                \
+                T *to = ((first & 1) ? pos_sums : neg_sums) + (first >> 1);                                  \
+                if (row & 1)                                                                                 \
+                    for (Py_ssize_t j = 0; j <= (Py_ssize_t)PAGE_MASK; j++)                                  \
+                        to[-j] += from[j];                                                                   \
+                else                                                                                         \
+                    for (Py_ssize_t j = 0; j <= (Py_ssize_t)PAGE_MASK; j++)                                  \
+                        to[j] += from[j];                                                                    \
+                continue;                                                                                    \
+            }                                                                                                \
+            const int32_t *own = cells + (r << PAGE_BITS);                                                   \
+            for (Py_ssize_t j = 0; j <= (Py_ssize_t)PAGE_MASK; j++) {                                        \
+                uint32_t cell = (uint32_t)own[j];                                                            \
+                if (cell >= (uint64_t)(2 * n_bins))                                                          \
+                    return 1;                                                                                \
+                ((cell & 1) ? pos_sums : neg_sums)[cell >> 1] += from[j];                                    \
+            }                                                                                                \
+        }                                                                                                    \
+        return 0;                                                                                            \
+    }
+GATHER_ROWS(gather_whole_rows, int64_t)
+GATHER_ROWS(gather_weighted_rows, double)
+
+/* The bins [from, to) holding a count, in order of key, appended at out_*[m]: the new m; with `sums`, the
+ * negatives and positives of those bins added to sums[0] and sums[1] (whole counts). */
+#define COMPACT_BINS(NAME, T)                                                                                \
+    VECTOR_CLONES static Py_ssize_t NAME(const T *restrict neg_sums, const T *restrict pos_sums,            \
+                                         const int64_t *restrict keys, Py_ssize_t from, Py_ssize_t to,      \
+                                         int64_t *restrict out_keys, T *restrict out_neg, T *restrict out_pos, \
+                                         Py_ssize_t m, int64_t *restrict sums)                             \
+    {                                                                                                        \
+        int64_t neg_sum = 0, pos_sum = 0;                                                                    \
+        for (Py_ssize_t b = from; b < to; b++) {                                                             \
+            T neg = neg_sums[b], pos = pos_sums[b];                                                          \
+            out_keys[m] = keys[b];                                                                           \
+            out_neg[m] = neg;                                                                                \
+            out_pos[m] = pos;                                                                                \
+            m += (neg != 0) | (pos != 0);                                                                    \
+            neg_sum += (int64_t)neg;                                                                         \
+            pos_sum += (int64_t)pos;                                                                         \
+        }                                                                                                    \
+        if (sums != NULL) {                                                                                  \
+            sums[0] += neg_sum;                                                                              \
+            sums[1] += pos_sum;                                                                              \
+        }                                                                                                    \
+        return m;                                                                                            \
+    }
+COMPACT_BINS(compact_whole_bins, int64_t)
+COMPACT_BINS(compact_weighted_bins, double)
+
+/* The bins holding a count into the out_ arrays; the split at split_key and, for whole counts, the sums on either
+ * side of it. */
+#define GATHER_BINS(T, COMPACT, WHOLE)                                                                    \
     do {                                                                                                  \
-        const T *counts = (const T *)cb.buf;                                                              \
-        T *sums = (T *)tmp, *out_neg = (T *)onb.buf, *out_pos = (T *)opb.buf;                             \
-        for (Py_ssize_t i = 0; i < n; i++) {                                                              \
-            uint32_t cell = (uint32_t)cells[i];                                                           \
-            if (cell >= limit) {                                                                          \
-                bad = 1;                                                                                  \
-                break;                                                                                    \
-            }                                                                                             \
-            sums[cell] += counts[i];                                                                      \
-        }                                                                                                 \
+        const T *neg_sums = (const T *)tmp, *pos_sums = neg_sums + n_bins;                                \
         int64_t part[4] = {0, 0, 0, 0}; /* negatives and positives up to the cut, then above it */       \
-        for (int side = 0; side < 2 && !bad; side++) {                                                    \
-            Py_ssize_t from = side ? cut : 0, to = side ? n_bins : cut;                                   \
-            int64_t neg_sum = 0, pos_sum = 0;                                                             \
-            for (Py_ssize_t b = from; b < to; b++) {                                                      \
-                T neg = sums[2 * b], pos = sums[2 * b + 1];                                               \
-                out_keys[m] = keys[b];                                                                    \
-                out_neg[m] = neg;                                                                         \
-                out_pos[m] = pos;                                                                         \
-                m += (neg != 0) | (pos != 0);                                                             \
-                if (WHOLE) {                                                                              \
-                    neg_sum += (int64_t)neg;                                                              \
-                    pos_sum += (int64_t)pos;                                                              \
-                }                                                                                         \
-            }                                                                                             \
-            if (!side)                                                                                    \
-                start = m;                                                                                \
-            part[2 * side] = neg_sum;                                                                     \
-            part[2 * side + 1] = pos_sum;                                                                 \
-        }                                                                                                 \
+        m = COMPACT(neg_sums, pos_sums, keys, 0, cut, out_keys, (T *)onb.buf, (T *)opb.buf, 0,             \
+                    WHOLE ? part : NULL);                                                                 \
+        start = m;                                                                                        \
+        m = COMPACT(neg_sums, pos_sums, keys, cut, n_bins, out_keys, (T *)onb.buf, (T *)opb.buf, m,        \
+                    WHOLE ? part + 2 : NULL);                                                             \
         split[0] = start;                                                                                 \
         memcpy(split + 1, part, sizeof(part));                                                            \
     } while (0)
@@ -5037,15 +5081,17 @@ PyDoc_STRVAR(gather_bins_doc,
 static PyObject *
 gather_bins(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    Py_buffer cb, tb, kb, okb, onb, opb, osb;
+    Py_buffer cb, tb, rb, kb, okb, onb, opb, osb;
     int weighted;
     long long split_key;
-    if (!PyArg_ParseTuple(args, "y*py*y*Lw*w*w*w*", &cb, &weighted, &tb, &kb, &split_key, &okb, &onb, &opb, &osb))
+    if (!PyArg_ParseTuple(args, "y*py*y*y*Lw*w*w*w*", &cb, &weighted, &tb, &rb, &kb, &split_key, &okb, &onb, &opb,
+                          &osb))
         return NULL;
     PyObject *result = NULL;
-    Py_ssize_t n = cb.len / 8, n_bins = kb.len / (Py_ssize_t)sizeof(int64_t);
-    if (cb.len % 8 || tb.len != n * (Py_ssize_t)sizeof(int32_t) || kb.len % 8 || okb.len != kb.len ||
-        onb.len != kb.len || opb.len != kb.len || osb.len != 5 * (Py_ssize_t)sizeof(int64_t) || n_bins > (1 << 29)) {
+    Py_ssize_t n = cb.len / 8, n_bins = kb.len / (Py_ssize_t)sizeof(int64_t), n_rows = n >> PAGE_BITS;
+    if (cb.len % 8 || n % (PAGE_MASK + 1) || tb.len != n * (Py_ssize_t)sizeof(int32_t) ||
+        rb.len != n_rows * (Py_ssize_t)sizeof(int64_t) || kb.len % 8 || okb.len != kb.len || onb.len != kb.len ||
+        opb.len != kb.len || osb.len != 5 * (Py_ssize_t)sizeof(int64_t) || n_bins > (1 << 29)) {
         PyErr_SetString(PyExc_ValueError, "gather_bins: inconsistent arguments");
         goto done;
     }
@@ -5055,9 +5101,8 @@ gather_bins(PyObject *Py_UNUSED(module), PyObject *args)
         goto done;
     }
     const int32_t *cells = (const int32_t *)tb.buf;
-    const int64_t *keys = (const int64_t *)kb.buf;
+    const int64_t *rows = (const int64_t *)rb.buf, *keys = (const int64_t *)kb.buf;
     int64_t *out_keys = (int64_t *)okb.buf, *split = (int64_t *)osb.buf;
-    uint32_t limit = (uint32_t)(2 * n_bins);
     Py_ssize_t m = 0, start = 0, cut = 0, hi = n_bins; /* cut: the first bin whose key is above split_key */
     while (cut < hi) {
         Py_ssize_t mid = cut + (hi - cut) / 2;
@@ -5069,9 +5114,15 @@ gather_bins(PyObject *Py_UNUSED(module), PyObject *args)
     int bad = 0;
     Py_BEGIN_ALLOW_THREADS
     if (weighted)
-        GATHER_BINS(double, 0);
+        bad = gather_weighted_rows((const double *)cb.buf, cells, rows, n_rows, n_bins, (double *)tmp,
+                                   (double *)tmp + n_bins);
     else
-        GATHER_BINS(int64_t, 1);
+        bad = gather_whole_rows((const int64_t *)cb.buf, cells, rows, n_rows, n_bins, (int64_t *)tmp,
+                                (int64_t *)tmp + n_bins);
+    if (!bad && weighted)
+        GATHER_BINS(double, compact_weighted_bins, 0);
+    else if (!bad)
+        GATHER_BINS(int64_t, compact_whole_bins, 1);
     Py_END_ALLOW_THREADS
     PyMem_Free(tmp);
     if (bad)
@@ -5081,6 +5132,7 @@ gather_bins(PyObject *Py_UNUSED(module), PyObject *args)
 done:
     PyBuffer_Release(&cb);
     PyBuffer_Release(&tb);
+    PyBuffer_Release(&rb);
     PyBuffer_Release(&kb);
     PyBuffer_Release(&okb);
     PyBuffer_Release(&onb);

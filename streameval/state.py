@@ -391,12 +391,12 @@ class LabelledCounts:
         counts = self._counts[: n * PAGE]
         if compiled:  # the same sums, in one pass
             assert SPEEDUPS is not None
-            cells = self._layout[3]
+            cells, rows = self._layout[3:]
             keys = np.empty(uniq.size, dtype=np.int64)
             neg, pos = np.empty(uniq.size, dtype=counts.dtype), np.empty(uniq.size, dtype=counts.dtype)
             split = np.empty(5, dtype=np.int64)
             weighted = self.is_weighted
-            m = SPEEDUPS.gather_bins(counts, weighted, cells, uniq, key, keys, neg, pos, split)
+            m = SPEEDUPS.gather_bins(counts, weighted, cells, rows, uniq, key, keys, neg, pos, split)
             start, neg_low, pos_low, neg_high, pos_high = split.tolist()
             exact = None if weighted else (neg_low, pos_low, neg_high, pos_high)
             return keys[:m], neg[:m], pos[:m], start, exact  # whole counts: the kernel's sums are exact
@@ -441,7 +441,14 @@ class LabelledCounts:
             if not SPEEDUPS.run_order(target, PAGE, order):
                 order = np.argsort(target, kind="stable").astype(np.int64, copy=False)
             cells, bin_keys = np.empty(order.size, dtype=np.int32), np.empty(order.size, dtype=np.int64)
-            return bin_keys[: SPEEDUPS.layout_cells(target, order, cells, bin_keys)], cells
+            found = SPEEDUPS.layout_cells(target, order, cells, bin_keys)
+            # a row whose cells run by steps of 2 (one label, consecutive bins: every row of the range-free scheme)
+            # is gathered as a block: its first cell * 2, plus 1 where they run down; -1 for another row
+            grid = cells.reshape(-1, PAGE).astype(np.int64)
+            step = grid[:, 1] - grid[:, 0] if PAGE > 1 else np.full(grid.shape[0], 2)
+            regular = ((step == 2) | (step == -2)) & (np.diff(grid, axis=1) == step[:, None]).all(axis=1)
+            rows = np.where(regular, grid[:, 0] * 2 + (step < 0), -1)
+            return bin_keys[:found], cells, rows
         order = np.argsort(target, kind="stable")
         sorted_target = target[order]
         sorted_keys = sorted_target >> 1

@@ -1541,17 +1541,29 @@ def test_run_order_refuses_inconsistent_arguments():
 
 @needs_compiled
 def test_gather_bins_refuses_cells_outside_its_bins():
+    """Two rows of 128 slots, one label each, read slot by slot (rows -1) or as blocks: the same bins; a cell, or
+    a block's first or last cell, outside the bins refuses them, as do rows not of 128 slots."""
     from streameval._compiled import SPEEDUPS
 
-    counts, keys = np.ones(4, dtype=np.int64), np.arange(2, dtype=np.int64)
-    outs = [np.empty(2, dtype=np.int64) for _ in range(3)] + [np.empty(5, dtype=np.int64)]
-    assert SPEEDUPS.gather_bins(counts, False, np.array([0, 1, 2, 3], dtype=np.int32), keys, 0, *outs) == 2
-    assert outs[1].tolist() == [1, 1] and outs[2].tolist() == [1, 1] and outs[3].tolist() == [1, 1, 1, 1, 1]
-    for cells in (np.array([0, 1, 2, 4], dtype=np.int32), np.array([0, -1, 2, 3], dtype=np.int32)):
+    counts, keys = np.arange(256, dtype=np.int64), np.arange(128, dtype=np.int64)
+    cells = np.concatenate([2 * np.arange(128), 2 * np.arange(128)[::-1] + 1]).astype(np.int32)
+    outs = [np.empty(128, dtype=np.int64) for _ in range(3)] + [np.empty(5, dtype=np.int64)]
+    for rows in ([-1, -1], [0, 2 * 255 + 1], [-1, 2 * 255 + 1]):  # the second row runs down from cell 255
+        assert SPEEDUPS.gather_bins(counts, False, cells, np.array(rows), keys, 9, *outs) == 128
+        assert outs[1].tolist() == list(range(128)) and outs[2].tolist() == list(range(255, 127, -1))
+        below = (sum(range(10)), sum(range(255, 245, -1)))
+        assert outs[3].tolist() == [10, *below, sum(range(128)) - below[0], sum(range(128, 256)) - below[1]]
+    bad_cells = cells.copy()
+    bad_cells[3] = 256
+    for bad in (
+        (counts, False, bad_cells, np.array([-1, -1]), keys),  # a cell past the bins
+        (counts, False, cells, np.array([2 * 2, -1]), keys),  # a block from cell 2 up ends past the bins
+        (counts, False, cells, np.array([2 * 200 + 1, -1]), keys),  # a block from cell 200 down starts below 0
+        (counts, False, cells, np.array([-1]), keys),  # not one entry a row
+        (counts[:255], False, cells[:255], np.array([-1, -1]), keys),  # not whole rows
+    ):
         with pytest.raises(ValueError, match="gather_bins"):
-            SPEEDUPS.gather_bins(counts, False, cells, keys, 0, *outs)
-    with pytest.raises(ValueError, match="gather_bins"):
-        SPEEDUPS.gather_bins(counts, False, np.zeros(3, dtype=np.int32), keys, 0, *outs)
+            SPEEDUPS.gather_bins(*bad, 0, *outs)
 
 
 @needs_compiled
