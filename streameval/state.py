@@ -430,8 +430,9 @@ class LabelledCounts:
         return self._targets
 
     def _histogram_layout(self, bins: Bins, compiled: bool) -> tuple[Any, ...]:
-        """Keys of the stored codes' bins, then what the gathering in use reads: each slot's (bin, label) cell
-        for the compiled pass, or for numpy's (from slots, to bins) of each label, split by shared targets."""
+        """Keys of the stored codes' bins, then what the gathering in use reads: each slot's (bin, label) cell and
+        each row's block (or -1) for the compiled pass, or for numpy's (from slots, to bins) of each label, split by
+        shared targets."""
         target = self._slot_targets(bins)
         if compiled:  # each slot's (bin, label) cell, bin * 2 + label, in one pass
             assert SPEEDUPS is not None
