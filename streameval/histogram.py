@@ -213,10 +213,12 @@ class ExactCounts:
         return out
 
     def scaled(self, factor: float) -> ExactCounts:
+        """Every count times ``factor``; a score whose counts that takes below the smallest float (0) is gone, as
+        a score of weight 0 never enters (a decayed window's oldest scores)."""
         out = ExactCounts()
         out.values = self.values.copy()
         out.neg, out.pos = self.neg.astype(np.float64) * factor, self.pos.astype(np.float64) * factor
-        return out
+        return out.without_empty()
 
     def same(self, other: ExactCounts) -> bool:
         return (

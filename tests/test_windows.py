@@ -275,6 +275,31 @@ def test_decay_stays_accurate_over_a_billion_time_units():
     assert math.isfinite(dec.accumulator().get().y.weight)
 
 
+def test_scores_decayed_below_the_smallest_float_leave_the_exact_table():
+    """A gap of 10^6 half-lives takes the old events' weights below the smallest float: their scores held counts
+    of 0 in the exact table, and a class whose highest score was among them read an average precision of nan
+    (0/0 at the top threshold), where scikit-learn with the decayed weights gives a number."""
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    rng = np.random.default_rng(1)
+    n = 2000
+    t = np.cumsum(rng.exponential(1.0, n))
+    t[1000:] += 1e6
+    y, p = rng.integers(0, 3, n), rng.dirichlet([1, 1, 1], n)
+    dec = se.Decayed(lambda: se.MulticlassAccumulator(classes=[0, 1, 2]), half_life=0.5, by="time")
+    for lo in range(0, n, 300):
+        dec.update_many(y[lo : lo + 300], p[lo : lo + 300], t=t[lo : lo + 300])
+    with np.errstate(under="ignore"):
+        w = np.exp2(-(t[-1] - t) / 0.5)
+    r = dec.get()
+    for k in range(3):
+        assert r.per_class[k].is_exact and np.all((r.per_class[k].neg > 0) | (r.per_class[k].pos > 0))
+        assert r.average_precision_per_class[k] == pytest.approx(
+            average_precision_score(y == k, p[:, k], sample_weight=w), abs=1e-12
+        )
+        assert r.per_class[k].auc == pytest.approx(roc_auc_score(y == k, p[:, k], sample_weight=w), abs=1e-12)
+
+
 def test_decayed_merge_and_multiclass():
     y, s = _stream(300, seed=8)
     whole = se.Decayed(se.BinaryAccumulator, half_life=30.0, by="time")
