@@ -16,7 +16,7 @@ from ._validation import as_scores, as_weights, check_real, check_same_length, c
 from .bins import Bins
 from .histogram import ScoreHistogram
 from .protocol import AccumulatorBase
-from .regression_report import Moments, QuantileEstimate, RegressionReport
+from .regression_report import ExactSum, Moments, QuantileEstimate, RegressionReport
 
 __all__ = ["Moments", "QuantileEstimate", "RegressionAccumulator", "RegressionReport"]
 
@@ -60,8 +60,8 @@ class RegressionAccumulator(AccumulatorBase):
         self._n = 0
         self._y = Moments(0.0, 0.0, 0.0)
         self._e = Moments(0.0, 0.0, 0.0)
-        self._sum_abs = 0.0
-        self._sum_ape = 0.0
+        self._sum_abs = ExactSum(0.0)  # of |e| and of |e| / max(|y|, eps), weighted: kept exact through take-outs
+        self._sum_ape = ExactSum(0.0)
         self._max_abs = 0.0
         self._hist = ScoreHistogram(bins)  # absolute errors, all counted as negatives
         self._reset_buffers()
@@ -113,7 +113,7 @@ class RegressionAccumulator(AccumulatorBase):
             self._out = array("d")
             abs_e = np.abs(p - y)
             ape = abs_e / np.maximum(np.abs(y), _EPS)
-            self._remove_moments(Moments.of(y), Moments.of(p - y), float(abs_e.sum()), float(ape.sum()))
+            self._remove_moments(Moments.of(y), Moments.of(p - y), ExactSum.of(abs_e), ExactSum.of(ape))
 
     def update_many(self, y: npt.ArrayLike, y_pred: npt.ArrayLike, w: npt.ArrayLike | float | None = None) -> None:
         """Count many predictions; all of them or, on any bad input, none.
@@ -146,10 +146,10 @@ class RegressionAccumulator(AccumulatorBase):
             e = p - y
             abs_e = np.abs(e)
             ape = abs_e / np.maximum(np.abs(y), _EPS)
-            if w is None:  # numpy's pairwise sums: relative error about log2(n) units in the last place
-                sum_abs, sum_ape = float(abs_e.sum()), float(ape.sum())
+            if w is None:
+                sum_abs, sum_ape = ExactSum.of(abs_e), ExactSum.of(ape)
             else:
-                sum_abs, sum_ape = float(np.dot(abs_e, w)), float(np.dot(ape, w))
+                sum_abs, sum_ape = ExactSum.of(abs_e, w), ExactSum.of(ape, w)
             y_m = Moments.of(y, w)
             e_m = Moments.of(e, w)
         check_total("w", self._y.weight + y_m.weight)
@@ -161,12 +161,12 @@ class RegressionAccumulator(AccumulatorBase):
         self._max_abs = max(self._max_abs, float(abs_e.max()))
 
     def _added(
-        self, y: Moments, e: Moments, sum_abs: float, sum_ape: float, name: str
-    ) -> tuple[Moments, Moments, float, float]:
+        self, y: Moments, e: Moments, sum_abs: ExactSum, sum_ape: ExactSum, name: str
+    ) -> tuple[Moments, Moments, ExactSum, ExactSum]:
         """The moments and sums with these added; ``ValueError`` naming ``name`` where any would not be finite."""
         new_y, new_e = self._y.combine_finite(y, name), self._e.combine_finite(e, name)
-        new_abs, new_ape = self._sum_abs + sum_abs, self._sum_ape + sum_ape
-        check_sums_finite(name, math.isfinite(new_abs) and math.isfinite(new_ape))
+        new_abs, new_ape = self._sum_abs.plus(sum_abs), self._sum_ape.plus(sum_ape)
+        check_sums_finite(name, new_abs.is_finite() and new_ape.is_finite())
         return new_y, new_e, new_abs, new_ape
 
     def get(self) -> RegressionReport:
@@ -178,8 +178,8 @@ class RegressionAccumulator(AccumulatorBase):
             weight=self._y.weight,
             y=self._y,
             error=self._e,
-            sum_abs_error=self._sum_abs,
-            sum_abs_pct_error=self._sum_ape,
+            sum_abs_error=self._sum_abs.value,
+            sum_abs_pct_error=self._sum_ape.value,
             max_error=self._max_abs if self._n else math.nan,
             bins=self.bins,
             abs_error_keys=keys,
@@ -243,17 +243,19 @@ class RegressionAccumulator(AccumulatorBase):
         self._flush()
         self._y = self._y.scaled(factor)
         self._e = self._e.scaled(factor)
-        self._sum_abs *= factor
-        self._sum_ape *= factor
+        self._sum_abs = self._sum_abs.scaled(factor)
+        self._sum_ape = self._sum_ape.scaled(factor)
         self._hist.scale_in(factor)
 
     def revert(self, y: float, y_pred: float, w: float = 1.0) -> None:
         """Take one prediction counted before back out.
 
-        Counts are exact; moments and sums are exact up to the rounding of
-        a float subtraction, which is relative to what is taken out (a
-        target of 0 gives a MAPE term near 1e15, and taking it out leaves
-        the MAPE sum at the mercy of rounding). ``max_error`` becomes an upper
+        Counts are exact; moments are exact up to the rounding of a float
+        subtraction, which is relative to what is taken out. The sums of
+        absolute and percentage errors are kept to twice a float's
+        precision: taking out a target of 0's percentage error (about
+        4.5e15 times its error) leaves the sum of the others, not the
+        rounding of that term. ``max_error`` becomes an upper
         bound (the top of the highest non-empty error bin) when the largest
         error is taken out; no bin holds the errors of weight 0, which it then
         leaves out (where only those are left, it stays as it was).
@@ -288,20 +290,21 @@ class RegressionAccumulator(AccumulatorBase):
             self._flush()
         return True
 
-    def _remove_moments(self, y: Moments, e: Moments, sum_abs: float, sum_ape: float) -> None:
+    def _remove_moments(self, y: Moments, e: Moments, sum_abs: ExactSum, sum_ape: ExactSum) -> None:
         """The moments, sums and bound of the largest error left once predictions of these moments and sums are
         out of the counts (and of n)."""
         if self._n == 0:
             self._y = self._e = Moments(0.0, 0.0, 0.0)
-            self._sum_abs = self._sum_ape = self._max_abs = 0.0
+            self._sum_abs = self._sum_ape = ExactSum(0.0)
+            self._max_abs = 0.0
             return
         self._y = self._y.remove(y)
         self._e = self._e.remove(e)
         if self._n == 1:  # one event has no spread, whatever rounding says
             self._y = Moments(self._y.weight, self._y.mean, 0.0, self._y.mean_lo)
             self._e = Moments(self._e.weight, self._error_of_one(), 0.0)
-        self._sum_abs = max(self._sum_abs - sum_abs, 0.0)
-        self._sum_ape = max(self._sum_ape - sum_ape, 0.0)
+        self._sum_abs = self._sum_abs.minus(sum_abs)
+        self._sum_ape = self._sum_ape.minus(sum_ape)
         # the largest |e| left is not known exactly: at most the top of the highest non-empty bin (none holds
         # predictions of weight 0: where only those are left, the bound stays)
         keys, _, _ = self._hist.histogram()
@@ -358,8 +361,8 @@ class RegressionAccumulator(AccumulatorBase):
             "n": self._n,
             "y": self._y.to_list(),
             "error": self._e.to_list(),
-            "sum_abs_error": self._sum_abs,
-            "sum_abs_pct_error": self._sum_ape,
+            "sum_abs_error": self._sum_abs.to_state(),
+            "sum_abs_pct_error": self._sum_ape.to_state(),
             "max_abs_error": self._max_abs,
             "weighted": self._hist.is_weighted,
             "abs_error_histogram": {"keys": keys, "neg": neg, "pos": np.zeros(keys.size, dtype=neg.dtype)},
@@ -380,9 +383,10 @@ class RegressionAccumulator(AccumulatorBase):
         moments = [Moments.from_list(name, d[name]) for name in ("y", "error")]
         if moments[0].weight != moments[1].weight:
             raise FormatError("y and error must have the same total weight")
-        sums = [decode_float(f, d[f]) for f in ("sum_abs_error", "sum_abs_pct_error", "max_abs_error")]
-        if not all(math.isfinite(v) and v >= 0 for v in sums):
-            raise FormatError(f"sums and maximum must be finite and >= 0, got {sums!r}")
+        sum_abs, sum_ape = (ExactSum.from_state(f, d[f]) for f in ("sum_abs_error", "sum_abs_pct_error"))
+        max_abs = decode_float("max_abs_error", d["max_abs_error"])
+        if not (math.isfinite(max_abs) and max_abs >= 0):
+            raise FormatError(f"max_abs_error must be finite and >= 0, got {max_abs!r}")
         weighted = d["weighted"]
         if not isinstance(weighted, bool) or (not weighted and moments[0].weight != n):
             raise FormatError("weighted must be a boolean, and without weights the total weight must equal n")
@@ -396,7 +400,7 @@ class RegressionAccumulator(AccumulatorBase):
         acc = cls(bins=bins)
         acc._hist.load("abs_error_histogram", d["abs_error_histogram"], weighted)
         acc._n, acc._y, acc._e = n, moments[0], moments[1]
-        acc._sum_abs, acc._sum_ape, acc._max_abs = sums
+        acc._sum_abs, acc._sum_ape, acc._max_abs = sum_abs, sum_ape, max_abs
         return acc
 
     def __repr__(self) -> str:

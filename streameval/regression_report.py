@@ -16,7 +16,7 @@ from ._validation import check_real, check_sums_finite, show
 from .bins import Bins
 from .confusion import ratio
 
-__all__ = ["Moments", "QuantileEstimate", "RegressionReport"]
+__all__ = ["ExactSum", "Moments", "QuantileEstimate", "RegressionReport"]
 
 
 _BLOCK = 1 << 15  # values a block when the moments of a batch are taken
@@ -34,6 +34,97 @@ def _two_sum(a: float, b: float) -> tuple[float, float]:
     s = a + b
     bb = s - a
     return s, (a - (s - bb)) + (b - bb)
+
+
+@dataclass(frozen=True)
+class ExactSum:
+    """A sum of terms >= 0 kept to twice a float's precision, ``hi + lo`` (``lo``: what rounding ``hi`` left out).
+
+    Terms of very different sizes (the percentage error of a target of 0 is about 4.5e15 times the error) then
+    leave the small ones' digits in the sum: once the large one is taken back out (a window's event leaving),
+    what is left is the sum of the small ones, not the rounding of the large one. A batch's terms are summed by
+    Rump's extraction: each term's part on a grid common to all (2^-53 of a power of two above twice the count
+    times the largest term) sums without rounding, and the parts below the grid plainly.
+
+    Examples
+    --------
+    >>> from streameval.regression_report import ExactSum
+    >>> import numpy as np
+    >>> both = ExactSum.of(np.array([4.5e15, 0.1])).plus(ExactSum.of(np.array([0.2])))
+    >>> both.minus(ExactSum.of(np.array([4.5e15]))).value == 0.1 + 0.2
+    True
+    """
+
+    hi: float
+    lo: float = 0.0
+
+    @classmethod
+    def of(cls, terms: npt.NDArray[np.float64], weights: npt.NDArray[np.float64] | None = None) -> ExactSum:
+        """The sum of a batch of finite terms >= 0, each times its weight where ``weights`` are given (``inf``
+        where it overflows: refused by the caller). A block of the batch at a time: no batch-sized temporary."""
+        if terms.size == 0:
+            return cls(0.0)
+        largest = float(terms.max()) * (1.0 if weights is None else float(weights.max()))  # of the products, or above
+        exponent = math.frexp(largest)[1] + terms.size.bit_length() + 1 if 0.0 < largest < math.inf else 0
+        if not 0 < exponent <= 1000:  # nothing above 0, or a grid near the largest float: the plain sum
+            return cls(float(terms.sum() if weights is None else np.dot(terms, weights)))
+        grid = math.ldexp(1.0, exponent)
+        hi = lo = 0.0  # hi: multiples of the grid's unit below 2^53 of them, summed without rounding
+        block = np.empty(min(terms.size, _BLOCK))
+        part = np.empty_like(block)
+        for start in range(0, terms.size, _BLOCK):
+            size = min(_BLOCK, terms.size - start)
+            b, q = block[:size], part[:size]
+            if weights is None:
+                b[:] = terms[start : start + size]
+            else:
+                np.multiply(terms[start : start + size], weights[start : start + size], out=b)
+            np.add(b, grid, out=q)
+            q -= grid  # each term on the grid
+            hi += float(q.sum())
+            b -= q  # what lies below the grid, exactly
+            lo += float(b.sum())
+        return cls(*_two_sum(hi, lo))
+
+    @property
+    def value(self) -> float:
+        """The sum, rounded to a float."""
+        return self.hi + self.lo
+
+    def is_finite(self) -> bool:
+        """Whether both parts are finite."""
+        return math.isfinite(self.hi) and math.isfinite(self.lo)
+
+    def plus(self, other: ExactSum) -> ExactSum:
+        """Both sums."""
+        hi, lo = _two_sum(self.hi, other.hi)
+        return ExactSum(*_two_sum(hi, lo + (self.lo + other.lo)))
+
+    def minus(self, other: ExactSum) -> ExactSum:
+        """This sum less ``other`` (a part of it): 0 where rounding would leave it below 0."""
+        less = self.plus(ExactSum(-other.hi, -other.lo))
+        return less if less.hi > 0.0 else ExactSum(0.0)
+
+    def scaled(self, factor: float) -> ExactSum:
+        """Every term times ``factor``."""
+        return ExactSum(*_two_sum(self.hi * factor, self.lo * factor))
+
+    def to_state(self) -> float | list[float]:
+        """``hi``, or ``[hi, lo]`` where ``lo`` is not 0: the form a state holds."""
+        return [self.hi, self.lo] if self.lo else self.hi
+
+    @classmethod
+    def from_state(cls, name: str, value: Any) -> ExactSum:
+        """The sum a state holds as a number or ``[hi, lo]`` (states saved before ``lo`` hold a number);
+        ``FormatError`` naming ``name`` for anything else, or a sum that is not finite and >= 0."""
+        parts = value if isinstance(value, (list, tuple)) else [value]
+        if len(parts) not in (1, 2):
+            raise FormatError(f"{name} must be a number or [hi, lo], got {value!r}")
+        hi, lo = (*(decode_float(f"{name}[{i}]", v) for i, v in enumerate(parts)), 0.0)[:2]
+        out = cls(hi, lo)
+        if not out.is_finite() or hi < 0 or out.value < 0 or (lo and not abs(lo) <= math.ulp(hi)):
+            raise FormatError(f"{name} must be finite and >= 0, its lo part within a unit of hi's, got {value!r}")
+        return out
 
 
 @dataclass(frozen=True)
