@@ -192,7 +192,7 @@ def test_shards_of_tiny_and_huge_weights_merged_equal_one_stream(factor):
 def test_a_window_fed_in_batches_forgets_targets_of_zero_and_outlying_errors(weighted):
     """A target of 0 makes a percentage error near 4.5e15 and a broken prediction an error of 1e14: once they
     left a window fed in batches, the sums kept the rounding of those terms, and the window of the last 1,000
-    events read a MAPE of 0.1141 against scikit-learn's 0.0969 (the stream fed per event read it right)."""
+    events read a MAPE of 0.095526 against scikit-learn's 0.094955 and an MAE of 0.806502 against 0.806540."""
     rng = np.random.default_rng(0)
     n = 20_000
     y, y_pred = rng.normal(10.0, 3.0, n), rng.normal(0.0, 1.0, n)
