@@ -289,6 +289,23 @@ class AccumulatorBase:
         new._merge_in(other, -1)
         return new
 
+    def lost_to_rounding(self) -> bool:
+        """Whether taking events out (``subtract``, ``revert``, a window's events leaving) left a sum or spread
+        whose digits were mostly lost to rounding: events taken out held nearly all of it (an outlier far from
+        the others). ``False`` for exact counts, as here; a :class:`~streameval.Sliding` window then counts its
+        events afresh.
+
+        Examples
+        --------
+        >>> import streameval as se
+        >>> acc, outlier = se.RegressionAccumulator(), se.RegressionAccumulator()
+        >>> acc.update_many([1.0, 2.0, 1e12], [1.5, 2.5, 1.0])
+        >>> outlier.update(1e12, 1.0)
+        >>> (acc - outlier).lost_to_rounding(), se.BinaryAccumulator().lost_to_rounding()
+        (True, False)
+        """
+        return False
+
     def _less_itself(self: A) -> A:
         """This accumulator less itself: no events, in its regime, with its classes and kind of events; a kind
         may make it without copying and taking out its counts."""

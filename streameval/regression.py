@@ -62,6 +62,7 @@ class RegressionAccumulator(AccumulatorBase):
         self._e = Moments(0.0, 0.0, 0.0)
         self._sum_abs = ExactSum(0.0)  # of |e| and of |e| / max(|y|, eps), weighted: kept exact through take-outs
         self._sum_ape = ExactSum(0.0)
+        self._lost = False  # a take-out left moments whose digits were mostly lost to rounding
         self._max_abs = 0.0
         self._hist = ScoreHistogram(bins)  # absolute errors, all counted as negatives
         self._reset_buffers()
@@ -194,6 +195,7 @@ class RegressionAccumulator(AccumulatorBase):
         new.bins = self.bins
         new._n, new._y, new._e = self._n, self._y, self._e
         new._sum_abs, new._sum_ape, new._max_abs = self._sum_abs, self._sum_ape, self._max_abs
+        new._lost = self._lost
         new._hist = self._hist.copy()
         new._reset_buffers()
         return new
@@ -298,8 +300,10 @@ class RegressionAccumulator(AccumulatorBase):
             self._sum_abs = self._sum_ape = ExactSum(0.0)
             self._max_abs = 0.0
             return
+        before = (self._y, self._e)
         self._y = self._y.remove(y)
         self._e = self._e.remove(e)
+        self._lost = self._lost or before[0].lost_in(self._y) or before[1].lost_in(self._e)
         if self._n == 1:  # one event has no spread, whatever rounding says
             self._y = Moments(self._y.weight, self._y.mean, 0.0, self._y.mean_lo)
             self._e = Moments(self._e.weight, self._error_of_one(), 0.0)
@@ -310,6 +314,13 @@ class RegressionAccumulator(AccumulatorBase):
         keys, _, _ = self._hist.histogram()
         if keys.size and keys[-1] < self.bins.key_max:
             self._max_abs = min(self._max_abs, float(self.bins.lower_edges([keys[-1] + 1])[0]))
+
+    def lost_to_rounding(self) -> bool:
+        """Whether taking predictions out left moments of targets or errors whose digits were mostly lost to
+        rounding (see :meth:`AccumulatorBase.lost_to_rounding`); the sums of absolute and percentage errors stay
+        exact."""
+        self._flush()
+        return self._lost
 
     def _error_of_one(self) -> float:
         """The error of the one event left: the mean the moments kept, or 0 where its bin of |error| holds no

@@ -20,6 +20,7 @@ __all__ = ["ExactSum", "Moments", "QuantileEstimate", "RegressionReport"]
 
 
 _BLOCK = 1 << 15  # values a block when the moments of a batch are taken
+_LOST_SHARE = 2.0**-20  # a spread left below this share of the one before a take-out: its digits lost to rounding
 
 
 def _times_over(a: float, b: float, c: float) -> float:
@@ -253,6 +254,20 @@ class Moments:
         if m2 <= 1e-10 * self.m2:  # within rounding of what was there: no spread is left that can be told apart
             m2 = 0.0
         return Moments(rest, mean, m2, lo)
+
+    def lost_in(self, rest: Moments) -> bool:
+        """Whether ``rest``, this set less a part of it (:meth:`remove`), lost most of its spread's digits to
+        rounding: the part held all but a 2^-20 share of this set's squared deviations (an outlier a thousand
+        times the others' spread), so that rounding of this set's sum can be as large as what is left.
+
+        Examples
+        --------
+        >>> from streameval.regression import Moments
+        >>> whole, outlier = Moments.of([1.0, 2.0, 3.0, 1e6]), Moments.of([1e6])
+        >>> whole.lost_in(whole.remove(outlier)), whole.lost_in(whole.remove(Moments.of([3.0])))
+        (True, False)
+        """
+        return rest.weight > 0 and self.m2 > 0 and rest.m2 < _LOST_SHARE * self.m2
 
     def scaled(self, factor: float) -> Moments:
         """Every weight multiplied by ``factor`` (the mean stays)."""

@@ -65,6 +65,7 @@ class ScoreAccumulator(AccumulatorBase):
         self._n = 0
         self._moments = Moments(0.0, 0.0, 0.0)
         self._min, self._max = math.inf, -math.inf
+        self._lost = False  # a take-out left moments whose digits were mostly lost to rounding
         self._reset_buffers()
 
     def _reset_buffers(self) -> None:
@@ -186,13 +187,20 @@ class ScoreAccumulator(AccumulatorBase):
         if self._n == 0:
             self._moments, self._min, self._max = Moments(0.0, 0.0, 0.0), math.inf, -math.inf
             return
-        self._moments = self._moments.remove(taken)
+        before, self._moments = self._moments, self._moments.remove(taken)
+        self._lost = self._lost or before.lost_in(self._moments)
         if self._n == 1:
             self._moments = Moments(self._moments.weight, self._moments.mean, 0.0, self._moments.mean_lo)
         report = self._report()  # the range left: exact scores, or the edges of the end bins
         if report.edges.size:  # else only scores of weight 0 are left, which no bin holds: the range stays
             self._min = max(self._min, float(report.edges[0]))
             self._max = min(self._max, float(report.upper_edges[-1]))
+
+    def lost_to_rounding(self) -> bool:
+        """Whether taking scores out left moments whose digits were mostly lost to rounding (see
+        :meth:`AccumulatorBase.lost_to_rounding`)."""
+        self._flush()
+        return self._lost
 
     # -- reading ------------------------------------------------------------
     def get(self) -> ScoreReport:
@@ -227,6 +235,7 @@ class ScoreAccumulator(AccumulatorBase):
         new.bins, new.exact_up_to = self.bins, self.exact_up_to
         new._hist = self._hist.copy()
         new._n, new._moments, new._min, new._max = self._n, self._moments, self._min, self._max
+        new._lost = self._lost
         new._reset_buffers()
         return new
 

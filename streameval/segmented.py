@@ -560,6 +560,10 @@ class Segmented(AccumulatorBase):
         """Events (or weight) over every segment."""
         return sum((acc.n for acc in self._segments.values()), 0)
 
+    def lost_to_rounding(self) -> bool:
+        """Whether a segment's accumulator says so (:meth:`AccumulatorBase.lost_to_rounding`)."""
+        return any(acc.lost_to_rounding() for acc in self._segments.values() if hasattr(acc, "lost_to_rounding"))
+
     def empty_segment(self) -> Any:
         """An empty accumulator of the kind and configuration each new segment starts as (a copy).
 

@@ -376,15 +376,7 @@ class Sliding:
             batches = deque(self._batches)  # the window changes once they are counted
             for _, take in _leaving(batches, excess):
                 _drop_first(batches, take)
-
-            def count(staying: Any) -> None:
-                for batch in batches:
-                    staying.update_many(*batch.args, **batch.kwargs)
-
-            # score sequences keep the order of the classes learnt (or, from a factory's, the stream's own)
-            staying = _counted_afresh(self._acc, lambda: _make(self._factory), count)
-            self._batches, self._held, self._acc = batches, self.size, staying
-            self._log.retarget(staying.update)
+            self._count_afresh(batches)
             return
         # the events leaving taken out (revert_many: in the exact regime, in place in the table of scores)
         for oldest, take in _leaving(self._batches, excess):
@@ -395,6 +387,20 @@ class Sliding:
                 self._acc.revert_many(*args, **kwargs)
             _drop_first(self._batches, take)
             self._held -= take
+        if getattr(self._acc, "lost_to_rounding", None) and self._acc.lost_to_rounding():
+            self._count_afresh(deque(self._batches))  # an outlier left with most of the spread: the rest anew
+
+    def _count_afresh(self, batches: deque[_Batch]) -> None:
+        """The window's events become ``batches``, counted into a new accumulator."""
+
+        def count(staying: Any) -> None:
+            for batch in batches:
+                staying.update_many(*batch.args, **batch.kwargs)
+
+        # score sequences keep the order of the classes learnt (or, from a factory's, the stream's own)
+        staying = _counted_afresh(self._acc, lambda: _make(self._factory), count)
+        self._batches, self._held, self._acc = batches, sum(batch.n for batch in batches), staying
+        self._log.retarget(staying.update)
 
     def accumulator(self) -> Any:
         """An accumulator of exactly the events in the window (a copy)."""
