@@ -379,14 +379,21 @@ class Sliding:
             self._count_afresh(batches)
             return
         # the events leaving taken out (revert_many: in the exact regime, in place in the table of scores)
-        for oldest, take in _leaving(self._batches, excess):
-            if take == oldest.n and oldest.counted is not None:
-                self._acc -= oldest.counted  # a whole batch leaves: its own count, not its events counted again
-            else:
-                args, kwargs = oldest.view(0, take)
-                self._acc.revert_many(*args, **kwargs)
-            _drop_first(self._batches, take)
-            self._held -= take
+        try:
+            for oldest, take in _leaving(self._batches, excess):
+                if take == oldest.n and oldest.counted is not None:
+                    self._acc -= oldest.counted  # a whole batch leaves: its own count, not its events counted again
+                else:
+                    args, kwargs = oldest.view(0, take)
+                    self._acc.revert_many(*args, **kwargs)
+                _drop_first(self._batches, take)
+                self._held -= take
+        except ValueError:  # weights far apart: a count rounded below what leaves it, the others' held before it
+            batches = deque(self._batches)
+            for _, take in _leaving(batches, self._held - self.size):
+                _drop_first(batches, take)
+            self._count_afresh(batches)
+            return
         if getattr(self._acc, "lost_to_rounding", None) and self._acc.lost_to_rounding():
             self._count_afresh(deque(self._batches))  # an outlier left with most of the spread: the rest anew
 

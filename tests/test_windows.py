@@ -340,6 +340,26 @@ def test_a_window_fed_in_batches_forgets_the_spread_of_outliers_that_left():
     assert not (whole - first).lost_to_rounding() and (whole - outliers).lost_to_rounding()
 
 
+def test_a_window_of_weights_far_apart_counts_afresh_where_a_take_out_is_refused():
+    """Weights of 1e15 among weights near 1: a score's count rounded while both were in it, and taking the small
+    ones out after the large one went below 0 by more than rounding allows. The window raised "cannot take out
+    counts that were not added" from update_many; it now counts the events that stay afresh."""
+    from sklearn import metrics as skm
+
+    rng = np.random.default_rng(0)
+    n = 20_000
+    y, s, w = rng.random(n) < 0.3, rng.random(n).round(3), rng.uniform(0.5, 2.0, n)
+    w[10:20] = 1e15
+    window = se.Sliding(se.BinaryAccumulator, size=1000)
+    for lo in range(0, n, 500):
+        window.update_many(y[lo : lo + 500], s[lo : lo + 500], w=w[lo : lo + 500])
+    last = slice(n - 1000, n)
+    r = window.get()
+    assert r.is_exact and r.n == pytest.approx(w[last].sum(), rel=1e-12)
+    assert r.auc == pytest.approx(skm.roc_auc_score(y[last], s[last], sample_weight=w[last]), abs=1e-12)
+    assert r.brier == pytest.approx(skm.brier_score_loss(y[last], s[last], sample_weight=w[last]), rel=1e-12)
+
+
 def test_decayed_merge_and_multiclass():
     y, s = _stream(300, seed=8)
     whole = se.Decayed(se.BinaryAccumulator, half_life=30.0, by="time")
