@@ -1011,11 +1011,11 @@ def main() -> None:
         print(json.dumps(rows))
         return
     quick = args.quick
-    per_event_n = 20_000 if quick else 200_000
+    per_event_n = 5_000 if quick else 200_000
     batch_sizes = [10**5] if quick else [10**6, 10**7]
     accuracy_n = 10**5 if quick else 10**6
     river_accuracy_n = 500 if quick else 20_000
-    window_n = 20_000 if quick else 100_000
+    window_n = 5_000 if quick else 100_000
 
     lines = [
         "# Benchmarks",
