@@ -5036,9 +5036,10 @@ PyDoc_STRVAR(gather_bins_doc,
 GATHER_ROWS(gather_whole_rows, int64_t)
 GATHER_ROWS(gather_weighted_rows, double)
 
-/* The bins [from, to) holding a count, in order of key, appended at out_*[m]: the new m; with `sums`, the
- * negatives and positives of those bins added to sums[0] and sums[1] (whole counts). */
-#define COMPACT_BINS(NAME, T)                                                                                \
+/* The bins [from, to) holding a count, in order of key, appended at out_*[m]: the new m; for whole counts
+ * (WHOLE), the negatives and positives of those bins added to sums[0] and sums[1] too (float counts are not
+ * summed: their sums are numpy's, in its order). */
+#define COMPACT_BINS(NAME, T, WHOLE)                                                                         \
     VECTOR_CLONES static Py_ssize_t NAME(const T *restrict neg_sums, const T *restrict pos_sums,            \
                                          const int64_t *restrict keys, Py_ssize_t from, Py_ssize_t to,      \
                                          int64_t *restrict out_keys, T *restrict out_neg, T *restrict out_pos, \
@@ -5051,29 +5052,29 @@ GATHER_ROWS(gather_weighted_rows, double)
             out_neg[m] = neg;                                                                                \
             out_pos[m] = pos;                                                                                \
             m += (neg != 0) | (pos != 0);                                                                    \
-            neg_sum += (int64_t)neg;                                                                         \
-            pos_sum += (int64_t)pos;                                                                         \
+            if (WHOLE) {                                                                                     \
+                neg_sum += (int64_t)neg;                                                                     \
+                pos_sum += (int64_t)pos;                                                                     \
+            }                                                                                                \
         }                                                                                                    \
-        if (sums != NULL) {                                                                                  \
+        if (WHOLE) {                                                                                         \
             sums[0] += neg_sum;                                                                              \
             sums[1] += pos_sum;                                                                              \
         }                                                                                                    \
         return m;                                                                                            \
     }
-COMPACT_BINS(compact_whole_bins, int64_t)
-COMPACT_BINS(compact_weighted_bins, double)
+COMPACT_BINS(compact_whole_bins, int64_t, 1)
+COMPACT_BINS(compact_weighted_bins, double, 0)
 
 /* The bins holding a count into the out_ arrays; the split at split_key and, for whole counts, the sums on either
  * side of it. */
-#define GATHER_BINS(T, COMPACT, WHOLE)                                                                    \
+#define GATHER_BINS(T, COMPACT)                                                                    \
     do {                                                                                                  \
         const T *neg_sums = (const T *)tmp, *pos_sums = neg_sums + n_bins;                                \
         int64_t part[4] = {0, 0, 0, 0}; /* negatives and positives up to the cut, then above it */       \
-        m = COMPACT(neg_sums, pos_sums, keys, 0, cut, out_keys, (T *)onb.buf, (T *)opb.buf, 0,             \
-                    WHOLE ? part : NULL);                                                                 \
+        m = COMPACT(neg_sums, pos_sums, keys, 0, cut, out_keys, (T *)onb.buf, (T *)opb.buf, 0, part);      \
         start = m;                                                                                        \
-        m = COMPACT(neg_sums, pos_sums, keys, cut, n_bins, out_keys, (T *)onb.buf, (T *)opb.buf, m,        \
-                    WHOLE ? part + 2 : NULL);                                                             \
+        m = COMPACT(neg_sums, pos_sums, keys, cut, n_bins, out_keys, (T *)onb.buf, (T *)opb.buf, m, part + 2); \
         split[0] = start;                                                                                 \
         memcpy(split + 1, part, sizeof(part));                                                            \
     } while (0)
@@ -5120,9 +5121,9 @@ gather_bins(PyObject *Py_UNUSED(module), PyObject *args)
         bad = gather_whole_rows((const int64_t *)cb.buf, cells, rows, n_rows, n_bins, (int64_t *)tmp,
                                 (int64_t *)tmp + n_bins);
     if (!bad && weighted)
-        GATHER_BINS(double, compact_weighted_bins, 0);
+        GATHER_BINS(double, compact_weighted_bins);
     else if (!bad)
-        GATHER_BINS(int64_t, compact_whole_bins, 1);
+        GATHER_BINS(int64_t, compact_whole_bins);
     Py_END_ALLOW_THREADS
     PyMem_Free(tmp);
     if (bad)
