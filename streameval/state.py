@@ -446,7 +446,7 @@ class LabelledCounts:
             # a row whose cells run by steps of 2 (one label, consecutive bins: every row of the range-free scheme)
             # is gathered as a block: its first cell * 2, plus 1 where they run down; -1 for another row
             grid = cells.reshape(-1, PAGE).astype(np.int64)
-            step = grid[:, 1] - grid[:, 0] if PAGE > 1 else np.full(grid.shape[0], 2)
+            step = grid[:, 1] - grid[:, 0]
             regular = ((step == 2) | (step == -2)) & (np.diff(grid, axis=1) == step[:, None]).all(axis=1)
             rows = np.where(regular, grid[:, 0] * 2 + (step < 0), -1)
             return bin_keys[:found], cells, rows
