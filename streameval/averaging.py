@@ -100,6 +100,21 @@ def metrics_table(report: Any) -> str:
     return "\n".join(lines)
 
 
+def text_columns(rows: list[list[str]]) -> str:
+    """Rows of cells as text, each column as wide as its widest cell, two spaces apart (a header is a row).
+
+    Examples
+    --------
+    >>> from streameval.averaging import text_columns
+    >>> print(text_columns([["segment", "ks"], ["eu", "0.04"], ["asia", "0.3"]]))
+    segment  ks
+    eu       0.04
+    asia     0.3
+    """
+    widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+
+
 class MacroReport:
     """Every scalar metric of several reports, summarised across them.
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from . import io as state_io
 from ._validation import check_real, check_time, column_as_numpy, datetime64_seconds, in_another_order
-from .averaging import macro
+from .averaging import macro, text_columns
 from .binary import DEFAULT_EXACT_UP_TO, BinaryAccumulator
 from .bins import Bins
 from .drift import drift, drift_by_segment
@@ -1290,9 +1290,9 @@ def _drift_values(report: Any) -> dict[str, Any]:
 def _drift_table(rows: dict[str, dict[str, Any]]) -> str:
     """The drift of each segment, a row each: its statistics in columns."""
     fields = ["ks", "ks_pvalue", "psi", "js", "wasserstein", "exact", "n_reference", "n_current"]
-    table = [["segment", *fields]] + [[name, *(_fmt(row[f]) for f in fields)] for name, row in rows.items()]
-    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in table)
+    return text_columns(
+        [["segment", *fields]] + [[name, *(_fmt(row[f]) for f in fields)] for name, row in rows.items()]
+    )
 
 
 def _write_html(path: str, item: Any, title: str) -> None:

@@ -22,7 +22,7 @@ from ._compiled import SPEEDUPS
 from ._events import SegmentRouter
 from ._numeric import event_groups, object_codes
 from ._validation import column_as_numpy, is_missing, is_one_value, show, table_rows, table_tuples, unmasked
-from .averaging import metric_value
+from .averaging import metric_value, text_columns
 from .protocol import AccumulatorBase
 
 __all__ = ["Segmented", "SegmentedReport"]
@@ -981,7 +981,7 @@ class SegmentedReport:
             i = list(self.reports).index(worst)
             rows[i][j + 1] += " *"
         rows.append(["overall"] + [_cell(metric_value(self.overall, m)) for m in names])
-        out = _columns([["segment", *names], *rows])
+        out = text_columns([["segment", *names], *rows])
         spread = [
             [m, labels[self.worst(m)], _cell(self.group_min(m)), _cell(self.group_max(m)),
              _cell(self.difference(m)), _cell(self.ratio(m))]
@@ -989,7 +989,7 @@ class SegmentedReport:
             if m not in NEUTRAL and not math.isnan(self.group_min(m))
         ]  # fmt: skip
         if spread:
-            out += "\n\n" + _columns([["metric", "worst", "min", "max", "difference", "ratio"], *spread])
+            out += "\n\n" + text_columns([["metric", "worst", "min", "max", "difference", "ratio"], *spread])
         return out
 
     def to_html(self, title: str | None = None) -> str:
@@ -1045,8 +1045,3 @@ def _cell(value: Any) -> str:
     if isinstance(value, (float, np.floating)):
         return f"{float(value):.4g}"
     return str(value)
-
-
-def _columns(rows: list[list[str]]) -> str:
-    widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
