@@ -79,40 +79,36 @@ def kolmogorov_sf(x: float) -> float:
     return 2.0 * sum((-1) ** (k - 1) * math.exp(-2.0 * k * k * x * x) for k in range(1, 101))
 
 
+def _inner(side: Any, name: str) -> Any:
+    """``side``, or the accumulator it holds: a window's now, a monitor's, a lock's (a copy read under it)."""
+    refuse_class(name, side)
+    for _ in range(4):  # a lock of a monitor of a window at most: each holds the next
+        inner = getattr(side, "accumulator", None)
+        if callable(inner):  # a window (through a lock: under it): its accumulator now
+            side = inner()
+        elif inner is not None:  # a monitor
+            side = inner
+        elif isinstance(side, Locked):
+            side = side.copy()
+        else:
+            break
+    return side
+
+
 def _report(side: Any, name: str) -> ScoreReport:
     if isinstance(side, ScoreReport):
         return side
-    refuse_class(name, side)
-    if hasattr(side, "accumulator") and callable(side.accumulator):  # a window
-        side = side.accumulator()
+    side = _inner(side, name)
     if hasattr(side, "scores") and callable(side.scores):  # a binary accumulator: the scores of all its events
         side = side.scores()
     report = side.get() if hasattr(side, "get") else None
     if not isinstance(report, ScoreReport):
         advice = ": drift_by_segment compares each segment" if isinstance(side, Segmented) else ""
         raise TypeError(
-            f"{name} must be a ScoreAccumulator or a BinaryAccumulator, a window over one, or a ScoreReport, "
-            f"got {type(side).__name__}{advice}"
+            f"{name} must be a ScoreAccumulator or a BinaryAccumulator, a window, monitor or Locked of one, or a "
+            f"ScoreReport, got {type(side).__name__}{advice}"
         )
     return report
-
-
-def _segmented(side: Any, name: str) -> Segmented | None:
-    """``side`` where it is a :class:`~streameval.Segmented`, or the one a window, a monitor or a lock holds."""
-    refuse_class(name, side)
-    for _ in range(4):  # a lock of a monitor of a window at most: each holds the next
-        if isinstance(side, Segmented):
-            return side
-        inner = getattr(side, "accumulator", None)
-        if callable(inner):  # a window (through a lock: under it): its accumulator now
-            side = inner()
-        elif inner is not None:  # a monitor
-            side = inner
-        elif isinstance(side, Locked):  # a copy, read under its lock
-            side = side.copy()
-        else:
-            return None
-    return side if isinstance(side, Segmented) else None
 
 
 def drift(reference: Any, current: Any) -> DriftReport:
@@ -120,8 +116,9 @@ def drift(reference: Any, current: Any) -> DriftReport:
 
     Parameters
     ----------
-    reference, current : ScoreAccumulator, BinaryAccumulator (its scores), window over one, or ScoreReport
-        With the same bins when either is binned.
+    reference, current : ScoreAccumulator, BinaryAccumulator (its scores), window, monitor or Locked, or ScoreReport
+        A window, monitor or ``Locked`` of a score or binary accumulator is read through. With the same bins
+        when either is binned.
 
     Examples
     --------
@@ -189,16 +186,18 @@ def drift_by_segment(reference: Any, current: Any) -> dict[Hashable, DriftReport
     >>> {segment: d.ks for segment, d in se.drift_by_segment(ref, cur).items()}
     {'eu': 0.25, 'us': 1.0}
     """
-    segments = _segmented(current, "current")
-    if segments is None:
+    segments = _inner(current, "current")
+    if not isinstance(segments, Segmented):
         raise TypeError(
             "current must be a Segmented accumulator, or a window, monitor or Locked of one, "
             f"got {type(current).__name__}"
         )
-    by_segment = None if isinstance(reference, ScoreReport) else _segmented(reference, "reference")
-    one = None if by_segment is not None else _report(reference, "reference")  # checked once, not per segment
+    held = reference if isinstance(reference, ScoreReport) else _inner(reference, "reference")
+    by_segment = held if isinstance(held, Segmented) else None
+    one = None if by_segment is not None else _report(held, "reference")  # read once, not per segment
     if by_segment is not None:
-        missing = [segment for segment in segments if segment not in by_segment.segments]
+        theirs = set(by_segment.segments)
+        missing = [segment for segment in segments if segment not in theirs]
         if missing:
             raise ValueError(
                 f"segments {missing!r} of current have no segment in reference: give one distribution as the "
@@ -232,9 +231,10 @@ def drift_record(reference: Any, current: Any, labels: Mapping[Hashable, str] | 
     >>> {k: v for k, v in drift_record(ref, cur).items() if k.endswith("drift_ks")}
     {'drift_ks': 0.5, 'eu/drift_ks': 0.5, 'us/drift_ks': 1.0}
     """
-    segments = _segmented(current, "current")
-    parts: list[tuple[str, Any]] = [("", current)]
-    if segments is not None:
+    reference = _report(reference, "reference")  # read once, not per part
+    segments = _inner(current, "current")
+    parts: list[tuple[str, Any]] = [("", segments)]
+    if isinstance(segments, Segmented):
         accumulators = [segments[k] for k in segments]
         parts = [("", type(accumulators[0]).merge_all(accumulators) if accumulators else None)]
         names = labels if labels is not None else {k: str(k) for k in segments}

@@ -100,6 +100,12 @@ def test_drift_takes_windows_and_refuses_other_things():
     d = se.drift(ref, win)
     cur = _scores(900, 9, shift=0.5)[-300:]
     assert d.ks == pytest.approx(stats.ks_2samp(_scores(1000, 8), cur).statistic, abs=1e-12)
+    labelled = se.BinaryAccumulator()  # through a monitor and a lock, as drift_by_segment takes segments
+    labelled.update_many(np.ones(300, dtype=int), cur)
+    want = se.drift(ref, labelled).ks
+    assert want == pytest.approx(stats.ks_2samp(_scores(1000, 8), cur).statistic, abs=1e-12)
+    for held in (se.Monitor(labelled, every=10), se.Locked(labelled), se.Locked(se.Monitor(labelled, every=10))):
+        assert se.drift(ref, held).ks == want
     with pytest.raises(TypeError, match="current"):
         se.drift(ref, se.RegressionAccumulator())
     with pytest.raises(ValueError, match="scores"):
