@@ -1108,11 +1108,9 @@ class Monitor:
         segmented = isinstance(report, SegmentedReport)
         if self.metrics is None:
             row.update(report.to_dict())
-        elif segmented:  # the whole's, then each segment's as "<segment>/<metric>"
-            row.update(report.to_dict(("n", *self.metrics)))
-        else:
-            row["n"] = report.n
-            row.update({name: metric_value(report, name) for name in self.metrics})
+        else:  # a segmented one: the whole's, then each segment's as "<segment>/<metric>"
+            names = ("n", *self.metrics)
+            row.update(report.to_dict(names) if segmented else {name: metric_value(report, name) for name in names})
         if self.drift_reference is not None:  # a binary one: its scores; a segmented one: each segment's too
             row.update(drift_record(self.drift_reference, self.accumulator, report.labels() if segmented else None))
         self._records.append(row)
