@@ -163,7 +163,8 @@ def test_shards_merged_equal_one_stream(pairs, cut):
 @pytest.mark.parametrize("factor", [1e-300, 1e-200, 1e-100, 1e200])
 def test_shards_of_tiny_and_huge_weights_merged_equal_one_stream(factor):
     """Merging moments multiplies the two parts' weights: below 1e-154 the product lost digits or became 0, and
-    shards merged gave an MSE 8% off (and a score's std 0.4% off) at weights of 1e-200."""
+    these shards merged gave an MSE 6.1% off (1.10950 against 1.18110) and a score's std 0.54% off at weights of
+    1e-200 and 1e-300."""
     y, y_pred = _data(200, seed=4)
     w = np.random.default_rng(5).uniform(0.5, 2.0, y.size)
     whole, ref = se.RegressionAccumulator(), se.RegressionAccumulator()
