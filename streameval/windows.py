@@ -373,10 +373,7 @@ class Sliding:
         if excess <= 0:
             return
         if excess > self.size:  # more events leave than stay (a short window): the events that stay counted afresh
-            batches = deque(self._batches)  # the window changes once they are counted
-            for _, take in _leaving(batches, excess):
-                _drop_first(batches, take)
-            self._count_afresh(batches)
+            self._count_afresh(excess)
             return
         # the events leaving taken out (revert_many: in the exact regime, in place in the table of scores)
         try:
@@ -389,16 +386,16 @@ class Sliding:
                 _drop_first(self._batches, take)
                 self._held -= take
         except ValueError:  # weights far apart: a count rounded below what leaves it, the others' held before it
-            batches = deque(self._batches)
-            for _, take in _leaving(batches, self._held - self.size):
-                _drop_first(batches, take)
-            self._count_afresh(batches)
+            self._count_afresh(self._held - self.size)
             return
         if getattr(self._acc, "lost_to_rounding", None) and self._acc.lost_to_rounding():
-            self._count_afresh(deque(self._batches))  # an outlier left with most of the spread: the rest anew
+            self._count_afresh(0)  # an outlier left with most of the spread: the rest anew
 
-    def _count_afresh(self, batches: deque[_Batch]) -> None:
-        """The window's events become ``batches``, counted into a new accumulator."""
+    def _count_afresh(self, leaving: int) -> None:
+        """The window's events but its oldest ``leaving`` ones, counted into a new accumulator."""
+        batches = deque(self._batches)  # the window changes once they are counted
+        for _, take in _leaving(batches, leaving):
+            _drop_first(batches, take)
 
         def count(staying: Any) -> None:
             for batch in batches:
