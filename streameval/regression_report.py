@@ -121,7 +121,8 @@ class ExactSum:
         parts = value if isinstance(value, (list, tuple)) else [value]
         if len(parts) not in (1, 2):
             raise FormatError(f"{name} must be a number or [hi, lo], got {value!r}")
-        hi, lo = (*(decode_float(f"{name}[{i}]", v) for i, v in enumerate(parts)), 0.0)[:2]
+        hi = decode_float(f"{name}[0]", parts[0])
+        lo = decode_float(f"{name}[1]", parts[1]) if len(parts) == 2 else 0.0
         out = cls(hi, lo)
         if not out.is_finite() or hi < 0 or out.value < 0 or (lo and not abs(lo) <= math.ulp(hi)):
             raise FormatError(f"{name} must be finite and >= 0, its lo part within a unit of hi's, got {value!r}")
