@@ -9,6 +9,7 @@ only through the protocol (``update``, ``update_many``, ``+=``, ``-=``,
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 from collections import deque
@@ -529,7 +530,9 @@ class TimeWindow:
         self._router.point(self._latest, None if newest is None else newest.update)
 
     def _pane_of(self, t: np.ndarray) -> np.ndarray:
-        return np.floor(t / self.pane_width).astype(np.int64)
+        """The panes of times, as whole floats: ``math.floor(t / pane_width)`` of each, without a 64-bit integer to
+        overflow (a time of 1e300 has a pane; ``int`` of one is the pane a per-event update finds)."""
+        return np.floor(t / self.pane_width)
 
     def update(self, *args: Any, t: float, **kwargs: Any) -> None:
         """Count one event at time ``t`` (the other arguments go to the accumulator)."""
@@ -579,22 +582,32 @@ class TimeWindow:
         if times.size > 1 and ascending:  # in time order, the usual case
             first, last = math.floor(times[0] / self.pane_width), math.floor(times[-1] / self.pane_width)
             # a pane's first event: floor(t / width) is monotone in t, so the events of a pane are contiguous
-            edges = [0, *self._pane_starts(times, first, last), times.size]
-            for p, start, stop in zip(range(first, last + 1), edges[:-1], edges[1:], strict=True):
-                if stop > start:
-                    cut = slice(start, stop)
-                    yield p, [_take(a, cut) for a in args], {k: _take(v, cut) for k, v in kwargs.items()}, stop - start
+            for p, start, stop in self._pane_runs(times, first, last):
+                cut = slice(start, stop)
+                yield p, [_take(a, cut) for a in args], {k: _take(v, cut) for k, v in kwargs.items()}, stop - start
             return
         panes = self._pane_of(times)
         for p in np.unique(panes):
             sel = np.flatnonzero(panes == p)
             yield int(p), [_take(a, sel) for a in args], {k: _take(v, sel) for k, v in kwargs.items()}, int(sel.size)
 
-    def _pane_starts(self, times: np.ndarray, first: int, last: int) -> list[int]:
-        """The index of the first event of each pane after ``first`` up to ``last`` (sorted times)."""
-        if last - first > 64:  # many panes: their numbers at once
+    def _pane_runs(self, times: np.ndarray, first: int, last: int) -> Iterator[tuple[int, int, int]]:
+        """Each pane of sorted times that holds events, with its first and its last event's index plus one: the
+        panes from ``first`` up to ``last`` looked at one by one when they are few, else the panes of the events
+        (a batch may span any number of panes: one event at time 0 and the next now, say)."""
+        if last - first > 64:  # many panes: where the events' pane changes, however many panes between
             panes = self._pane_of(times)
-            return np.searchsorted(panes, np.arange(first + 1, last + 1), side="left").tolist()
+            starts = [0, *(np.flatnonzero(panes[1:] != panes[:-1]) + 1).tolist(), times.size]
+            for start, stop in itertools.pairwise(starts):
+                yield int(panes[start]), start, stop
+            return
+        edges = [0, *self._pane_starts(times, first, last), times.size]
+        for p, start, stop in zip(range(first, last + 1), edges[:-1], edges[1:], strict=True):
+            if stop > start:
+                yield p, start, stop
+
+    def _pane_starts(self, times: np.ndarray, first: int, last: int) -> list[int]:
+        """The index of the first event of each pane after ``first`` up to ``last`` (sorted times, a few panes)."""
         # where each pane's start time falls, kept when the events on either side are in the panes below and
         # from p (the rounding of t / width can move a pane's first event by an event or so): else a bisection
         guesses = np.searchsorted(times, np.arange(first + 1, last + 1) * self.pane_width, side="left").tolist()

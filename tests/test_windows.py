@@ -193,6 +193,36 @@ def test_time_window_batches_in_time_order_equal_any_order(panes):
         assert in_order.n_late == shuffled.n_late == 0
 
 
+@pytest.mark.parametrize(
+    ("width", "times"),
+    [
+        (60.0, [0.0, 1.7e9, 1.7e9 + 1.0, 1.7e9 + 7.0]),  # a time of 0 (the epoch) before now: 2.8e8 panes apart
+        (10.0, [0.0, 1e19, 1e19, 2e19]),  # panes past the 64-bit integers
+        (10.0, [-1e300, 5.0, 1e300, 1e300]),  # the largest times
+    ],
+)
+def test_a_batch_over_a_long_gap_in_time_is_cut_by_its_events_panes(width, times):
+    """A batch in time order whose times span many panes is cut where its events' pane changes, not pane by pane
+    over the gap (a batch from time 0 to now took 43 s and gigabytes before: every pane of 6 s between), and a
+    pane past the 64-bit integers is the pane a per-event update finds (the batch cast it to one); a shuffled
+    batch finds the same panes."""
+    t = np.array(times)
+    y, s = np.array([1, 0, 1, 0]), np.array([0.9, 0.2, 0.6, 0.4])
+    batch, shuffled, one_by_one = (se.TimeWindow(se.BinaryAccumulator, width, panes=10) for _ in range(3))
+    batch.update_many(y, s, t=t)
+    order = [3, 1, 0, 2]
+    shuffled.update_many(y[order], s[order], t=t[order])
+    for label, score, when in zip(y.tolist(), s.tolist(), times, strict=True):
+        one_by_one.update(label, score, t=when)
+    last = math.floor(times[-1] / (width / 10))
+    keep = [i for i, when in enumerate(times) if math.floor(when / (width / 10)) > last - 10]
+    fresh = se.BinaryAccumulator()
+    fresh.update_many(y[keep], s[keep])
+    assert batch.accumulator() == shuffled.accumulator() == one_by_one.accumulator() == fresh
+    assert batch.get().n == len(keep) < 4
+    assert batch.n_late == shuffled.n_late == one_by_one.n_late == 0
+
+
 def test_time_window_counts_late_events_and_checks_input():
     win = se.TimeWindow(se.BinaryAccumulator, width=10.0, panes=5)
     win.update(1, 0.9, t=100.0)
