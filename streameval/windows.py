@@ -529,6 +529,16 @@ class TimeWindow:
         newest = None if self._latest is None else self._ring.get(self._latest)
         self._router.point(self._latest, None if newest is None else newest.update)
 
+    def _check_reach(self, lowest: float, highest: float) -> None:
+        """A ``ValueError`` where a time is too far from 0 to number its pane (``t / pane_width`` past the
+        largest float: panes of width 1e-321 and a time of 1)."""
+        for when in (lowest, highest):
+            if not math.isfinite(when / self.pane_width):
+                raise ValueError(
+                    f"t={when!r} is too far from 0 for panes of width {self.pane_width!r} (width {self.width!r} / "
+                    f"{self.panes} panes): its pane's number, t / pane width, is past the largest float"
+                )
+
     def _pane_of(self, t: np.ndarray) -> np.ndarray:
         """The panes of times, as whole floats: ``math.floor(t / pane_width)`` of each, without a 64-bit integer to
         overflow (a time of 1e300 has a pane; ``int`` of one is the pane a per-event update finds)."""
@@ -540,7 +550,9 @@ class TimeWindow:
 
     def _update_routed(self, *args: Any, t: float, **kwargs: Any) -> None:
         """An event that is not of the latest pane (or not plain): found its pane here."""
-        pane = math.floor(check_time("t", t) / self.pane_width)
+        when = check_time("t", t)
+        self._check_reach(when, when)
+        pane = math.floor(when / self.pane_width)
         current = self._ring.get(pane)
         if current is not None:  # the pane is in the window: count the event there (checked first)
             current.update(*args, **kwargs)
@@ -554,6 +566,8 @@ class TimeWindow:
         args = tuple(table_rows(a) for a in args)  # a table of named columns: its rows (cut into panes so)
         n = len(args[0]) if args else 0
         times, ascending = _event_times(t, n)
+        if n:
+            self._check_reach(float(times.min()), float(times.max()))
         fresh: dict[int, tuple[Any, int]] = {}
         # the pane before (in time): a new pane starts with the classes it learnt, in their order
         before = None if self._latest is None else self._ring.get(self._latest)

@@ -238,6 +238,25 @@ def test_time_window_counts_late_events_and_checks_input():
     assert win.get().n == before
     with pytest.raises(ValueError, match="pane grids"):
         win.merge(se.TimeWindow(se.BinaryAccumulator, width=10.0, panes=4))
+    # panes so narrow that a time's pane number is past the largest float: named, not an OverflowError
+    narrow = se.TimeWindow(se.BinaryAccumulator, width=1e-320, panes=10)
+    monitored = se.Monitor(se.TimeWindow(se.BinaryAccumulator, width=1e-320, panes=10), every=1.0, by="time")
+    for call in (
+        lambda: narrow.update(1, 0.5, t=1.0),
+        lambda: narrow.update_many([1, 0], [0.5, 0.2], t=[0.0, 2.0]),
+        lambda: monitored.update(1, 0.5, t=1.0),
+        lambda: monitored.update_many([1, 0], [0.5, 0.2], t=[0.0, 2.0]),
+    ):
+        with pytest.raises(ValueError, match=r"t=[12]\.0 is too far from 0 for panes of width 1e-321"):
+            call()
+    fresh = se.Monitor(se.TimeWindow(se.BinaryAccumulator, width=1e-320, panes=10), every=1e-14, by="time")
+    monitored.every = fresh.every  # records as often as times this near 0 can come
+    for target in (narrow, monitored, fresh):  # nothing was counted before: these alone, as into a fresh one
+        target.update(1, 0.5, t=0.0)
+        target.update(0, 0.2, t=1.5e-14)
+    assert narrow.accumulator() == monitored.accumulator.accumulator() == fresh.accumulator.accumulator()
+    records, wanted = monitored.to_records(), fresh.to_records()
+    assert len(records) == len(wanted) == 1 and records[0] == pytest.approx(wanted[0], nan_ok=True)
 
 
 @pytest.mark.parametrize("by", ["events", "time"])
