@@ -42,7 +42,7 @@ from .multiclass import MulticlassAccumulator
 from .paired import PairedAccumulator
 from .regression import RegressionAccumulator
 from .scores import ScoreAccumulator
-from .segmented import Segmented
+from .segmented import DEFAULT_MAX_SEGMENTS, Segmented
 from .windows import Sliding
 
 CHUNK = 65536
@@ -1009,7 +1009,7 @@ def _evaluate_files(args: argparse.Namespace, fast: bool, names: dict[str, str] 
 
     args.score_rows = {}  # multiclass, one score column: what its rows hold, once a chunk has shown it
     overall = make()
-    segmented = Segmented(make) if args.by else None
+    segmented = Segmented(make, max_segments=args.max_segments) if args.by else None
     window = Sliding(make, size=args.window) if args.window else None
     skip = Problem() if args.skip_bad else None
     label = None if args.kind == "scores" else args.label  # scores alone: no label column
@@ -1371,6 +1371,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--by", type=lambda text: [c for c in text.split(",") if c], action="extend", metavar="COL[,COL...]",
         help="columns whose values split the rows into segments (repeat or separate by commas to cross them)",
     )  # fmt: skip
+    ev.add_argument(
+        "--max-segments", type=int, default=DEFAULT_MAX_SEGMENTS, metavar="N",
+        help=f"with --by, stop at more than N segments (default {DEFAULT_MAX_SEGMENTS:,}; each holds an accumulator)",
+    )  # fmt: skip
     ev.add_argument("--window", type=int, help="also report the last N events")
     ev.add_argument(
         "--format", choices=["csv", "jsonl", "parquet"], help="force the input format (default: by name or content)"
@@ -1404,6 +1408,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "window", None) is not None and args.window < 1:
         raise SystemExit(f"streameval: --window must be at least 1, got {args.window}")
+    if getattr(args, "max_segments", 1) < 1:
+        raise SystemExit(f"streameval: --max-segments must be at least 1, got {args.max_segments}")
     return int(args.run(args))
 
 

@@ -344,7 +344,8 @@ class Segmented(AccumulatorBase):
     def _room(self, new: int) -> None:
         if len(self._segments) + new > self.max_segments:
             raise ValueError(
-                f"this would make {len(self._segments) + new} segments, more than max_segments={self.max_segments}"
+                f"this would make {len(self._segments) + new} segments, more than max_segments={self.max_segments} "
+                "(each holds an accumulator: a larger max_segments allows more)"
             )
 
     # -- updating -------------------------------------------------------------------

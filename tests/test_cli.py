@@ -110,6 +110,32 @@ def test_segments_micro_macro_and_window(tmp_path):
     assert out["window"]["auc"] == pytest.approx(last.get().auc, abs=1e-15) and out["window"]["n"] == 500
 
 
+def test_max_segments_is_an_option_and_its_refusal_says_how_to_allow_more(tmp_path):
+    """--by over a column of many values (a user id, say) stops at more than --max-segments (10,000 by default,
+    the library's), naming the number and the setting; a larger one counts them all, each segment as the
+    library counts its rows."""
+    n = 60
+    rng = np.random.default_rng(8)
+    y, s = rng.random(n) < 0.5, np.round(rng.random(n), 4)
+    users = np.array([f"u{i % 6}" for i in range(n)])
+    path = tmp_path / "users.csv"
+    _write_csv(path, y, s, users, np.ones(n))
+    refused = _in_process("eval", str(path), "--by", "region", "--max-segments", "5")
+    assert refused.returncode != 0
+    assert "this would make 6 segments, more than max_segments=5" in refused.stderr
+    assert "a larger max_segments allows more" in refused.stderr
+    out = json.loads(_cli("eval", str(path), "--by", "region", "--max-segments", "6", "--json").stdout)
+    assert sorted(out["segments"]) == [f"u{i}" for i in range(6)]
+    for name in ("u0", "u5"):
+        acc = se.BinaryAccumulator()
+        acc.update_many(y[users == name], s[users == name])
+        report = acc.get()
+        assert out["segments"][name]["n"] == 10 and out["segments"][name]["accuracy"] == report.accuracy
+        assert out["segments"][name]["brier"] == pytest.approx(report.brier, rel=1e-12)
+    bad = _in_process("eval", str(path), "--by", "region", "--max-segments", "0")
+    assert bad.returncode != 0 and "--max-segments must be at least 1, got 0" in bad.stderr
+
+
 def test_crossed_segments_comparison_fairness_and_the_marked_table(tmp_path):
     fairlearn_metrics = pytest.importorskip("fairlearn.metrics")
     y, s, region, _ = _data(3000, seed=3)
@@ -1004,6 +1030,7 @@ def test_a_file_that_cannot_be_read_is_named_without_advice_to_skip_rows(tmp_pat
         (["--pos-label", "1", "--neg-label", "1"], "--pos-label and --neg-label must differ, got '1' for both"),
         (["--kind", "multiclass", "--score", "score", "--classes", "a,b,a"], "--classes names the class 'a' 2 times"),
         (["--kind", "multiclass", "--score", "p,q,p"], "--score names the class 'p' 2 times"),
+        (["--by", "region", "--max-segments", "-3"], "--max-segments must be at least 1, got -3"),
     ],
 )
 def test_options_the_library_would_refuse_are_named_before_reading(tmp_path, argv, message):
