@@ -18,7 +18,7 @@ import numpy as np
 
 from ._validation import in_another_order
 from .binary import BinaryAccumulator
-from .segmented import Segmented
+from .segmented import DEFAULT_MAX_SEGMENTS, Segmented
 
 __all__ = ["evaluate"]
 
@@ -43,6 +43,7 @@ def _frame_partition(
     weight: str | None,
     by: list[str] | None,
     number: int = 0,
+    max_segments: int = DEFAULT_MAX_SEGMENTS,
 ) -> Any:
     """Partition ``number`` of a frame counted; a refusal names the partition and the row (its label in the frame's
     index, and its values), where the accumulator's message names its position within the partition."""
@@ -65,7 +66,7 @@ def _frame_partition(
             acc = make()
             acc.update_many(*columns, weights)  # the weights by position, as every kind takes them
             return acc
-        seg = Segmented(make)
+        seg = Segmented(make, max_segments=max_segments)
         keys = part[by[0]] if len(by) == 1 else list(part[by].itertuples(index=False, name=None))
         seg.update_many(keys, *columns, w=weights)
         return seg
@@ -152,6 +153,7 @@ def evaluate(
     by: str | list[str] | None = None,
     accumulator: Any = None,
     split_every: int = 8,
+    max_segments: int = DEFAULT_MAX_SEGMENTS,
 ) -> Any:
     """The merged accumulator of a Dask DataFrame (or a Dask Bag of ``(y, score[, w])`` tuples).
 
@@ -173,6 +175,10 @@ def evaluate(
         given here is used as an empty prototype of its configuration.
     split_every : int, default 8
         Fan-in of the merge tree.
+    max_segments : int, default 10,000
+        With ``by``: the most segments (each holds an accumulator), as
+        :class:`streameval.Segmented` takes it; a partition or a merge that
+        would make more is refused.
 
     Examples
     --------
@@ -215,14 +221,14 @@ def evaluate(
         if missing:
             raise ValueError(f"column {missing[0]!r} is not in the frame (columns: {sorted(map(str, columns))})")
         parts = [
-            dask.delayed(_frame_partition)(p, make, kind, label, score, weight, by, number)
+            dask.delayed(_frame_partition)(p, make, kind, label, score, weight, by, number, max_segments)
             for number, p in enumerate(data.to_delayed())
         ]
     if split_every < 2:
         raise ValueError(f"split_every must be at least 2, got {split_every!r}")
+    empty = Segmented(make, max_segments=max_segments) if by else make()  # a bad max_segments: refused here
     while len(parts) > 1:  # a tree of merges: nothing but accumulators moves
         parts = [dask.delayed(_combine)(parts[i : i + split_every]) for i in range(0, len(parts), split_every)]
-    empty = Segmented(make) if by else make()
     if not parts:
         return empty
     (result,) = dask.compute(parts[0])

@@ -29,7 +29,7 @@ from .multiclass import MulticlassAccumulator
 from .paired import PairedAccumulator
 from .regression import RegressionAccumulator
 from .scores import ScoreAccumulator
-from .segmented import Segmented
+from .segmented import DEFAULT_MAX_SEGMENTS, Segmented
 
 __all__ = ["DRIVER_MERGES_UP_TO", "KINDS", "evaluate"]
 
@@ -208,15 +208,17 @@ def _located(exc: Exception, cols: _Columns, partition: int, done: int, table: A
     return f"{_MARK}{named}{_place(partition, done + row)} ({values}): {message}"
 
 
-def _count_partition(batches: Iterator[Any], cols: _Columns, make: Callable[[], Any]) -> Iterator[Any]:
+def _count_partition(
+    batches: Iterator[Any], cols: _Columns, make: Callable[[], Any], max_segments: int = DEFAULT_MAX_SEGMENTS
+) -> Iterator[Any]:
     """The body of ``mapInArrow``: count a partition's batches, yield one row holding its state."""
     import pyarrow as pa
     from pyspark import TaskContext
 
     context = TaskContext.get()
     partition = context.partitionId() if context is not None else 0
-    acc = Segmented(make) if cols.by else make()
-    whole = functools.partial(Segmented, make) if cols.by else make
+    whole = functools.partial(Segmented, make, max_segments=max_segments) if cols.by else make
+    acc = whole()
     done = 0  # rows of the partition counted so far
     pending: list[Any] = []
 
@@ -322,6 +324,7 @@ def evaluate(
     by: str | Sequence[str] | None = None,
     kind: str = "binary",
     depth: int = 2,
+    max_segments: int = DEFAULT_MAX_SEGMENTS,
     **accumulator_options: Any,
 ) -> Any:
     """The merged accumulator of a Spark DataFrame's rows.
@@ -361,6 +364,10 @@ def evaluate(
     depth : int, default 2
         Depth of the merge tree (``treeReduce``'s ``depth``), for DataFrames
         of more than ``DRIVER_MERGES_UP_TO`` partitions.
+    max_segments : int, default 10,000
+        With ``by``: the most segments (each holds an accumulator), as
+        :class:`streameval.Segmented` takes it; a partition or a merge that
+        would make more is refused.
     **accumulator_options
         Passed to the accumulator's constructor (``threshold=``,
         ``exact_up_to=``, ``bins=``, ``classes=``...).
@@ -428,10 +435,10 @@ def evaluate(
     except TypeError as exc:
         raise TypeError(f"{KINDS[kind].__name__} options {sorted(options)}: {exc}") from None
     cols = _Columns(kind, label, score_key, weight, by_columns, score_type)
+    empty = Segmented(make, max_segments=max_segments) if by_columns else make()  # a bad max_segments: refused here
     states = df.select(*cols.names).mapInArrow(
-        functools.partial(_count_partition, cols=cols, make=make), "state binary"
+        functools.partial(_count_partition, cols=cols, make=make, max_segments=max_segments), "state binary"
     )
-    empty = Segmented(make) if by_columns else make()
     try:
         # Spark Connect has no RDDs, and a few states are cheaper to merge on the driver than through a shuffle
         if _is_connect(df) or states.rdd.getNumPartitions() <= DRIVER_MERGES_UP_TO:

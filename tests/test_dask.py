@@ -77,6 +77,14 @@ def test_segments_bag_and_other_kinds(client, parquet):
     crossed = sed.evaluate(ddf, label="label", score="score", by=["region", "label"])
     assert sorted(crossed.segments) == [("eu", 0), ("eu", 1), ("us", 0), ("us", 1)]
     assert crossed.get()[("eu", 1)].n == int(((frame["region"] == "eu") & (frame["label"] == 1)).sum())
+    # max_segments as Segmented takes it: 4 crossed segments are refused at 3 (by a partition or a merge), kept at 4
+    with pytest.raises(ValueError, match="more than max_segments=3"):
+        sed.evaluate(ddf, label="label", score="score", by=["region", "label"], max_segments=3)
+    with pytest.raises(ValueError, match="max_segments must be >= 1, got 0"):
+        sed.evaluate(ddf, label="label", score="score", by="region", max_segments=0)
+    four = sed.evaluate(ddf, label="label", score="score", by=["region", "label"], max_segments=4)
+    assert four.max_segments == 4 and sorted(four.segments) == sorted(crossed.segments)
+    assert all(four[key] == crossed[key] for key in crossed.segments)
     multi = sed.evaluate(
         ddf, label="cls", score=["c0", "c1", "c2"], accumulator=se.MulticlassAccumulator(classes=[0, 1, 2])
     )

@@ -145,6 +145,14 @@ def test_segments_one_column_and_crossed(frame, data):
     assert by_region == one
     crossed = ses.evaluate(frame, by=["region", "tier"], weight="weight")
     assert sorted(crossed.segments) == [("eu", 0), ("eu", 1), ("us", 0), ("us", 1)]
+    # max_segments as Segmented takes it: 4 crossed segments are refused at 3 (on a worker or the driver), kept at 4
+    with pytest.raises(ValueError, match="more than max_segments=3"):
+        ses.evaluate(frame, by=["region", "tier"], weight="weight", max_segments=3)
+    with pytest.raises(ValueError, match="max_segments must be >= 1, got 0"):
+        ses.evaluate(frame, by="region", max_segments=0)
+    four = ses.evaluate(frame, by=["region", "tier"], weight="weight", max_segments=4)
+    assert four.max_segments == 4 and sorted(four.segments) == sorted(crossed.segments)
+    assert all(four[key] == crossed[key] for key in crossed.segments)
     for key in crossed.segments:
         rows = (cols["region"] == key[0]) & (cols["tier"] == key[1])
         ref = se.BinaryAccumulator()
