@@ -23,6 +23,7 @@ from ._validation import (
     is_missing,
     row_mapping,
     show,
+    show_many,
     table_rows,
     unmasked,
 )
@@ -201,7 +202,7 @@ class MulticlassAccumulator(AccumulatorBase):
         return float(total) if self._cm.dtype == np.float64 else int(total)
 
     def _unknown(self, name: str, label: Any) -> ValueError:
-        return ValueError(f"{name} must be one of the classes {self._classes!r}, got {show(label)}")
+        return ValueError(f"{name} must be one of the classes {show_many(self._classes)}, got {show(label)}")
 
     # -- per-event path -----------------------------------------------------
     def _reset_buffers(self) -> None:
@@ -374,7 +375,7 @@ class MulticlassAccumulator(AccumulatorBase):
             elif self._fixed:
                 at = int(np.flatnonzero(inverse == j)[0])
                 raise ValueError(
-                    f"{name} must be one of the classes {self._classes!r}, got {show(label)} at index {at}"
+                    f"{name} must be one of the classes {show_many(self._classes)}, got {show(label)} at index {at}"
                 )
             else:
                 new.append(label)
@@ -441,7 +442,7 @@ class MulticlassAccumulator(AccumulatorBase):
                         _refuse_missing("scores key", key, i)  # before any comparison: NA has no truth value
                         if self._fixed:
                             raise ValueError(
-                                f"scores keys must be classes {self._classes!r}, got {show(key)} at index {i}"
+                                f"scores keys must be classes {show_many(self._classes)}, got {show(key)} at index {i}"
                             )
                         keys_first.setdefault(key, (i, 1 + at))
                         if key not in new:
@@ -480,7 +481,7 @@ class MulticlassAccumulator(AccumulatorBase):
             if scores_arr.shape != (n, k):
                 raise ValueError(
                     f"scores must have shape ({n}, {k}): one row per event, one column per class "
-                    f"{self._classes + new!r}; got {scores_arr.shape}"
+                    f"{show_many(self._classes + new)}; got {scores_arr.shape}"
                 )
             flat = as_scores("scores", scores_arr.reshape(-1))
             scores_arr = flat.reshape(n, k)
@@ -811,7 +812,9 @@ class MulticlassAccumulator(AccumulatorBase):
             raise ValueError(f"cannot merge an accumulator of {self._mode} with one of {other._mode}")
         extra = [c for c in other._classes if c not in self._index]
         if extra and self._fixed:
-            raise ValueError(f"cannot merge: classes {extra!r} are not among the fixed classes {self._classes!r}")
+            raise ValueError(
+                f"cannot merge: classes {show_many(extra)} are not among the fixed classes {show_many(self._classes)}"
+            )
 
     def _merge_in(self, other: MulticlassAccumulator, sign: int) -> None:
         """Add (``sign=-1``: take out) ``other`` in place, matching classes by label."""
@@ -1089,7 +1092,7 @@ class MulticlassAccumulator(AccumulatorBase):
         return acc
 
     def __repr__(self) -> str:
-        return f"MulticlassAccumulator(classes={self._classes!r}, bins={self.bins!r}, n={self._total()})"
+        return f"MulticlassAccumulator(classes={show_many(self._classes)}, bins={self.bins!r}, n={self._total()})"
 
 
 def _order(label: Any) -> tuple[str, str]:

@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 from ._numeric import scaled_to_one
 from ._report_output import SummaryAndPage
+from ._validation import show, show_many
 from .binary_report import BinaryReport
 from .confusion import ratio
 
@@ -242,7 +243,7 @@ class MulticlassReport(SummaryAndPage):
         try:
             return self.per_class[self.classes.index(cls)]
         except ValueError:
-            raise ValueError(f"cls must be one of {list(self.classes)!r}, got {cls!r}") from None
+            raise ValueError(f"cls must be one of {show_many(self.classes)}, got {show(cls)}") from None
 
     def to_dict(self) -> dict[str, float]:
         """Every scalar metric by name."""
@@ -250,6 +251,6 @@ class MulticlassReport(SummaryAndPage):
 
     def __repr__(self) -> str:
         return (
-            f"MulticlassReport(classes={list(self.classes)!r}, n={self.n}, accuracy={self.accuracy:.4f}, "
+            f"MulticlassReport(classes={show_many(self.classes)}, n={self.n}, accuracy={self.accuracy:.4f}, "
             f"mean_f1={self.mean_f1:.4f}, macro_auc={self.macro_auc:.4f})"
         )

@@ -540,3 +540,21 @@ def test_hundreds_of_classes_learnt_one_event_at_a_time_or_in_a_batch_count_as_s
     first_weights = None if w is None else w[:half]
     first_want = skm.confusion_matrix(y[:half], pred[:half], labels=labels, sample_weight=first_weights)
     np.testing.assert_allclose(matrix(less), first_want, rtol=1e-12, atol=1e-12)
+
+
+def test_messages_and_reprs_name_thousands_of_classes_by_the_first_ones_and_their_number():
+    """An unknown class among 3,000 fixed ones, scores of the wrong width and the reprs show the first 20 classes
+    and how many there are (a message naming them all was 40 KB long); a few classes are shown whole."""
+    many = se.MulticlassAccumulator(classes=list(range(3_000)))
+    shown = "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, ... (3000 in all)]"
+    with pytest.raises(ValueError) as refused:
+        many.update(5_000, 1)
+    assert str(refused.value) == f"y must be one of the classes {shown}, got 5000"
+    with pytest.raises(ValueError, match=r"one column per class \[0, 1, .* \(3000 in all\)\]; got \(2, 5\)"):
+        many.update_many([0, 1], np.full((2, 5), 0.2))
+    many.update_many([0, 1, 2], [0, 2, 2])
+    assert repr(many).startswith(f"MulticlassAccumulator(classes={shown}, ")
+    assert repr(many.get()).startswith(f"MulticlassReport(classes={shown}, n=3, ")
+    few = se.MulticlassAccumulator(classes=["a", "b"])
+    with pytest.raises(ValueError, match=r"^y must be one of the classes \['a', 'b'\], got 'c'$"):
+        few.update("c", "a")
