@@ -643,7 +643,29 @@ def _binary_labels(rows: Rows, args: argparse.Namespace) -> tuple[np.ndarray, np
     else:
         labels = _texts(rows, args.label)
         is_pos, is_neg = labels == args.pos_label, labels == args.neg_label
+    unmatched = np.flatnonzero(~(is_pos | is_neg))
+    if unmatched.size:  # true, false and whole numbers written as floats read as the values JSON and Parquet hold
+        is_pos, is_neg = np.array(is_pos, dtype=np.bool_), np.array(is_neg, dtype=np.bool_)
+        texts = [_label_value_text(_raw(rows, args.label, i)) for i in unmatched.tolist()]
+        is_pos[unmatched] = [text == args.pos_label for text in texts]
+        is_neg[unmatched] = [text == args.neg_label for text in texts]
     return is_pos, ~(is_pos | is_neg)
+
+
+def _label_value_text(value: Any) -> str:
+    """A label's text as its value reads in JSON and Parquet, where it is not the text of either label: ``true``
+    and ``false`` (any case, as pandas writes a column of bools) as ``1`` and ``0``, and a whole number written as
+    a float (``1.0``, as pandas writes labels of a column with missing values) as that number."""
+    if not isinstance(value, str):
+        return _label_text(value)
+    text = value.strip()
+    if text.lower() in ("true", "false"):
+        return "1" if text.lower() == "true" else "0"
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return str(int(number)) if number.is_integer() else text
 
 
 def _check_chunk(rows: Rows, args: argparse.Namespace, skip: Problem | None) -> tuple[Any, ...]:
@@ -1365,7 +1387,11 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"keep every distinct score while there are at most N (binary, scores; default {DEFAULT_EXACT_UP_TO}; "
         "0: bins from the start; none: always)",
     )  # fmt: skip
-    ev.add_argument("--pos-label", help="text of the positive label (binary, paired; default: 1; true counts as 1)")
+    ev.add_argument(
+        "--pos-label",
+        help="text of the positive label (binary, paired; default: 1; true and false count as 1 and 0, and a whole "
+        "number written as a float, 1.0, as that number, in every format)",
+    )
     ev.add_argument("--neg-label", help="text of the negative label (binary, paired; default: 0; false counts as 0)")
     ev.add_argument(
         "--by", type=lambda text: [c for c in text.split(",") if c], action="extend", metavar="COL[,COL...]",

@@ -978,6 +978,48 @@ def test_a_missing_class_is_a_bad_row_and_a_missing_segment_reads_alike_in_every
         assert out["segments"]["''"]["n"] == 1, name
 
 
+@pytest.mark.parametrize("form", ["bools", "floats"])
+def test_labels_written_as_bools_or_as_floats_read_alike_in_every_format(tmp_path, form, monkeypatch):
+    """pandas writes a column of bool labels as True/False and one of labels with a missing value as 1.0/0.0; JSON
+    and Parquet hold them as true/false and 1.0/0.0, which read as 1 and 0. In CSV text they read alike now (they
+    were bad rows: "label '1.0' is neither '1' nor '0'"), by both CSV readers; 2.0 and yes are still neither."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from streameval import cli
+
+    rng = np.random.default_rng(14)
+    n = 200
+    y, s = rng.random(n) < 0.4, np.round(rng.random(n), 4)
+    values = y.tolist() if form == "bools" else y.astype(float).tolist()
+    spellings = {  # other ways to write the same label, in one row of 7
+        ("bools", True): [" true", "TRUE", "True"], ("bools", False): ["false ", "FALSE", "False"],
+        ("floats", True): ["1e0", " 1.00", "1.0"], ("floats", False): ["0e5", " 0.00", "0.0"],
+    }  # fmt: skip
+    texts = [spellings[form, bool(v)][i % 3] if i % 7 == 0 else str(v) for i, v in enumerate(values)]
+    (tmp_path / "l.csv").write_text(
+        "label,score\n" + "".join(f"{t},{v!r}\n" for t, v in zip(texts, s.tolist(), strict=True))
+    )
+    (tmp_path / "l.jsonl").write_text(
+        "".join(json.dumps({"label": v, "score": p}) + "\n" for v, p in zip(values, s.tolist(), strict=True))
+    )
+    pq.write_table(pa.table({"label": values, "score": s}), tmp_path / "l.parquet")
+    want = se.BinaryAccumulator()
+    want.update_many(y, s)
+    for name in ("l.csv", "l.jsonl", "l.parquet"):
+        for reader in ("fast", "exact"):
+            if reader == "exact":  # the CSV reader of the exact path, as files pyarrow cannot parse take
+                monkeypatch.setattr(cli, "_has_pyarrow", lambda: False)
+            out = json.loads(_in_process("eval", str(tmp_path / name), "--json", "--no-progress").stdout)
+            monkeypatch.undo()
+            assert out["overall"]["n"] == n and out["overall"]["positives"] == int(y.sum()), (name, reader)
+            assert out["overall"]["auc"] == pytest.approx(want.get().auc, abs=1e-15), (name, reader)
+    (tmp_path / "bad.csv").write_text("label,score\n1.0,0.4\n2.0,0.5\nyes,0.6\nFalse,0.1\n")
+    bad = _in_process("eval", str(tmp_path / "bad.csv"), "--no-progress")
+    assert bad.returncode == 2 and "bad.csv:3: label '2.0' is neither '1' nor '0'" in bad.stderr
+    out = json.loads(_in_process("eval", str(tmp_path / "bad.csv"), "--json", "--no-progress", "--skip-bad").stdout)
+    assert out["skipped"]["by_reason"] == {"label": 2} and out["overall"]["n"] == 2
+
+
 def test_skip_bad_skips_rows_of_another_shape_too(tmp_path):
     """--skip-bad counts and skips every bad row: one with more fields than the header, a line that is not a JSON
     object or lacks a field, as it does a bad label; without it, the first stops the run, named."""
