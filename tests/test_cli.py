@@ -1009,6 +1009,8 @@ def test_labels_written_as_bools_or_as_floats_read_alike_in_every_format(tmp_pat
         for reader in ("fast", "exact"):
             if reader == "exact":  # the CSV reader of the exact path, as files pyarrow cannot parse take
                 monkeypatch.setattr(cli, "_has_pyarrow", lambda: False)
+            else:  # labels that are not whole numbers' text: read fast again as text, not by the exact reader
+                monkeypatch.setattr(cli, "_csv_chunks", lambda *a, **k: pytest.fail("the exact reader read it"))
             out = json.loads(_in_process("eval", str(tmp_path / name), "--json", "--no-progress").stdout)
             monkeypatch.undo()
             assert out["overall"]["n"] == n and out["overall"]["positives"] == int(y.sum()), (name, reader)
