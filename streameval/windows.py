@@ -156,6 +156,12 @@ def _kept(value: Any) -> Any:
 _SHARED = frozenset({float, int, bool, str, bytes, type(None), tuple, np.float64, np.int64, np.bool_})
 
 
+def _copyable(value: Any) -> bool:
+    """Whether :func:`_kept` keeps a copy of a batch's argument, or it is a value that cannot change (a table,
+    which the caller may change later, is not)."""
+    return type(value) in _SHARED or isinstance(value, (dict, list, np.ndarray))
+
+
 def _cut(values: Any, start: int, stop: int | None = None) -> Any:
     """Events ``start:stop`` of one argument of a batch, as an independent copy (scalars pass as they are; the
     rows of a list, such as dicts of class scores, copied too)."""
@@ -723,6 +729,7 @@ def _take(values: Any, sel: np.ndarray | slice) -> Any:
 
 # -- Decayed ---------------------------------------------------------------------
 _FOLD_EVERY = 16384  # Decayed's plain per-event updates counted as one batch this often (or when read)
+_CATCH_UP = 4096  # events of batches kept for Decayed's checker between two per-event updates (else a new copy)
 _POWER_STEP = 1024  # consecutive events' decay factors: a coarse power of two times one of this many fine ones
 
 
@@ -785,33 +792,59 @@ class Decayed:
     def _start_log(self) -> None:
         # Per-event updates are checked at once by a scratch accumulator (it counts them too, but is never read):
         # a copy of the state (its classes, segments, the kind of events it takes) made when first needed, it then
-        # sees every per-event update, so whatever it takes the state takes when they are added.
+        # sees every per-event update, so whatever it takes the state takes when they are added. Small batches
+        # counted meanwhile are kept (copies of their arguments) and counted into it before the next per-event
+        # update, rather than copying the state again: a batch and an event in turn copied a decayed window of
+        # 1,000 segments each time (20 ms).
         self._checker: Any = None
+        self._unchecked: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+        self._unchecked_events = 0
         if self.by == "events":  # plain per-event updates kept in compiled columns
             self._log = EventLog(self._check_first, self._fold, self._update_checked, _FOLD_EVERY, objects=True)
             self.update = self._log.update  # type: ignore[method-assign]
 
     def _checking(self) -> Any:
-        """The scratch accumulator that checks per-event updates (made from the state when there is none)."""
+        """The scratch accumulator that checks per-event updates (made from the state when there is none, or
+        brought up to date with the small batches counted since it last checked one)."""
+        unchecked, self._unchecked, self._unchecked_events = self._unchecked, [], 0
+        if self._checker is not None and unchecked:
+            try:  # what the state took, the checker takes: it learns their classes and segments
+                for args, kwargs in unchecked:
+                    self._checker.update_many(*args, **kwargs)
+            except (TypeError, ValueError):  # a total it keeps apart (weights not decayed): a copy instead
+                self._checker = None
         if self._checker is None:  # a copy of the state: its classes, segments and kinds of events (never read)
             self._checker = self._acc.copy()
-            if self._log is not None:
-                self._log.retarget(self._checker.update)
+        if self._log is not None:
+            self._log.retarget(self._checker.update)
         return self._checker
 
     def _check_first(self, *args: Any, **kwargs: Any) -> None:
         """The log's first event since the state changed without the checker (a batch): checked by a new one."""
         self._checking().update(*args, **kwargs)
 
-    def _state_changed(self) -> None:
-        """Events the checker did not see were counted: the next per-event update makes it again."""
-        self._checker = None
+    def _state_changed(self, args: tuple[Any, ...] = (), w: Any = None, kwargs: dict[str, Any] | None = None) -> None:
+        """A batch the checker did not see was counted: kept for it when small (at most ``_CATCH_UP`` events
+        since it last checked, of arguments it can copy), else the next per-event update makes it again."""
+        n = len(args[0]) if args and hasattr(args[0], "__len__") else 0
+        keep = self._checker is not None and n > 0 and self._unchecked_events + n <= _CATCH_UP
+        keep = keep and all(_copyable(a) for a in (*args, w, *(kwargs or {}).values()))
+        if keep:
+            extra = {k: _kept(v) for k, v in (kwargs or {}).items()}
+            if w is not None:
+                extra["w"] = _kept(w)
+            self._unchecked.append((tuple(_kept(a) for a in args), extra))
+            self._unchecked_events += n
+        else:
+            self._checker = None
+            self._unchecked, self._unchecked_events = [], 0
         if self._log is not None:
             self._log.retarget(self._check_first)
 
     def __getstate__(self) -> dict[str, Any]:
         self._fold()  # a logical no-op
-        state = {k: v for k, v in self.__dict__.items() if k not in ("_log", "_checker", "update")}
+        left_out = ("_log", "_checker", "_unchecked", "_unchecked_events", "update")  # the checker is made again
+        state = {k: v for k, v in self.__dict__.items() if k not in left_out}
         state["_factory"] = _pickled_factory(self._factory)
         return state
 
@@ -887,7 +920,7 @@ class Decayed:
         """Count many events; all of them or, on bad input, none."""
         self._fold()
         self._count_many(args, t, w, kwargs)  # the batch whole to the state: a table is the accumulator's to read
-        self._state_changed()
+        self._state_changed(args, w, kwargs)
 
     def _count_many(self, args: tuple[Any, ...], t: Any, w: Any, kwargs: dict[str, Any]) -> None:
         n = len(args[0]) if args else 0
