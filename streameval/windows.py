@@ -785,7 +785,7 @@ class Decayed:
         self._t_ref = 0.0
         self._latest = -math.inf
         self._clock = 0  # events seen, the time when by="events"
-        self._pending: Any = None  # per-event updates not yet added to the state
+        self._pending: Any = None  # per-event updates not yet added to the state (of a window pickled before)
         self._log: Any = None
         self._start_log()
 
@@ -863,8 +863,7 @@ class Decayed:
         """Count one event (at time ``t`` when ``by="time"``).
 
         The event is checked at once against every event before it, then
-        goes, with its decayed weight, into a pending accumulator, which joins
-        the state when the window is read, merged or rescaled. With
+        counted into the state with its decayed weight. With
         ``by="events"`` plain events (float, int, bool and str arguments, and
         dicts such as class scores, kept as copies) are kept in compiled
         columns instead and counted as one batch when the window is read or
@@ -873,7 +872,7 @@ class Decayed:
         self._update_checked(*args, t=t, w=w, **kwargs)
 
     def _update_checked(self, *args: Any, t: float | None = None, w: float = 1.0, **kwargs: Any) -> None:
-        """Count one event through the pending accumulator (after the log's events, which come first)."""
+        """Count one event into the state (after the log's events, which come first)."""
         self._fold_log()
         if self.by == "events":
             if t is not None:
@@ -890,9 +889,10 @@ class Decayed:
             return
         self._checking().update(*args, w=weight, **kwargs)  # against every event so far: a refusal changes nothing
         decayed = weight * 2.0 ** ((when - self._t_ref) / self.half_life)
-        if self._pending is None:  # the state's classes, in their order, and the kind of events it takes
-            self._pending = _emptied_state(self._acc, self._factory)
-        self._pending.update(*args, w=decayed, **kwargs)
+        # into the state itself, as the checker took it: an accumulator made apart for these events (emptied) would
+        # not know what the state learnt in its parts (a segment's classes: a score sequence in their order)
+        self._fold_pending()
+        self._acc.update(*args, w=decayed, **kwargs)
         self._latest = top
         self._clock += 1
 

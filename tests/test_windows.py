@@ -643,6 +643,37 @@ def test_decayed_checks_events_after_small_batches_by_what_the_batches_taught(ba
         np.testing.assert_allclose(got[segment].confusion_matrix, want[segment].confusion_matrix, rtol=1e-6)
 
 
+@pytest.mark.parametrize("by", ["events", "time"])
+def test_decayed_segments_take_score_sequences_in_their_learnt_class_order(by):
+    """A score sequence in a segment's learnt class order goes into the decayed state itself: an accumulator made
+    apart for per-event updates (emptied: no segments) made the segment again without its classes and refused it
+    ("one score per class (1: ['b']), got 2"). The window equals the segments fed the decayed weights."""
+    half_life = 4.0
+    dec = se.Decayed(lambda: se.Segmented(se.MulticlassAccumulator), half_life=half_life, by=by)
+    events = [
+        ("eu", "a", {"a": 0.6, "b": 0.4}),
+        ("us", "c", {"c": 0.9, "a": 0.1}),
+        ("eu", "b", [0.3, 0.7]),  # (a, b)
+        ("us", "a", [0.2, 0.8]),  # (c, a)
+        ("eu", "b", [0.8, 0.2]),
+        ("us", "c", [0.7, 0.3]),
+    ]
+    times = [0.0, 1.0, 2.5, 3.0, 7.0, 9.5]
+    for (segment, y, scores), t in zip(events, times, strict=True):
+        dec.update(segment, y, scores, **({"t": t} if by == "time" else {}))
+    clock = np.array(times) if by == "time" else np.arange(len(events), dtype=float)
+    weights = np.exp2((clock - clock[-1]) / half_life)
+    want = se.Segmented(se.MulticlassAccumulator)
+    for (segment, y, scores), w in zip(events, weights.tolist(), strict=True):
+        want.update(segment, y, scores, w=w)
+    got, expected = dec.get(), want.get()
+    assert got.segments == expected.segments == ["eu", "us"]
+    for segment in expected.segments:
+        assert got[segment].classes == expected[segment].classes
+        np.testing.assert_allclose(got[segment].confusion_matrix, expected[segment].confusion_matrix, rtol=1e-12)
+    assert got["eu"].accuracy == pytest.approx(expected["eu"].accuracy, rel=1e-12)
+
+
 def test_monitor_records_by_events_and_by_time():
     y, s = _stream(1000, seed=9)
     mon = se.Monitor(se.BinaryAccumulator(), every=250)
