@@ -87,14 +87,6 @@ def _pickled_factory(factory: Factory, empty: Any = None) -> _Fresh:
     return _Fresh(_make(factory) if empty is None else empty)
 
 
-def _emptied_state(acc: Any, factory: Factory) -> Any:
-    """An accumulator with ``acc``'s configuration, classes and kind of events (scores or predicted classes) and
-    no events: what takes an event exactly when ``acc`` would."""
-    if hasattr(acc, "subtract"):
-        return acc - acc
-    return acc.emptied() if hasattr(acc, "emptied") else _make(factory)
-
-
 def _counted_afresh(like: Any, fresh: Callable[[], Any], count: Callable[[Any], None]) -> Any:
     """A new accumulator that takes the events ``count`` counts into it: first one like ``like`` with no events
     (the protocol's ``emptied``: the classes it learnt kept, in their order, so that score sequences given since
@@ -945,13 +937,12 @@ class Decayed:
             decayed *= weights
         if t_ref == self._t_ref:  # the usual case: straight into the state (all or nothing)
             self._acc.update_many(*args, w=decayed, **kwargs)
-        else:  # a rescale: counted apart (checked), then the state rescaled and the batch added
-            # empty, in the state's regime (exact or binned): binned events added to binned counts need no conversion
-            fresh = _emptied_state(self._acc, self._factory)
-            fresh.update_many(*args, w=decayed, **kwargs)
-            self._acc = self._acc.scaled(2.0 ** ((self._t_ref - t_ref) / self.half_life))
+        else:  # a rescale: the state rescaled (a new accumulator), the batch counted into it (all or nothing: the
+            # state is replaced only then), as what the state learnt takes it (a segment's classes)
+            rescaled = self._acc.scaled(2.0 ** ((self._t_ref - t_ref) / self.half_life))
+            rescaled.update_many(*args, w=decayed, **kwargs)
+            self._acc = rescaled
             self._t_ref = t_ref
-            self._acc += fresh  # in place: no copy of the state per update
         self._latest = top
         self._clock += n
 

@@ -674,6 +674,27 @@ def test_decayed_segments_take_score_sequences_in_their_learnt_class_order(by):
     assert got["eu"].accuracy == pytest.approx(expected["eu"].accuracy, rel=1e-12)
 
 
+def test_a_decayed_batch_that_rescales_the_state_takes_what_the_state_learnt():
+    """A batch 600 half-lives on rescales the state: it is counted into the rescaled state, which knows its
+    segments' classes, not into an emptied accumulator made apart, which refused score sequences in their order;
+    a refused batch changes nothing."""
+    dec = se.Decayed(lambda: se.Segmented(se.MulticlassAccumulator), half_life=0.5, by="time")
+    dec.update_many(["eu", "eu"], ["a", "b"], [{"a": 0.6, "b": 0.4}, {"b": 0.7, "a": 0.3}], t=[0.0, 0.1])
+    before = dec.get()["eu"].confusion_matrix.copy()
+    with pytest.raises(ValueError, match="per class"):  # three scores for two classes
+        dec.update_many(["eu"], ["a"], [[0.3, 0.3, 0.4]], t=[300.0])
+    np.testing.assert_array_equal(dec.get()["eu"].confusion_matrix, before)
+    dec.update_many(["eu", "eu"], ["b", "a"], [[0.3, 0.7], [0.9, 0.1]], t=[300.0, 300.2])  # (a, b)
+    want = se.Segmented(se.MulticlassAccumulator)
+    times = np.array([0.0, 0.1, 300.0, 300.2])
+    w = np.exp2((times - 300.2) / 0.5).tolist()
+    want.update_many(["eu"] * 4, ["a", "b", "b", "a"], [{"a": 0.6, "b": 0.4}, {"b": 0.7, "a": 0.3},
+                     {"a": 0.3, "b": 0.7}, {"a": 0.9, "b": 0.1}], w=w)  # fmt: skip
+    got = dec.get()["eu"]
+    assert got.classes == ("a", "b")
+    np.testing.assert_allclose(got.confusion_matrix, want.get()["eu"].confusion_matrix, rtol=1e-12, atol=1e-300)
+
+
 def test_monitor_records_by_events_and_by_time():
     y, s = _stream(1000, seed=9)
     mon = se.Monitor(se.BinaryAccumulator(), every=250)
