@@ -416,7 +416,10 @@ class Segmented(AccumulatorBase):
         # counting each segment's events in place.
         in_place = sum(k in self._segments for k in keys) > COUNT_APART_UP_TO
         if in_place:
-            self._template.copy().update_many(*cols, **kw)
+            try:
+                self._template.copy().update_many(*cols, **kw)
+            except (TypeError, ValueError):  # a segment may take what a fresh accumulator does not (a sequence of
+                in_place = False  # scores in the classes it learnt): each segment's events checked by its own
         parts: list[tuple[Hashable, Any, Any]] = []  # (segment, its accumulator or None when new, its events')
         applied: list[tuple[Hashable, Any]] = []  # (segment, what was added: None when new, or its events)
         try:

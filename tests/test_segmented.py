@@ -953,3 +953,26 @@ def test_a_segment_named_overall_keeps_its_row_apart_from_the_wholes():
     assert list(frame.index) == ["overall", "eu", "overall"] and frame["n"].tolist() == [1, 2, 3]
     lines = seg.get().summary(["n"]).splitlines()
     assert [line.split() for line in lines] == [["segment", "n"], ["'overall'", "1"], ["eu", "2"], ["overall", "3"]]
+
+
+def test_a_batch_over_many_segments_takes_score_sequences_in_each_segments_learnt_classes():
+    """A batch reaching more than 64 segments counted before was checked whole by a fresh accumulator, which knows
+    no classes learnt: score sequences in each segment's learnt class order were refused there and taken over
+    64 segments or fewer. Now a batch the fresh one refuses is checked segment by segment, by each segment's own;
+    a refused batch changes nothing."""
+    for k in (40, 100):  # counted apart, and (past 64) in place
+        seg = se.Segmented(se.MulticlassAccumulator)
+        keys = [f"s{i}" for i in range(k)]
+        seg.update_many([key for key in keys for _ in range(2)], ["b", "a"] * k, [{"b": 0.6, "a": 0.4}] * (2 * k))
+        seg.update_many(keys, ["a"] * k, [[0.3, 0.7]] * k)  # (b, a): a scores highest
+        before = {key: seg[key].get().confusion_matrix.copy() for key in keys}
+        with pytest.raises(ValueError, match="one"):
+            seg.update_many(keys, ["a"] * k, [[0.3, 0.7]] * (k - 1) + [[0.3, 0.6, 0.1]])
+        for key in (keys[0], keys[-1]):
+            one = se.MulticlassAccumulator()
+            one.update_many(["b", "a"], [{"b": 0.6, "a": 0.4}] * 2)
+            one.update("a", [0.3, 0.7])
+            assert seg[key].classes == one.classes == ("b", "a")
+            np.testing.assert_array_equal(seg[key].get().confusion_matrix, one.get().confusion_matrix)
+            np.testing.assert_array_equal(seg[key].get().confusion_matrix, before[key])
+        assert seg.n == 3 * k
