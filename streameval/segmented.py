@@ -11,6 +11,7 @@ measures of Fairlearn (``fairlearn.metrics``) with the same definitions.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar, NamedTuple
 
@@ -308,6 +309,7 @@ class Segmented(AccumulatorBase):
         self.max_segments = int(max_segments)
         self._template = template
         self._segments: dict[Hashable, Any] = {}
+        self._like: weakref.ref[Segmented] | None = None  # see _fresh_segment
         self._start_router()
 
     def _start_router(self) -> None:
@@ -319,11 +321,20 @@ class Segmented(AccumulatorBase):
         self.update = self._router.update  # type: ignore[method-assign]
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in ("_routes", "_router", "update")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_routes", "_router", "update", "_like")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self._like = None
         self._start_router()
+
+    def _fresh_segment(self, key: Hashable) -> Any:
+        """An empty accumulator for a segment new here: where this one was emptied from another that still lives
+        and holds the segment, that segment emptied (the classes it learnt, in their order: a score sequence given
+        since means the same), else one of the factory's."""
+        like = None if self._like is None else self._like()
+        source = None if like is None else like._segments.get(key)
+        return self._template.copy() if source is None else source.emptied()
 
     # -- reading the segments ---------------------------------------------------------
     @property
@@ -372,7 +383,7 @@ class Segmented(AccumulatorBase):
         acc = self._segments.get(key)
         if acc is None:
             self._room(1)
-            acc = self._template.copy()
+            acc = self._fresh_segment(key)
             acc.update(*event, **kwargs)  # a refusal leaves no new segment behind
             self._check_joins([(key, acc)])
             self._segments[key] = acc
@@ -427,7 +438,9 @@ class Segmented(AccumulatorBase):
                 target = self._segments.get(key)
                 if target is not None and in_place:
                     counting = target
-                elif target is None or not hasattr(target, "subtract"):
+                elif target is None:
+                    counting = self._fresh_segment(key)
+                elif not hasattr(target, "subtract"):
                     counting = self._template.copy()
                 else:
                     counting = target - target
@@ -602,6 +615,7 @@ class Segmented(AccumulatorBase):
         new = Segmented.__new__(Segmented)
         new.max_segments, new._template = self.max_segments, self._template.copy()
         new._segments = {}
+        new._like = weakref.ref(self)  # a segment new there starts as this one's (its classes), while this lives
         new._start_router()
         return new
 

@@ -674,6 +674,32 @@ def test_decayed_segments_take_score_sequences_in_their_learnt_class_order(by):
     assert got["eu"].accuracy == pytest.approx(expected["eu"].accuracy, rel=1e-12)
 
 
+@pytest.mark.parametrize("per_event", [False, True])
+def test_a_time_windows_new_pane_of_segments_reads_score_sequences_in_their_learnt_class_order(per_event):
+    """A new pane of a time window over segments starts each segment as the pane before had it (its learnt classes,
+    in their order), while that pane lives: it made them from the factory, which refused a sequence of two scores
+    for a segment whose pane had learnt one class from the batch's labels, or read the sequences in the order of
+    the labels it met first (silently other predicted classes). The window equals the segments fed the same."""
+    window = se.TimeWindow(lambda: se.Segmented(se.MulticlassAccumulator), 100.0, 10)
+    want = se.Segmented(se.MulticlassAccumulator)
+    first = (["eu", "eu", "us"], ["a", "b", "c"], [{"a": 0.6, "b": 0.4}, {"b": 0.7, "a": 0.3}, {"c": 0.8, "d": 0.2}])
+    window.update_many(*first, t=[0.0, 1.0, 2.0])
+    want.update_many(*first)
+    later = [("eu", "b", [0.3, 0.7]), ("eu", "a", [0.2, 0.8]), ("us", "d", [0.9, 0.1]), ("eu", "a", [0.6, 0.4])]
+    times = [50.0, 51.0, 52.0, 75.0]  # new panes: 50 and 70
+    if per_event:
+        for (segment, y, scores), t in zip(later, times, strict=True):
+            window.update(segment, y, scores, t=t)
+    else:
+        window.update_many(*[list(c) for c in zip(*later, strict=True)], t=times)
+    for segment, y, scores in later:
+        want.update(segment, y, scores)
+    got, expected = window.get(), want.get()
+    for segment in ("eu", "us"):
+        assert got[segment].classes == expected[segment].classes
+        np.testing.assert_array_equal(got[segment].confusion_matrix, expected[segment].confusion_matrix)
+
+
 def test_a_decayed_batch_that_rescales_the_state_takes_what_the_state_learnt():
     """A batch 600 half-lives on rescales the state: it is counted into the rescaled state, which knows its
     segments' classes, not into an emptied accumulator made apart, which refused score sequences in their order;
