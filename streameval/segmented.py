@@ -598,10 +598,14 @@ class Segmented(AccumulatorBase):
         """An independent copy."""
         new = self.emptied()
         new._segments = {k: a.copy() for k, a in self._segments.items()}
+        new._like = None  # its new segments start afresh, as this one's do
         return new
 
     def emptied(self) -> Segmented:
         """A new segmented accumulator of this one's kind, configuration and ``max_segments``, and no segments.
+
+        A segment that comes to it starts as this one's segment emptied (the classes it learnt, in their order,
+        so that a score sequence means the same), as long as this one lives; else as the factory makes it.
 
         Examples
         --------

@@ -976,3 +976,26 @@ def test_a_batch_over_many_segments_takes_score_sequences_in_each_segments_learn
             np.testing.assert_array_equal(seg[key].get().confusion_matrix, one.get().confusion_matrix)
             np.testing.assert_array_equal(seg[key].get().confusion_matrix, before[key])
         assert seg.n == 3 * k
+
+
+def test_an_emptied_segmented_starts_new_segments_as_its_source_and_a_copy_as_itself():
+    """emptied(): a segment new there starts with the source's learnt classes, in their order, while the source
+    lives (a sequence of scores means the same); a copy learns its new segments' classes itself, as the source."""
+    source = se.Segmented(se.MulticlassAccumulator)
+    source.update("eu", "b", {"a": 0.5, "b": 0.5})  # eu learns (b, a)
+    fresh, twin = source.emptied(), source.copy()
+    fresh.update("eu", "a", [0.2, 0.8])  # (b, a): a predicted
+    assert fresh["eu"].classes == ("b", "a") and fresh["eu"].get().accuracy == 1.0
+    source.update("x", "p", {"p": 0.3, "q": 0.7})
+    for acc in (source, twin):
+        acc.update("x", "q", {"q": 0.1, "p": 0.9})
+    assert source["x"].classes == ("p", "q") and twin["x"].classes == ("q", "p")
+    del source
+    import gc
+
+    gc.collect()
+    lone = fresh.emptied()
+    del fresh
+    gc.collect()
+    lone.update("eu", "a", {"a": 0.9, "b": 0.1})  # its source is gone: the factory's, learning (a, b)
+    assert lone["eu"].classes == ("a", "b")
