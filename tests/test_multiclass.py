@@ -544,7 +544,7 @@ def test_hundreds_of_classes_learnt_one_event_at_a_time_or_in_a_batch_count_as_s
 
 def test_messages_and_reprs_name_thousands_of_classes_by_the_first_ones_and_their_number():
     """An unknown class among 3,000 fixed ones, scores of the wrong width and the reprs show the first 20 classes
-    and how many there are (a message naming them all was 40 KB long); a few classes are shown whole."""
+    and how many there are (a message naming them all was 35 KB long); a few classes are shown whole."""
     many = se.MulticlassAccumulator(classes=list(range(3_000)))
     shown = "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, ... (3000 in all)]"
     with pytest.raises(ValueError) as refused:
