@@ -596,9 +596,8 @@ class Segmented(AccumulatorBase):
     # -- combining ----------------------------------------------------------------------
     def copy(self) -> Segmented:
         """An independent copy."""
-        new = self.emptied()
+        new = self._empty(like=None)  # its new segments start afresh, as this one's do
         new._segments = {k: a.copy() for k, a in self._segments.items()}
-        new._like = None  # its new segments start afresh, as this one's do
         return new
 
     def emptied(self) -> Segmented:
@@ -616,10 +615,14 @@ class Segmented(AccumulatorBase):
         >>> fresh.n, fresh.max_segments
         (0, 5)
         """
+        return self._empty(like=weakref.ref(self))  # a segment new there starts as this one's, while this lives
+
+    def _empty(self, like: weakref.ref[Segmented] | None) -> Segmented:
+        """No segments, this one's kind, configuration and ``max_segments``; new segments start as ``like``'s."""
         new = Segmented.__new__(Segmented)
         new.max_segments, new._template = self.max_segments, self._template.copy()
         new._segments = {}
-        new._like = weakref.ref(self)  # a segment new there starts as this one's (its classes), while this lives
+        new._like = like
         new._start_router()
         return new
 
