@@ -578,17 +578,23 @@ class ScoreHistogram:
         self._to_bins()
         return done
 
-    def _overflows_when_empty(self, x: Array) -> bool:
-        """Whether this batch of whole counts would take an empty exact table past its budget, proven at once.
+    def _overflows_when_empty(self, x: Array, weights: Array | None = None) -> bool:
+        """Whether this batch would take an empty exact table past its budget, proven at once.
 
         Equal scores set one bit of a table of hashes, so more bits set than the budget proves more distinct
         scores (9 us for 25,000 continuous scores). The batch is then counted whole in bins: the state the
         table would reach when it overflowed, without hashing its first 8,193 scores (a fresh accumulator's
-        first 25,000 continuous scores: 105 instead of 130 us).
+        first 25,000 continuous scores: 105 instead of 130 us), or, weighted, without sorting its first
+        16,384 (the first 25,000 weighted: 0.23 instead of 1.9 ms). Weighted, only the scores of weights
+        other than 0 count, as only they enter the table; the proof looks at the batch's first
+        ``2 * exact_up_to + 64`` events.
         """
         if not self._provable_when_empty(x.size):
             return False
         assert SPEEDUPS is not None and self.exact_up_to is not None
+        if weights is not None:  # the events a proof looks at, those of weight 0 left out
+            head = slice(0, 2 * self.exact_up_to + 64)
+            x = x[head][np.asarray(weights)[head] != 0]
         return bool(SPEEDUPS.more_distinct_than(np.ascontiguousarray(x, dtype=np.float64), self.exact_up_to))
 
     def _provable_when_empty(self, n: int) -> bool:
@@ -615,7 +621,7 @@ class ScoreHistogram:
         n = x.size
         if n == 0:
             return
-        if weights is None and self._overflows_when_empty(x):
+        if self._overflows_when_empty(x, weights):
             self._leave_for_bins(True, 0)
         if self._exact is not None:
             table = self._table(n) if weights is None else None

@@ -333,6 +333,52 @@ def test_a_batch_proven_past_the_budget_counts_as_the_table_would_have(labels_as
     assert not proven[2]
 
 
+@pytest.mark.parametrize("kind", ["binary", "scores"])
+def test_a_weighted_batch_is_proven_past_the_budget_by_its_scores_of_weight_other_than_0(kind, monkeypatch):
+    """A weighted batch into an empty table: proven past the budget by its scores whose weight is not 0 (those
+    of weight 0 never enter the table), it goes into bins whole, as binned from the start; with no more than the
+    budget of such scores it stays exact, whatever its scores of weight 0, and reads scikit-learn's AUC."""
+    left_at = []
+    leave = histogram.ScoreHistogram._leave_for_bins
+
+    def leaving(self, was_empty, done):
+        left_at.append(done)
+        return leave(self, was_empty, done)
+
+    monkeypatch.setattr(histogram.ScoreHistogram, "_leave_for_bins", leaving)
+    rng = np.random.default_rng(7)
+    n, budget = 3_000, 100
+    y, s = rng.random(n) < 0.4, rng.random(n)
+    w = rng.random(n) + 0.5
+    w[budget:] = 0.0  # 100 scores of weight other than 0, at the batch's head: the others never count
+    few = w.copy()
+    many = rng.random(n) + 0.5
+    many[::3] = 0.0  # 2,000 scores of weight other than 0
+
+    def fed(weights, limit):
+        if kind == "binary":
+            acc = se.BinaryAccumulator(threshold=0.41, exact_up_to=limit)
+            acc.update_many(y, s, weights)
+            r = acc.get()
+            return r, (r.is_exact, r.edges.tolist(), r.neg.tolist(), r.pos.tolist(), r.tp, r.fp)
+        acc = se.ScoreAccumulator(exact_up_to=limit)
+        acc.update_many(s, weights)
+        r = acc.get()
+        return r, (r.is_exact, r.edges.tolist(), r.counts.tolist())
+
+    stays, _ = fed(few, budget)
+    assert stays.is_exact and left_at == []
+    if kind == "binary":
+        assert stays.auc == pytest.approx(skm.roc_auc_score(y, s, sample_weight=few), abs=1e-12)
+    proven = fed(many, budget)[1]
+    assert left_at == ([0] if _events.COMPILED else [])  # proven at once (numpy's sorted chunks have no proof)
+    assert not proven[0]
+    binned = fed(many, 0)[1]
+    assert proven[:2] == binned[:2]
+    for mine, theirs in zip(proven[2:], binned[2:], strict=True):  # counts and the 2x2: weights summed in bins
+        np.testing.assert_allclose(np.asarray(mine, dtype=float), np.asarray(theirs, dtype=float), rtol=1e-12)
+
+
 @needs_compiled
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(0, 300), st.integers(0, 3000), st.booleans())
