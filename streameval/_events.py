@@ -123,6 +123,23 @@ class PyEventBuffer:
         if not self._room:
             self._tick()
 
+    def _push_many(self, labels: np.ndarray, width: int, scores: np.ndarray) -> bool:
+        """Store a small batch of unit-weight events (0/1 labels of ``width`` bytes, float64 scores) as per-event
+        updates, if every one is plain and they fit in the buffer (after a flush of the events held when they
+        do not fit beside them); whether they were stored (else nothing changed)."""
+        lab = np.ascontiguousarray(labels).view(f"u{width}")
+        if scores.size > FLUSH_EVERY or lab.size != scores.size or (lab > 1).any() or np.isnan(scores).any():
+            return False
+        if self._n_unit + scores.size > FLUSH_EVERY:
+            self._flush()  # type: ignore[attr-defined]
+            if self._n_unit + scores.size > FLUSH_EVERY:
+                return False
+        is_pos = lab == 1
+        self._buf_pos.extend(scores[is_pos].tolist())
+        self._buf_neg.extend(scores[~is_pos].tolist())
+        self._room = min(self._room, max(1, FLUSH_EVERY - self._n_unit))  # a full buffer is filed at the next event
+        return True
+
     def _tick(self) -> None:
         if self._n_unit >= FLUSH_EVERY:
             self._flush()  # type: ignore[attr-defined]

@@ -711,22 +711,31 @@ EventBuffer_dealloc(EventBuffer *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* The buffer's storage, allocated on the first event; -1 with MemoryError set when it cannot be. */
+static int
+has_storage(EventBuffer *self)
+{
+    if (self->scores != NULL)
+        return 0;
+    self->scores = PyMem_Malloc(CAPACITY * sizeof(double));
+    self->labels = PyMem_Malloc(CAPACITY);
+    if (self->scores == NULL || self->labels == NULL) {
+        PyMem_Free(self->scores);
+        PyMem_Free(self->labels);
+        self->scores = NULL;
+        self->labels = NULL;
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
 /* Store one checked unit-weight event; hand a full buffer to _flush(). */
 static int
 push(EventBuffer *self, int is_pos, double score)
 {
-    if (self->scores == NULL) {
-        self->scores = PyMem_Malloc(CAPACITY * sizeof(double));
-        self->labels = PyMem_Malloc(CAPACITY);
-        if (self->scores == NULL || self->labels == NULL) {
-            PyMem_Free(self->scores);
-            PyMem_Free(self->labels);
-            self->scores = NULL;
-            self->labels = NULL;
-            PyErr_NoMemory();
-            return -1;
-        }
-    }
+    if (has_storage(self) < 0)
+        return -1;
     if (self->n >= CAPACITY) { /* only if a flush failed before */
         PyObject *r = PyObject_CallMethodNoArgs((PyObject *)self, str_flush);
         if (r == NULL)
@@ -860,6 +869,64 @@ EventBuffer_push_unit(EventBuffer *self, PyObject *const *args, Py_ssize_t nargs
     Py_RETURN_NONE;
 }
 
+/* A small batch of unit-weight events as per-event updates: 0/1 labels of `width` bytes and float64 scores,
+ * stored only if every one is plain (a label 0 or 1, a score not NaN) and they fit in the buffer, after a
+ * flush of the events held when they do not fit beside them; whether they were stored (else nothing changed,
+ * and the batch path explains a refusal). */
+static PyObject *
+EventBuffer_push_many(EventBuffer *self, PyObject *args)
+{
+    Py_buffer lb, xb;
+    int width;
+    if (!PyArg_ParseTuple(args, "y*iy*", &lb, &width, &xb))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t m = xb.len / (Py_ssize_t)sizeof(double);
+    if (!(width == 1 || width == 2 || width == 4 || width == 8) || xb.len % (Py_ssize_t)sizeof(double) ||
+        lb.len != m * width) {
+        PyErr_SetString(PyExc_ValueError, "_push_many: inconsistent arguments");
+        goto done;
+    }
+    if (m > CAPACITY) {
+        result = Py_NewRef(Py_False);
+        goto done;
+    }
+    const double *x = (const double *)xb.buf;
+    uint8_t lab[CAPACITY];
+    uint64_t nan = 0;
+    int bad = labels_chunk(lb.buf, width, m, lab);
+    for (Py_ssize_t j = 0; j < m; j++)
+        nan |= x[j] != x[j];
+    if (bad || nan) {
+        result = Py_NewRef(Py_False);
+        goto done;
+    }
+    if (m == 0) {
+        result = Py_NewRef(Py_True);
+        goto done;
+    }
+    if (self->n + m > CAPACITY) { /* the events held counted first: a refusal there changes nothing of these */
+        PyObject *r = PyObject_CallMethodNoArgs((PyObject *)self, str_flush);
+        if (r == NULL)
+            goto done;
+        Py_DECREF(r);
+        if (self->n + m > CAPACITY) {
+            result = Py_NewRef(Py_False);
+            goto done;
+        }
+    }
+    if (has_storage(self) < 0)
+        goto done;
+    memcpy(self->scores + self->n, x, (size_t)m * sizeof(double));
+    memcpy(self->labels + self->n, lab, (size_t)m);
+    self->n += m;
+    result = Py_NewRef(Py_True);
+done:
+    PyBuffer_Release(&lb);
+    PyBuffer_Release(&xb);
+    return result;
+}
+
 static PyObject *
 EventBuffer_set_labels(EventBuffer *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -921,6 +988,8 @@ static PyMethodDef EventBuffer_methods[] = {
     {"update", (PyCFunction)(void (*)(void))EventBuffer_update, METH_FASTCALL | METH_KEYWORDS, update_doc},
     {"_push_unit", (PyCFunction)(void (*)(void))EventBuffer_push_unit, METH_FASTCALL,
      "Store one checked event of weight 1."},
+    {"_push_many", (PyCFunction)EventBuffer_push_many, METH_VARARGS,
+     "_push_many(labels, width, scores) -> bool: store a small batch of plain unit-weight events, or nothing."},
     {"_set_labels", (PyCFunction)(void (*)(void))EventBuffer_set_labels, METH_FASTCALL,
      "Set the two labels and empty the buffer."},
     {"_unit_events", (PyCFunction)EventBuffer_unit_events, METH_NOARGS,

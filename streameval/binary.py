@@ -62,6 +62,9 @@ def _default_neg_label(pos_label: Any) -> Any:
     raise ValueError(f"neg_label must be given when pos_label is not 0, 1 or a bool, got pos_label={pos_label!r}")
 
 
+_SINGLE_EVENTS_UP_TO = 1024  # a batch of plain events up to this size is stored as per-event updates
+
+
 class BinaryAccumulator(EventBuffer, AccumulatorBase):
     """Streaming, mergeable evaluation of a binary classifier's scores.
 
@@ -248,6 +251,8 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         >>> acc.get().n
         3
         """
+        if w is None and self._stored_as_single_events(y, scores):
+            return
         x = as_scores("scores", scores, check_nan=False)
         compiled = self._hist.compiled
         raw = self._raw_labels(y) if compiled else None
@@ -269,6 +274,28 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             is_pos = as_labels("y", raw, self.pos_label, self.neg_label)
         check_no_nan("scores", x)
         self._count(x, is_pos, weights)
+
+    def _stored_as_single_events(self, y: Any, scores: Any) -> bool:
+        """A small batch (at most ``_SINGLE_EVENTS_UP_TO`` events) of 0/1 label and float64 score arrays, every
+        event plain, stored as per-event updates; whether it was (else nothing changed, and the batch path counts
+        it or explains a refusal).
+
+        A batch's checks and calls cost about 11 us, whatever its size; stored, its events are counted with the
+        per-event updates: 0.4 against 14 us for 10 events, 1.3 against 16 for 100, 9.6 against 25 for 1,000
+        (counting included), about even at 3,000.
+        """
+        if (
+            type(scores) is not np.ndarray
+            or scores.dtype != np.float64
+            or scores.ndim != 1
+            or scores.size > _SINGLE_EVENTS_UP_TO
+            or not scores.flags.c_contiguous
+        ):
+            return False
+        labels = self._raw_labels(y)
+        if labels is None or labels.size != scores.size or not labels.flags.c_contiguous:
+            return False
+        return bool(self._push_many(labels, labels.dtype.itemsize, scores))
 
     def update_many_grouped(
         self, accumulators: list[Any], groups: EventGroups, y: Any, scores: Any, w: Any = None

@@ -120,3 +120,62 @@ def test_per_event_buffer_stays_bounded():
         peak = max(peak, acc._buffered())
     assert _FLUSH_EVERY - _TICK <= peak <= _FLUSH_EVERY + _TICK  # counted in batches, never unbounded
     assert acc.get().n == 20_000 and acc._buffered() == 0
+
+
+@pytest.mark.parametrize("regime", ["exact", "binned"])
+@pytest.mark.parametrize("labels_dtype", [np.bool_, np.int8, np.uint8, np.int32, np.int64])
+def test_small_batches_stored_as_per_event_updates_count_as_the_batch_path(regime, labels_dtype, monkeypatch):
+    """Batches of up to 1,024 plain events go to the per-event buffer (flushed first when they do not fit beside
+    what it holds); with per-event updates and reads in between, every read and the final state equal those of
+    the batch path, and scikit-learn's AUC while exact."""
+    from sklearn.metrics import roc_auc_score
+
+    from streameval import binary
+
+    rng = np.random.default_rng(11)
+    sizes = [0, 1, 7, 100, 1024, 1025, 3000, 4000, 50, 1024, 90, 1]  # around the limit and the buffer's 4,096
+    n = sum(sizes) + len(sizes) * 3
+    y = rng.random(n) < 0.4
+    s = np.round(rng.random(n), 3) if regime == "exact" else rng.normal(y * 1.0, 1.5)
+    s[rng.random(n) < 0.01] = -0.0
+
+    def fed():
+        acc, at, reads = se.BinaryAccumulator(threshold=0.41), 0, []
+        for size in sizes:
+            acc.update_many(y[at : at + size].astype(labels_dtype), s[at : at + size])
+            at += size
+            for _ in range(3):  # per-event updates between batches
+                acc.update(bool(y[at]), float(s[at]))
+                at += 1
+            r = acc.get()
+            reads.append((r.n, r.tp, r.fp, r.tn, r.fn, r.auc, r.brier))
+        return acc, reads
+
+    stored, stored_reads = fed()
+    monkeypatch.setattr(binary, "_SINGLE_EVENTS_UP_TO", -1)  # every batch through the batch path
+    counted, counted_reads = fed()
+    assert stored_reads == counted_reads
+    assert se.to_bytes(stored) == se.to_bytes(counted)
+    assert stored.get().is_exact == (regime == "exact")
+    if regime == "exact":
+        assert stored.get().auc == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+
+
+@pytest.mark.parametrize(("bad", "value", "message"), [("y", 2, "got 2 at index 150"), ("y", -1, "got -1 at index 150"),
+                                                      ("scores", np.nan, "NaN")])  # fmt: skip
+def test_a_small_batch_with_a_bad_event_is_refused_whole_with_the_batch_paths_error(bad, value, message):
+    """A bad event in a small batch: nothing of the batch is stored, the events held stay as they were, and the
+    error is the batch path's (naming the index); the next good batch is counted."""
+    rng = np.random.default_rng(3)
+    acc = se.BinaryAccumulator()
+    for a, b in zip((rng.random(4000) < 0.4).tolist(), rng.random(4000).tolist(), strict=True):
+        acc.update(a, b)  # 4,000 held: a batch of 200 does not fit beside them
+    before = se.to_bytes(acc)
+    y, s = (rng.random(200) < 0.4).astype(np.int64), rng.random(200)
+    (y if bad == "y" else s)[150] = value
+    with pytest.raises(ValueError, match=message):
+        acc.update_many(y, s)
+    assert se.to_bytes(acc) == before
+    y[150], s[150] = 1, 0.5
+    acc.update_many(y, s)
+    assert acc.n == 4200
