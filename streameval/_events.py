@@ -28,6 +28,7 @@ __all__ = [
     "FLUSH_EVERY",
     "LARGE_VALUE",
     "LARGE_WEIGHT",
+    "SINGLE_EVENTS_UP_TO",
     "CellTally",
     "ClassRows",
     "EventBuffer",
@@ -46,6 +47,7 @@ __all__ = [
     "SegmentRouter",
     "float_columns",
     "log_columns",
+    "small_float_arrays",
     "str_column",
 ]
 
@@ -59,6 +61,27 @@ LARGE_WEIGHT = 1e290
 LARGE_VALUE = 1e150
 _TICK = 256  # the Python twin checks its buffer every _TICK events (a small int stays cached)
 _UNIT = 1.0  # the default weight: identity with it selects the fast path
+
+
+SINGLE_EVENTS_UP_TO = 1024  # a batch of plain events up to this size is stored as per-event updates
+
+
+def small_float_arrays(*values: Any) -> bool:
+    """Whether ``values`` are 1-D, C-contiguous float64 arrays of one length of at most ``SINGLE_EVENTS_UP_TO``:
+    a batch the per-event buffer may store whole (``push_many``), if its values are plain.
+
+    A batch's checks and calls cost 11 to 75 us, whatever its size; stored, its events are counted with the
+    per-event updates (10 events into a ``BinaryAccumulator``: 0.4 against 14 us, 100: 1.3 against 16, 1,000:
+    9.6 against 25, counting included; about even at 3,000).
+    """
+    size = -1
+    for v in values:
+        if type(v) is not np.ndarray or v.dtype != np.float64 or v.ndim != 1 or not v.flags.c_contiguous:
+            return False
+        if size not in (-1, v.size):
+            return False
+        size = v.size
+    return size <= SINGLE_EVENTS_UP_TO
 
 
 class PyEventBuffer:
@@ -205,6 +228,21 @@ class PyFloatEvents:
             self.weighted = True
         if len(self._weights) == FLUSH_EVERY:
             self._on_full()
+
+    def push_many(self, *columns: np.ndarray) -> bool:
+        """Store a small batch of unit-weight events (``width`` float64 columns of one length) as per-event
+        updates, if every value is finite and within ``LARGE_VALUE`` and they fit in the buffer (after a flush of
+        the events held when they do not fit beside them); whether they were stored (else nothing changed)."""
+        m = columns[0].size
+        if m > FLUSH_EVERY or not all(bool((np.abs(c) <= LARGE_VALUE).all()) for c in columns):
+            return False
+        if len(self._weights) + m > FLUSH_EVERY:
+            self._on_full()
+            if len(self._weights) + m > FLUSH_EVERY:
+                return False
+        self._values.extend(np.column_stack(columns).ravel().tolist())
+        self._weights.extend([1.0] * m)
+        return True
 
     def arrays(self) -> tuple[bytes, bytes | None]:
         """The values (float64 bytes, row by row) and the weights (``None`` when all are 1)."""

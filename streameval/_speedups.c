@@ -711,23 +711,30 @@ EventBuffer_dealloc(EventBuffer *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* The buffer's storage, allocated on the first event; -1 with MemoryError set when it cannot be. */
+/* A per-event buffer's two arrays, allocated on its first event (*a NULL until then); -1 with MemoryError set
+ * when they cannot be, both left NULL. */
 static int
-has_storage(EventBuffer *self)
+buffer_storage(void **a, size_t a_bytes, void **b, size_t b_bytes)
 {
-    if (self->scores != NULL)
+    if (*a != NULL)
         return 0;
-    self->scores = PyMem_Malloc(CAPACITY * sizeof(double));
-    self->labels = PyMem_Malloc(CAPACITY);
-    if (self->scores == NULL || self->labels == NULL) {
-        PyMem_Free(self->scores);
-        PyMem_Free(self->labels);
-        self->scores = NULL;
-        self->labels = NULL;
+    *a = PyMem_Malloc(a_bytes);
+    *b = PyMem_Malloc(b_bytes);
+    if (*a == NULL || *b == NULL) {
+        PyMem_Free(*a);
+        PyMem_Free(*b);
+        *a = NULL;
+        *b = NULL;
         PyErr_NoMemory();
         return -1;
     }
     return 0;
+}
+
+static int
+has_storage(EventBuffer *self)
+{
+    return buffer_storage((void **)&self->scores, CAPACITY * sizeof(double), (void **)&self->labels, CAPACITY);
 }
 
 /* Store one checked unit-weight event; hand a full buffer to _flush(). */
@@ -869,6 +876,21 @@ EventBuffer_push_unit(EventBuffer *self, PyObject *const *args, Py_ssize_t nargs
     Py_RETURN_NONE;
 }
 
+/* Room for `m` more events beside the `*n` a buffer holds (at most CAPACITY), its events counted first when
+ * they do not fit (`flush` called: `owner`'s method of that name, or `owner` itself when `method` is NULL; a
+ * refusal there changes nothing of the new events): 1 when there is, 0 when there is not, -1 on an error. */
+static int
+room_for_many(const Py_ssize_t *n, Py_ssize_t m, PyObject *owner, PyObject *method)
+{
+    if (*n + m <= CAPACITY)
+        return 1;
+    PyObject *r = method != NULL ? PyObject_CallMethodNoArgs(owner, method) : PyObject_CallNoArgs(owner);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return *n + m <= CAPACITY;
+}
+
 /* A small batch of unit-weight events as per-event updates: 0/1 labels of `width` bytes and float64 scores,
  * stored only if every one is plain (a label 0 or 1, a score not NaN) and they fit in the buffer, after a
  * flush of the events held when they do not fit beside them; whether they were stored (else nothing changed,
@@ -905,15 +927,10 @@ EventBuffer_push_many(EventBuffer *self, PyObject *args)
         result = Py_NewRef(Py_True);
         goto done;
     }
-    if (self->n + m > CAPACITY) { /* the events held counted first: a refusal there changes nothing of these */
-        PyObject *r = PyObject_CallMethodNoArgs((PyObject *)self, str_flush);
-        if (r == NULL)
-            goto done;
-        Py_DECREF(r);
-        if (self->n + m > CAPACITY) {
-            result = Py_NewRef(Py_False);
-            goto done;
-        }
+    int room = room_for_many(&self->n, m, (PyObject *)self, str_flush);
+    if (room <= 0) {
+        result = room < 0 ? NULL : Py_NewRef(Py_False);
+        goto done;
     }
     if (has_storage(self) < 0)
         goto done;
@@ -2050,20 +2067,17 @@ finite_value(PyObject *v, double *out)
 }
 
 static int
+float_events_storage(FloatEvents *self)
+{
+    return buffer_storage((void **)&self->values, CAPACITY * self->width * sizeof(double), (void **)&self->weights,
+                          CAPACITY * sizeof(double));
+}
+
+static int
 float_events_store(FloatEvents *self, const double *row, double w)
 {
-    if (self->values == NULL) {
-        self->values = PyMem_Malloc(CAPACITY * self->width * sizeof(double));
-        self->weights = PyMem_Malloc(CAPACITY * sizeof(double));
-        if (self->values == NULL || self->weights == NULL) {
-            PyMem_Free(self->values);
-            PyMem_Free(self->weights);
-            self->values = NULL;
-            self->weights = NULL;
-            PyErr_NoMemory();
-            return -1;
-        }
-    }
+    if (float_events_storage(self) < 0)
+        return -1;
     if (room_for_one(&self->n, self->on_full) < 0)
         return -1;
     memcpy(self->values + self->n * self->width, row, self->width * sizeof(double));
@@ -2123,6 +2137,67 @@ FloatEvents_push(FloatEvents *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* A small batch of unit-weight events as per-event updates: `width` float64 columns of one length, stored only
+ * if every value is finite and within LARGE_VALUE and they fit in the buffer, after a flush of the events held
+ * when they do not fit beside them; whether they were stored (else nothing changed, and the batch path counts
+ * them or explains a refusal). */
+static PyObject *
+FloatEvents_push_many(FloatEvents *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_ssize_t width = self->width, m = -1, got = 0;
+    Py_buffer cols[64];
+    PyObject *result = NULL;
+    if (nargs != width) {
+        PyErr_Format(PyExc_TypeError, "push_many takes %zd columns", width);
+        return NULL;
+    }
+    for (; got < width; got++) {
+        if (PyObject_GetBuffer(args[got], &cols[got], PyBUF_C_CONTIGUOUS) < 0)
+            goto done;
+        Py_ssize_t len = cols[got].len / (Py_ssize_t)sizeof(double);
+        if (cols[got].len % (Py_ssize_t)sizeof(double) || (m >= 0 && len != m)) {
+            got++;
+            PyErr_SetString(PyExc_ValueError, "push_many: inconsistent arguments");
+            goto done;
+        }
+        m = len;
+    }
+    if (m > CAPACITY) {
+        result = Py_NewRef(Py_False);
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < width; k++) {
+        const double *x = (const double *)cols[k].buf;
+        int plain = 1;
+        for (Py_ssize_t j = 0; j < m; j++)
+            plain &= fabs(x[j]) <= LARGE_VALUE; /* false for NaN and infinities too */
+        if (!plain) {
+            result = Py_NewRef(Py_False);
+            goto done;
+        }
+    }
+    if (m > 0) {
+        int room = room_for_many(&self->n, m, self->on_full, NULL);
+        if (room <= 0) {
+            result = room < 0 ? NULL : Py_NewRef(Py_False);
+            goto done;
+        }
+        if (float_events_storage(self) < 0)
+            goto done;
+        for (Py_ssize_t j = 0; j < m; j++) {
+            for (Py_ssize_t k = 0; k < width; k++)
+                self->values[(self->n + j) * width + k] = ((const double *)cols[k].buf)[j];
+            self->weights[self->n + j] = 1.0;
+        }
+        self->n += m;
+    }
+    result = Py_NewRef(Py_True);
+done:
+    for (Py_ssize_t k = 0; k < got; k++)
+        PyBuffer_Release(&cols[k]);
+    return result;
+}
+
 static PyObject *
 FloatEvents_arrays(FloatEvents *self, PyObject *Py_UNUSED(ignored))
 {
@@ -2161,6 +2236,8 @@ static PyMethodDef FloatEvents_methods[] = {
      "update(*values, w=1.0): store one event of finite floats, or hand the call to `slow`."},
     {"push", (PyCFunction)(void (*)(void))FloatEvents_push, METH_FASTCALL,
      "push(*values, w): store one checked event."},
+    {"push_many", (PyCFunction)(void (*)(void))FloatEvents_push_many, METH_FASTCALL,
+     "push_many(*columns) -> bool: store a small batch of plain unit-weight events, or nothing."},
     {"arrays", (PyCFunction)FloatEvents_arrays, METH_NOARGS,
      "(values as float64 bytes, row by row; weights as float64 bytes, or None when all are 1)."},
     {"clear", (PyCFunction)FloatEvents_clear, METH_NOARGS, "Empty the buffer (once its events are counted)."},

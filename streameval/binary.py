@@ -19,7 +19,7 @@ from ._codec import (
     encode_label,
     require_fields,
 )
-from ._events import _UNIT, FLUSH_EVERY, EventBuffer
+from ._events import _UNIT, FLUSH_EVERY, EventBuffer, small_float_arrays
 from ._numeric import EventGroups
 from ._validation import (
     as_labels,
@@ -60,9 +60,6 @@ def _default_neg_label(pos_label: Any) -> Any:
     if pos_label == 0:
         return 1
     raise ValueError(f"neg_label must be given when pos_label is not 0, 1 or a bool, got pos_label={pos_label!r}")
-
-
-_SINGLE_EVENTS_UP_TO = 1024  # a batch of plain events up to this size is stored as per-event updates
 
 
 class BinaryAccumulator(EventBuffer, AccumulatorBase):
@@ -276,21 +273,10 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         self._count(x, is_pos, weights)
 
     def _stored_as_single_events(self, y: Any, scores: Any) -> bool:
-        """A small batch (at most ``_SINGLE_EVENTS_UP_TO`` events) of 0/1 label and float64 score arrays, every
-        event plain, stored as per-event updates; whether it was (else nothing changed, and the batch path counts
-        it or explains a refusal).
-
-        A batch's checks and calls cost about 11 us, whatever its size; stored, its events are counted with the
-        per-event updates: 0.4 against 14 us for 10 events, 1.3 against 16 for 100, 9.6 against 25 for 1,000
-        (counting included), about even at 3,000.
-        """
-        if (
-            type(scores) is not np.ndarray
-            or scores.dtype != np.float64
-            or scores.ndim != 1
-            or scores.size > _SINGLE_EVENTS_UP_TO
-            or not scores.flags.c_contiguous
-        ):
+        """A small batch of a 0/1 label array and a float64 score array (see
+        :func:`~streameval._events.small_float_arrays`), every event plain, stored as per-event updates; whether
+        it was (else nothing changed, and the batch path counts it or explains a refusal)."""
+        if not small_float_arrays(scores):
             return False
         labels = self._raw_labels(y)
         if labels is None or labels.size != scores.size or not labels.flags.c_contiguous:

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._codec import FormatError, decode_bins, decode_float, decode_histogram, require_fields
-from ._events import FLUSH_EVERY, LARGE_VALUE, LARGE_WEIGHT, FloatEvents, float_columns
+from ._events import FLUSH_EVERY, LARGE_VALUE, LARGE_WEIGHT, FloatEvents, float_columns, small_float_arrays
 from ._validation import as_scores, as_weights, check_real, check_same_length, check_sums_finite, check_total
 from .bins import Bins
 from .histogram import ScoreHistogram
@@ -128,6 +128,8 @@ class RegressionAccumulator(AccumulatorBase):
         ...
         ValueError: y_pred must be finite, got inf at index 1
         """
+        if w is None and not len(self._out) and small_float_arrays(y, y_pred) and self._buffer.push_many(y, y_pred):
+            return  # a small batch of plain predictions, stored as per-event updates
         yv = as_scores("y", y)
         pv = as_scores("y_pred", y_pred)
         check_same_length(("y", yv), ("y_pred", pv))

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._codec import FormatError, decode_bins, decode_float, require_fields
-from ._events import FLUSH_EVERY, LARGE_VALUE, LARGE_WEIGHT, FloatEvents, float_columns
+from ._events import FLUSH_EVERY, LARGE_VALUE, LARGE_WEIGHT, FloatEvents, float_columns, small_float_arrays
 from ._validation import as_scores, as_weights, check_no_nan, check_real, check_total
 from .bins import Bins
 from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, check_exact_up_to
@@ -126,6 +126,8 @@ class ScoreAccumulator(AccumulatorBase):
         ...
         ValueError: scores must be finite, got inf at index 1
         """
+        if w is None and not len(self._out) and small_float_arrays(scores) and self._buffer.push_many(scores):
+            return  # a small batch of plain scores, stored as per-event updates
         x = as_scores("scores", scores, check_nan=False)
         low, high = _range(x)
         if x.size and not (math.isfinite(low) and math.isfinite(high)):  # one NaN makes both NaN: check only then

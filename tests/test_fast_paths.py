@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -130,7 +132,7 @@ def test_small_batches_stored_as_per_event_updates_count_as_the_batch_path(regim
     the batch path, and scikit-learn's AUC while exact."""
     from sklearn.metrics import roc_auc_score
 
-    from streameval import binary
+    from streameval import _events
 
     rng = np.random.default_rng(11)
     sizes = [0, 1, 7, 100, 1024, 1025, 3000, 4000, 50, 1024, 90, 1]  # around the limit and the buffer's 4,096
@@ -152,7 +154,7 @@ def test_small_batches_stored_as_per_event_updates_count_as_the_batch_path(regim
         return acc, reads
 
     stored, stored_reads = fed()
-    monkeypatch.setattr(binary, "_SINGLE_EVENTS_UP_TO", -1)  # every batch through the batch path
+    monkeypatch.setattr(_events, "SINGLE_EVENTS_UP_TO", -1)  # every batch through the batch path
     counted, counted_reads = fed()
     assert stored_reads == counted_reads
     assert se.to_bytes(stored) == se.to_bytes(counted)
@@ -178,4 +180,80 @@ def test_a_small_batch_with_a_bad_event_is_refused_whole_with_the_batch_paths_er
     assert se.to_bytes(acc) == before
     y[150], s[150] = 1, 0.5
     acc.update_many(y, s)
+    assert acc.n == 4200
+
+
+@pytest.mark.parametrize("kind", ["scores", "regression"])
+def test_small_batches_of_float_columns_stored_as_per_event_updates_count_as_the_batch_path(kind, monkeypatch):
+    """ScoreAccumulator and RegressionAccumulator batches of up to 1,024 plain values go to the per-event buffer
+    (flushed first when they do not fit beside what it holds): every read, with per-event updates and reads in
+    between, equals the batch path's to 1e-12, and scikit-learn's and numpy's values; a value past 1e150 and a take-out
+    pending take the batch path."""
+    from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score
+
+    from streameval import _events
+
+    rng = np.random.default_rng(12)
+    sizes = [0, 1, 7, 100, 1024, 1025, 3000, 4000, 50, 1024, 90, 1]
+    n = sum(sizes) + len(sizes) * 3
+    y, p = rng.normal(3.0, 2.0, n), rng.normal(3.0, 2.0, n)
+    p[200] = -0.0  # plain
+
+    def fed():
+        acc = se.ScoreAccumulator() if kind == "scores" else se.RegressionAccumulator()
+        at, reads = 0, []
+        for i, size in enumerate(sizes):
+            columns = (p[at : at + size],) if kind == "scores" else (y[at : at + size], p[at : at + size])
+            acc.update_many(*columns)
+            at += size
+            for _ in range(3):
+                acc.update(*((float(p[at]),) if kind == "scores" else (float(y[at]), float(p[at]))))
+                at += 1
+            if i == 5:  # one taken out: the next batch takes the batch path, after it
+                acc.revert(*((float(p[at - 1]),) if kind == "scores" else (float(y[at - 1]), float(p[at - 1]))))
+            r = acc.get()
+            reads.append(
+                [r.n, r.weight, *((r.mean, r.std, r.min, r.max) if kind == "scores" else (r.mse, r.mae, r.r2))]
+            )
+        return acc, reads, at
+
+    def large():  # values past LARGE_VALUE in a small batch: counted at once, as by the batch path (1e200 refused)
+        acc = se.ScoreAccumulator() if kind == "scores" else se.RegressionAccumulator()
+        for big in (1e200, 1e151):
+            with pytest.raises(ValueError, match="overflow") if big == 1e200 else contextlib.nullcontext():
+                acc.update_many(*([np.array([big, 2.0])] if kind == "scores" else [np.array([big, 2.0]), np.ones(2)]))
+        return se.to_bytes(acc)
+
+    stored, stored_reads, end = fed()
+    stored_large = large()
+    monkeypatch.setattr(_events, "SINGLE_EVENTS_UP_TO", -1)  # every batch through the batch path
+    _, counted_reads, _ = fed()
+    np.testing.assert_allclose(np.array(stored_reads), np.array(counted_reads), rtol=1e-12)
+    assert stored_large == large()
+    keep = np.ones(end, dtype=bool)
+    keep[sum(sizes[:6]) + 6 * 3 - 1] = False  # the event taken out
+    r = stored.get()
+    if kind == "regression":
+        assert r.mse == pytest.approx(mean_squared_error(y[:end][keep], p[:end][keep]), rel=1e-12)
+        assert r.mae == pytest.approx(mean_absolute_error(y[:end][keep], p[:end][keep]), rel=1e-12)
+        assert r.r2 == pytest.approx(r2_score(y[:end][keep], p[:end][keep]), rel=1e-12)
+    else:
+        assert (r.mean, r.std) == pytest.approx((np.mean(p[:end][keep]), np.std(p[:end][keep])), rel=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["scores", "regression"])
+def test_a_small_batch_of_float_columns_with_a_bad_value_is_refused_whole_with_the_batch_paths_error(kind):
+    rng = np.random.default_rng(4)
+    acc = se.ScoreAccumulator() if kind == "scores" else se.RegressionAccumulator()
+    for v in rng.random(4000).tolist():
+        acc.update(*((v,) if kind == "scores" else (v, v + 1.0)))  # 4,000 held: 200 more do not fit beside them
+    before = se.to_bytes(acc)
+    for bad in (np.inf, np.nan):
+        columns = [rng.random(200) for _ in range(1 if kind == "scores" else 2)]
+        columns[-1][150] = bad
+        with pytest.raises(ValueError, match=r"at index 150|NaN"):
+            acc.update_many(*columns)
+        assert se.to_bytes(acc) == before
+    columns[-1][150] = 0.5
+    acc.update_many(*columns)
     assert acc.n == 4200
