@@ -486,6 +486,8 @@ class MulticlassAccumulator(AccumulatorBase):
             flat = as_scores("scores", scores_arr.reshape(-1))
             scores_arr = flat.reshape(n, k)
         weights = as_weights("w", w, n)
+        if n == 0:  # nothing to count, nor a kind of events to take from it (an empty list is either)
+            return
         self._check_room(weights)
         if self._mode is not None and self._mode != mode:
             self._set_mode(mode)  # raises
@@ -514,8 +516,6 @@ class MulticlassAccumulator(AccumulatorBase):
         self._set_mode(mode)
         self._add_classes(new)
         self._flush()
-        if n == 0:
-            return
         if mode == "scores":
             self._ingest_scores(y_idx, scores_arr, weights, predicted_rows)
         else:

@@ -558,3 +558,26 @@ def test_messages_and_reprs_name_thousands_of_classes_by_the_first_ones_and_thei
     few = se.MulticlassAccumulator(classes=["a", "b"])
     with pytest.raises(ValueError, match=r"^y must be one of the classes \['a', 'b'\], got 'c'$"):
         few.update("c", "a")
+
+
+@pytest.mark.parametrize("then", ["scores", "labels"])
+@pytest.mark.parametrize("empty", [([], []), (np.array([]), np.zeros((0, 2))), ([], np.array([]))])
+def test_an_empty_batch_fixes_no_kind_of_events(empty, then):
+    """An empty batch (as a stream's quiet moment gives) counts nothing and leaves the accumulator free to take
+    class scores or predicted classes; scikit-learn's confusion matrix of what follows."""
+    from sklearn.metrics import confusion_matrix
+
+    acc = se.MulticlassAccumulator(classes=["a", "b"])
+    acc.update_many(*empty)
+    y = ["a", "b", "b", "a"]
+    if then == "scores":
+        acc.update("a", {"a": 0.7, "b": 0.3})
+        acc.update_many(y[1:], [{"a": 0.4, "b": 0.6}, {"a": 0.8, "b": 0.2}, {"a": 0.9, "b": 0.1}])
+        predicted = ["a", "b", "a", "a"]
+    else:
+        acc.update("a", "b")
+        acc.update_many(y[1:], ["b", "a", "a"])
+        predicted = ["b", "b", "a", "a"]
+    assert acc.get().confusion_matrix.tolist() == confusion_matrix(y, predicted, labels=["a", "b"]).tolist()
+    acc.update_many(*empty)  # and after events of either kind
+    assert acc.n == 4
