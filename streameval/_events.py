@@ -46,6 +46,7 @@ __all__ = [
     "PySegmentRouter",
     "SegmentRouter",
     "float_columns",
+    "is_small_batch",
     "log_columns",
     "small_float_arrays",
     "str_column",
@@ -81,7 +82,12 @@ def small_float_arrays(*values: Any) -> bool:
         if size not in (-1, v.size):
             return False
         size = v.size
-    return size <= SINGLE_EVENTS_UP_TO
+    return is_small_batch(size)
+
+
+def is_small_batch(n: int) -> bool:
+    """Whether a batch of ``n`` events is small enough for the per-event buffer to store it whole."""
+    return n <= SINGLE_EVENTS_UP_TO
 
 
 class PyEventBuffer:
@@ -294,6 +300,23 @@ class PyClassRows:
             self.weighted = True
         if len(self._y) == FLUSH_EVERY:
             self._on_full()
+
+    def push_many(self, y: np.ndarray, pred: np.ndarray, scores: np.ndarray, k: int) -> bool:
+        """Store a small batch of checked unit-weight events (int64 class and predicted class indices, ``k``
+        float64 scores each), if they fit in the buffer (after a flush of the events held when they do not fit
+        beside them); whether they were."""
+        m = y.size
+        if m > FLUSH_EVERY:
+            return False
+        if m and len(self._y) + m > FLUSH_EVERY:
+            self._on_full()
+            if len(self._y) + m > FLUSH_EVERY:
+                return False
+        self._y.extend(y.tolist())
+        self._pred.extend(pred.tolist())
+        self._scores.extend(np.asarray(scores, dtype=np.float64).reshape(-1).tolist())
+        self._weights.extend([1.0] * m)
+        return True
 
     def arrays(self) -> tuple[bytes, bytes, bytes, bytes | None]:
         """(class indices, predicted indices, scores row by row, weights or ``None``) as bytes."""

@@ -876,12 +876,14 @@ EventBuffer_push_unit(EventBuffer *self, PyObject *const *args, Py_ssize_t nargs
     Py_RETURN_NONE;
 }
 
-/* Room for `m` more events beside the `*n` a buffer holds (at most CAPACITY), its events counted first when
+/* Room for `m` more events (at most CAPACITY) beside the `*n` a buffer holds, its events counted first when
  * they do not fit (`flush` called: `owner`'s method of that name, or `owner` itself when `method` is NULL; a
  * refusal there changes nothing of the new events): 1 when there is, 0 when there is not, -1 on an error. */
 static int
 room_for_many(const Py_ssize_t *n, Py_ssize_t m, PyObject *owner, PyObject *method)
 {
+    if (m > CAPACITY)
+        return 0;
     if (*n + m <= CAPACITY)
         return 1;
     PyObject *r = method != NULL ? PyObject_CallMethodNoArgs(owner, method) : PyObject_CallNoArgs(owner);
@@ -914,7 +916,7 @@ EventBuffer_push_many(EventBuffer *self, PyObject *args)
         goto done;
     }
     const double *x = (const double *)xb.buf;
-    uint8_t lab[CAPACITY];
+    uint8_t lab[CAPACITY]; /* the labels as 0/1 bytes */
     uint64_t nan = 0;
     int bad = labels_chunk(lb.buf, width, m, lab);
     for (Py_ssize_t j = 0; j < m; j++)
@@ -2162,35 +2164,23 @@ FloatEvents_push_many(FloatEvents *self, PyObject *const *args, Py_ssize_t nargs
         }
         m = len;
     }
-    if (m > CAPACITY) {
-        result = Py_NewRef(Py_False);
-        goto done;
-    }
+    int plain = 1;
     for (Py_ssize_t k = 0; k < width; k++) {
         const double *x = (const double *)cols[k].buf;
-        int plain = 1;
         for (Py_ssize_t j = 0; j < m; j++)
             plain &= fabs(x[j]) <= LARGE_VALUE; /* false for NaN and infinities too */
-        if (!plain) {
-            result = Py_NewRef(Py_False);
-            goto done;
-        }
     }
-    if (m > 0) {
-        int room = room_for_many(&self->n, m, self->on_full, NULL);
-        if (room <= 0) {
-            result = room < 0 ? NULL : Py_NewRef(Py_False);
-            goto done;
-        }
-        if (float_events_storage(self) < 0)
-            goto done;
-        for (Py_ssize_t j = 0; j < m; j++) {
-            for (Py_ssize_t k = 0; k < width; k++)
-                self->values[(self->n + j) * width + k] = ((const double *)cols[k].buf)[j];
-            self->weights[self->n + j] = 1.0;
-        }
-        self->n += m;
+    int room = plain ? room_for_many(&self->n, m, self->on_full, NULL) : 0;
+    if (room <= 0 || float_events_storage(self) < 0) {
+        result = room < 0 || PyErr_Occurred() ? NULL : Py_NewRef(Py_False);
+        goto done;
     }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        for (Py_ssize_t k = 0; k < width; k++)
+            self->values[(self->n + j) * width + k] = ((const double *)cols[k].buf)[j];
+        self->weights[self->n + j] = 1.0;
+    }
+    self->n += m;
     result = Py_NewRef(Py_True);
 done:
     for (Py_ssize_t k = 0; k < got; k++)
@@ -2342,9 +2332,9 @@ ClassRows_init(ClassRows *self, PyObject *args, PyObject *kwds)
     return 0;
 }
 
-/* Room for one more event of k scores; 0 or -1 with an exception. */
+/* Storage for events of k scores; 0 or -1 with an exception. */
 static int
-class_rows_room(ClassRows *self, Py_ssize_t k)
+class_rows_fit(ClassRows *self, Py_ssize_t k)
 {
     if (self->y == NULL) {
         self->y = PyMem_Malloc(CAPACITY * sizeof(int64_t));
@@ -2369,6 +2359,15 @@ class_rows_room(ClassRows *self, Py_ssize_t k)
         self->cap_k = k;
     }
     self->k = k;
+    return 0;
+}
+
+/* Room for one more event of k scores; 0 or -1 with an exception. */
+static int
+class_rows_room(ClassRows *self, Py_ssize_t k)
+{
+    if (class_rows_fit(self, k) < 0)
+        return -1;
     return room_for_one(&self->n, self->on_full);
 }
 
@@ -2478,6 +2477,42 @@ ClassRows_push(ClassRows *self, PyObject *const *args, Py_ssize_t nargs)
     return class_rows_store(self, y, pred, row, k, w);
 }
 
+/* push_many(y, pred, scores, k): a small batch of checked unit-weight events (int64 class and predicted class
+ * indices, -1 for a predicted class found when counted; k float64 scores each, row by row), stored if they fit
+ * in the buffer, after a flush of the events held when they do not fit beside them; whether they were. */
+static PyObject *
+ClassRows_push_many(ClassRows *self, PyObject *args)
+{
+    Py_buffer yb, pb, sb;
+    Py_ssize_t k;
+    if (!PyArg_ParseTuple(args, "y*y*y*n", &yb, &pb, &sb, &k))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t m = yb.len / 8;
+    if (yb.len % 8 || pb.len != yb.len || k < 0 || k > 256 || sb.len != m * k * (Py_ssize_t)sizeof(double)) {
+        PyErr_SetString(PyExc_ValueError, "push_many: inconsistent arguments");
+        goto done;
+    }
+    int room = room_for_many(&self->n, m, self->on_full, NULL);
+    if (room <= 0 || class_rows_fit(self, k) < 0) {
+        result = room < 0 || PyErr_Occurred() ? NULL : Py_NewRef(Py_False);
+        goto done;
+    }
+    memcpy(self->y + self->n, yb.buf, (size_t)m * 8);
+    memcpy(self->pred + self->n, pb.buf, (size_t)m * 8);
+    if (k)
+        memcpy(self->scores + self->n * k, sb.buf, (size_t)(m * k) * sizeof(double));
+    for (Py_ssize_t j = 0; j < m; j++)
+        self->weights[self->n + j] = 1.0;
+    self->n += m;
+    result = Py_NewRef(Py_True);
+done:
+    PyBuffer_Release(&yb);
+    PyBuffer_Release(&pb);
+    PyBuffer_Release(&sb);
+    return result;
+}
+
 static PyObject *
 ClassRows_set_classes(ClassRows *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2545,6 +2580,8 @@ static PyMethodDef ClassRows_methods[] = {
      "or hand the call to `slow`."},
     {"push", (PyCFunction)(void (*)(void))ClassRows_push, METH_FASTCALL,
      "push(y_index, pred_index, scores, w): store one checked event (pred_index -1: found when counted)."},
+    {"push_many", (PyCFunction)ClassRows_push_many, METH_VARARGS,
+     "push_many(y, pred, scores, k) -> bool: store a small batch of checked unit-weight events, or nothing."},
     {"set_classes", (PyCFunction)(void (*)(void))ClassRows_set_classes, METH_FASTCALL,
      "set_classes(index, classes): the classes the fast path knows (None: no fast path; classes None: the\n"
      "events are a class and a predicted class, not scores)."},

@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from ._codec import FormatError, decode_bins, decode_count, decode_counts, decode_label, encode_label, require_fields
 from ._compiled import SPEEDUPS
-from ._events import LARGE_WEIGHT, ClassRows
+from ._events import LARGE_WEIGHT, ClassRows, is_small_batch
 from ._numeric import object_codes
 from ._validation import (
     as_scores,
@@ -515,6 +515,16 @@ class MulticlassAccumulator(AccumulatorBase):
         # everything checked: now change state
         self._set_mode(mode)
         self._add_classes(new)
+        if weights is None and is_small_batch(n) and (mode == "labels" or scores_arr.shape[1] <= 256):
+            # a small batch: stored as per-event updates (up to 256 scores an event, as they are)
+            if mode == "scores":
+                pred = np.full(n, -1, dtype=np.int64) if predicted_rows is None else predicted_rows
+                table, k = np.ascontiguousarray(scores_arr, dtype=np.float64), scores_arr.shape[1]
+            else:
+                pred, table, k = pred_idx, np.zeros(0), 0
+            y64, pred64 = (np.ascontiguousarray(a, dtype=np.int64) for a in (y_idx, pred))
+            if self._buffer.push_many(y64, pred64, table, k):
+                return
         self._flush()
         if mode == "scores":
             self._ingest_scores(y_idx, scores_arr, weights, predicted_rows)

@@ -257,3 +257,71 @@ def test_a_small_batch_of_float_columns_with_a_bad_value_is_refused_whole_with_t
     columns[-1][150] = 0.5
     acc.update_many(*columns)
     assert acc.n == 4200
+
+
+@pytest.mark.parametrize("form", ["matrix", "mappings", "labels", "learnt"])
+def test_small_multiclass_batches_stored_as_per_event_updates_count_as_the_batch_path(form, monkeypatch):
+    """MulticlassAccumulator batches of up to 1,024 unweighted events, once checked, go to the per-event buffer
+    (flushed first when they do not fit beside what it holds): with per-event updates and reads in between,
+    every read and the final state equal the batch path's, and scikit-learn's confusion matrix."""
+    from sklearn.metrics import confusion_matrix
+
+    from streameval import _events
+
+    rng = np.random.default_rng(13)
+    classes = ["a", "b", "c", "d"]
+    sizes = [0, 1, 7, 100, 1024, 1025, 3000, 4000, 50, 1024, 90, 1]
+    n = sum(sizes) + len(sizes) * 2 + 1
+    y = rng.integers(0, 4, n)
+    p = rng.dirichlet(np.ones(4), n)
+    p[rng.random(n) < 0.05] = 0.25  # ties: the first class wins
+    pred = p.argmax(axis=1)
+
+    def scores(lo, hi):
+        if form == "labels":
+            return [classes[j] for j in pred[lo:hi]]
+        if form == "mappings":
+            return [dict(zip(classes, row, strict=True)) for row in p[lo:hi].tolist()]
+        return p[lo:hi]
+
+    def fed():
+        acc = se.MulticlassAccumulator(classes=None if form == "learnt" else classes)
+        if form == "learnt":  # the classes learnt in their order by a first event
+            acc.update("a", {c: 0.25 for c in classes})
+        at, reads = 1 if form == "learnt" else 0, []
+        for size in sizes:
+            acc.update_many([classes[j] for j in y[at : at + size]], scores(at, at + size))
+            at += size
+            for _ in range(2):
+                one = scores(at, at + 1)[0]
+                acc.update(classes[y[at]], one if form != "matrix" else dict(zip(classes, one.tolist(), strict=True)))
+                at += 1
+            r = acc.get()
+            reads.append((r.n, r.accuracy, r.confusion_matrix.tolist(), r.macro_auc if form != "labels" else 0.0))
+        return acc, reads, at
+
+    stored, stored_reads, end = fed()
+    monkeypatch.setattr(_events, "SINGLE_EVENTS_UP_TO", -1)  # every batch through the batch path
+    _, counted_reads, _ = fed()
+    assert stored_reads == counted_reads
+    start = 1 if form == "learnt" else 0
+    expected = confusion_matrix(y[start:end], pred[start:end], labels=range(4))
+    expected[0, 0] += start  # the first event: "a", its predicted class the first of four tied
+    assert stored.get().confusion_matrix.tolist() == expected.tolist()
+
+
+def test_a_small_multiclass_batch_that_is_refused_changes_nothing():
+    rng = np.random.default_rng(5)
+    acc = se.MulticlassAccumulator(classes=[0, 1, 2])
+    for label, row in zip(rng.integers(0, 3, 4000).tolist(), rng.dirichlet(np.ones(3), 4000).tolist(), strict=True):
+        acc.update(label, row)  # 4,000 held: 200 more do not fit beside them
+    before = se.to_bytes(acc)
+    y, p = rng.integers(0, 3, 200), rng.dirichlet(np.ones(3), 200)
+    for bad_y, bad_p, message in ((3, 0.5, "got 3 at index 150"), (1, np.nan, "NaN")):
+        y2, p2 = y.copy(), p.copy()
+        y2[150], p2[150, 1] = bad_y, bad_p
+        with pytest.raises(ValueError, match=message):
+            acc.update_many(y2, p2)
+        assert se.to_bytes(acc) == before
+    acc.update_many(y, p)
+    assert acc.n == 4200
