@@ -248,7 +248,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         >>> acc.get().n
         3
         """
-        if w is None and self._stored_as_single_events(y, scores):
+        if self._stored_as_single_events(y, scores, w):
             return
         x = as_scores("scores", scores, check_nan=False)
         compiled = self._hist.compiled
@@ -272,16 +272,58 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         check_no_nan("scores", x)
         self._count(x, is_pos, weights)
 
-    def _stored_as_single_events(self, y: Any, scores: Any) -> bool:
-        """A small batch of a 0/1 label array and a float64 score array (see
+    def _stored_as_single_events(self, y: Any, scores: Any, w: Any) -> bool:
+        """A small batch of a 0/1 label array, a float64 score array and no weights or a float64 array of them (see
         :func:`~streameval._events.small_float_arrays`), every event plain, stored as per-event updates; whether
-        it was (else nothing changed, and the batch path counts it or explains a refusal)."""
-        if not small_float_arrays(scores):
+        it was (else nothing changed, and the batch path counts it or explains a refusal).
+
+        Weighted (10 events into an exact table: 105 against 7 us; into bins: 42 against 6), they go where
+        per-event updates of a weight other than 1 go, unless every weight is 1, as the batch path reads them.
+        """
+        if not (small_float_arrays(scores) if w is None else small_float_arrays(scores, w)):
             return False
         labels = self._raw_labels(y)
         if labels is None or labels.size != scores.size or not labels.flags.c_contiguous:
             return False
+        if w is not None:
+            lowest, highest = (float(w.min()), float(w.max())) if w.size else (1.0, 1.0)
+            if not 0.0 <= lowest <= highest < math.inf:  # NaN fails too: the batch path explains
+                return False
+            if lowest != 1.0 or highest != 1.0:
+                return self._stored_as_weighted_events(labels, scores, w)
         return bool(self._push_many(labels, labels.dtype.itemsize, scores))
+
+    def _stored_as_weighted_events(self, labels: np.ndarray, scores: np.ndarray, w: np.ndarray) -> bool:
+        """Checked weights, as :meth:`_update_slow` stores them, if the labels are 0/1, no score is NaN and they
+        fit (after a flush of those stored when they do not fit beside them); whether they were stored."""
+        m = scores.size
+        if (
+            (labels.dtype.kind != "b" and labels.size and int(labels.max()) > 1)
+            or (labels.dtype.kind == "i" and labels.size and int(labels.min()) < 0)
+            or np.isnan(scores).any()
+        ):
+            return False
+        with np.errstate(over="ignore"):  # a total past the largest float: the batch path explains
+            total = float(w.sum())
+        if not math.isfinite(total):
+            return False
+        if len(self._wbuf_score) + m > FLUSH_EVERY or not math.isfinite(self._wbuf_total + total):
+            self._flush()
+        if len(self._wbuf_score) + m > FLUSH_EVERY:
+            return False
+        self._wbuf_score.frombytes(scores.tobytes())
+        self._wbuf_weight.frombytes(w.tobytes())
+        self._wbuf_pos.frombytes((labels != 0).astype(np.int8).tobytes())
+        self._wbuf_total += total
+        if self._wbuf_total > 1e300:
+            try:
+                self._flush()
+            except ValueError:  # the total weight overflows: refuse these events, keep the others
+                for buffer in (self._wbuf_score, self._wbuf_weight, self._wbuf_pos):
+                    del buffer[len(buffer) - m :]
+                self._wbuf_total -= total
+                raise
+        return True
 
     def update_many_grouped(
         self, accumulators: list[Any], groups: EventGroups, y: Any, scores: Any, w: Any = None

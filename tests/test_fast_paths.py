@@ -325,3 +325,68 @@ def test_a_small_multiclass_batch_that_is_refused_changes_nothing():
         assert se.to_bytes(acc) == before
     acc.update_many(y, p)
     assert acc.n == 4200
+
+
+@pytest.mark.parametrize("regime", ["exact", "binned"])
+def test_small_weighted_batches_stored_as_per_event_updates_count_as_the_batch_path(regime, monkeypatch):
+    """Weighted batches of up to 1,024 events go where weighted per-event updates go (batches whose weights are
+    all 1 where unit-weight ones go, as the batch path reads them): every read, with per-event updates and reads
+    in between, equals the batch path's to 1e-12, and scikit-learn's weighted AUC while exact."""
+    from sklearn.metrics import roc_auc_score
+
+    from streameval import _events
+
+    rng = np.random.default_rng(14)
+    sizes = [0, 1, 7, 100, 1024, 1025, 3000, 4000, 50, 1024, 90, 1]
+    n = sum(sizes) + len(sizes) * 2
+    y = rng.random(n) < 0.4
+    s = np.round(rng.random(n), 3) if regime == "exact" else rng.normal(y * 1.0, 1.5)
+    w = rng.random(n) * 3
+    w[rng.random(n) < 0.05] = 0.0
+    w[sum(sizes[:3]) + 6 : sum(sizes[:4]) + 6] = 1.0  # the batch of 100: every weight 1
+
+    def fed():
+        acc, at, reads = se.BinaryAccumulator(threshold=0.41), 0, []
+        for size in sizes:
+            acc.update_many(y[at : at + size].astype(np.int64), s[at : at + size], w[at : at + size])
+            at += size
+            for _ in range(2):
+                acc.update(bool(y[at]), float(s[at]), float(w[at]))
+                at += 1
+            r = acc.get()
+            reads.append([r.n, r.positives, r.negatives, r.tp, r.fp, r.tn, r.fn, r.auc, r.brier, r.log_loss])
+        return acc, reads
+
+    stored, stored_reads = fed()
+    monkeypatch.setattr(_events, "SINGLE_EVENTS_UP_TO", -1)  # every batch through the batch path
+    _, counted_reads = fed()
+    np.testing.assert_allclose(np.array(stored_reads), np.array(counted_reads), rtol=1e-12)
+    if regime == "exact":
+        assert stored.get().auc == pytest.approx(roc_auc_score(y, s, sample_weight=w), abs=1e-12)
+    ones = se.BinaryAccumulator()
+    ones.update_many(y[:50], s[:50], np.ones(50))  # every weight 1: whole counts, as without weights
+    plain = se.BinaryAccumulator()
+    plain.update_many(y[:50], s[:50])
+    assert se.to_bytes(ones) == se.to_bytes(plain)
+
+
+@pytest.mark.parametrize(("bad", "message"), [(-1.0, "w must be finite and >= 0"), (np.nan, "w must be"),
+                                              (np.inf, "w must be finite"), (1e308, "overflow|inf")])  # fmt: skip
+def test_a_small_weighted_batch_with_a_bad_weight_is_refused_whole(bad, message):
+    rng = np.random.default_rng(6)
+    acc = se.BinaryAccumulator()
+    for a, b in zip((rng.random(100) < 0.4).tolist(), rng.random(100).tolist(), strict=True):
+        acc.update(a, b, 1e306)  # weighted events held, their total near the largest float
+    before = se.to_bytes(acc)
+    y, s, w = rng.random(200) < 0.4, rng.random(200), rng.random(200)
+    w[150] = bad
+    with pytest.raises(ValueError, match=message):
+        acc.update_many(y, s, w)
+    assert se.to_bytes(acc) == before
+
+
+def test_a_small_weighted_batch_whose_total_overflows_is_refused_by_the_batch_path_with_no_warning():
+    acc = se.BinaryAccumulator()
+    with pytest.raises(ValueError, match="w"):
+        acc.update_many(np.array([1, 0, 1]), np.array([0.2, 0.5, 0.7]), np.array([1e308, 1e308, 1e308]))
+    assert acc.n == 0
