@@ -20,7 +20,7 @@ import numpy as np
 from . import io
 from ._codec import FormatError, decode_segment, encode_segment, require_fields
 from ._compiled import SPEEDUPS
-from ._events import SegmentRouter
+from ._events import SegmentRouter, is_small_batch
 from ._numeric import event_groups, object_codes
 from ._validation import column_as_numpy, is_missing, is_one_value, show, table_rows, table_tuples, unmasked
 from .averaging import metric_value, text_columns
@@ -424,8 +424,11 @@ class Segmented(AccumulatorBase):
         # with few segments counted before, each segment's events are counted apart, in an empty accumulator in its
         # regime (binned events added to binned counts need no conversion), then added: on bad input no segment
         # has changed. With many, making and adding those costs more than checking the batch whole first and
-        # counting each segment's events in place.
-        in_place = sum(k in self._segments for k in keys) > COUNT_APART_UP_TO
+        # counting each segment's events in place; so it does for a small batch, whose check costs little, where
+        # adding a part merges it into each segment's whole table of scores (10 events into 4 segments: 270 us)
+        in_place = sum(k in self._segments for k in keys) > COUNT_APART_UP_TO or (
+            is_small_batch(n) and hasattr(self._template, "subtract")
+        )
         if in_place:
             try:
                 self._template.copy().update_many(*cols, **kw)

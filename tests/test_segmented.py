@@ -267,8 +267,12 @@ def test_bad_input_names_the_argument_and_changes_no_segment(call, exc, words):
 
 
 def test_a_failure_past_the_first_check_takes_counted_segments_back_out(monkeypatch):
-    """Each segment's events are counted apart first; only adding them in (a total weight past the largest float)
-    can fail after that, and then the segments already added to are taken back."""
+    """Each segment's events are counted apart first (a batch past the small ones counted in place); only adding
+    them in (a total weight past the largest float) can fail after that, and then the segments already added to
+    are taken back."""
+    from streameval import _events
+
+    monkeypatch.setattr(_events, "SINGLE_EVENTS_UP_TO", -1)
     seg = se.Segmented(se.BinaryAccumulator)
     seg.update_many(["a", "b"], [1, 0], [0.9, 0.2])
     before = seg.to_bytes()
@@ -290,6 +294,23 @@ def test_a_failure_past_the_first_check_takes_counted_segments_back_out(monkeypa
     monkeypatch.setattr(se.BinaryAccumulator, "_merge_in", real)
     assert calls == [1, 1, -1]  # a added, b refused, a's events taken back out
     assert seg.to_bytes() == before and seg.segments == ["a", "b"]
+
+
+@pytest.mark.parametrize("weighted_first", [True, False])
+def test_a_small_batch_counted_in_place_that_a_segment_refuses_takes_the_others_back_out(weighted_first):
+    """A small batch is checked whole by an empty accumulator, then counted into each segment in place: a segment
+    that refuses its part past that check (its total weight would pass the largest float) leaves every segment
+    as it was, those counted before it taken back out; the same batch counted apart reads the same."""
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update_many(["a", "b"], [1, 0], [0.9, 0.2], [1.5e308, 1.0])
+    before = seg.to_bytes()
+    order = ["b", "a"] if weighted_first is False else ["a", "b"]
+    weights = [1.0, 1e308] if order == ["b", "a"] else [1e308, 1.0]
+    with pytest.raises(ValueError, match="w"):
+        seg.update_many([*order, "c"], [1, 0, 1], [0.4, 0.5, 0.6], [*weights, 2.0])
+    assert seg.to_bytes() == before and seg.segments == ["a", "b"]
+    seg.update_many(["b", "c"], [1, 0], [0.4, 0.5])
+    assert seg["b"].get().n == 2 and seg["c"].get().n == 1 and seg.segments == ["a", "b", "c"]
 
 
 def test_per_event_updates_follow_every_change_of_the_segments():
