@@ -565,7 +565,16 @@ class TimeWindow:
         n = len(args[0]) if args else 0
         times, ascending = _event_times(t, n)
         if n:
-            self._check_reach(float(times.min()), float(times.max()))
+            low, high = float(times.min()), float(times.max())
+            self._check_reach(low, high)
+            pane = math.floor(low / self.pane_width)
+            current = self._ring.get(pane)
+            if current is not None and pane == math.floor(high / self.pane_width):
+                # every event in one pane of the window (a stream's batch, as a rule): counted into it in place, all
+                # or nothing, where counting it apart and adding the part merges it into the pane's whole table of
+                # scores (10 events: 74 to 108 us)
+                current.update_many(*args, **kwargs)
+                return
         fresh: dict[int, tuple[Any, int]] = {}
         # the pane before (in time): a new pane starts with the classes it learnt, in their order
         before = None if self._latest is None else self._ring.get(self._latest)

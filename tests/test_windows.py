@@ -163,6 +163,50 @@ def test_time_window_cuts_sorted_times_as_their_pane_numbers_do():
     assert in_order.accumulator() == shuffled.accumulator() == fresh
 
 
+@pytest.mark.parametrize("kind", ["binary", "segments"])
+def test_time_window_batches_within_one_pane_count_into_it_in_place(kind):
+    """Batches whose events all fall in one pane of the window count into it in place: with batches across panes,
+    late ones and refused ones between, the window equals its events counted afresh and one fed event by event,
+    and a refused batch (a bad label, in a pane or across two) changes nothing."""
+    rng = np.random.default_rng(21)
+    width, panes, n = 60.0, 6, 4_000
+    t = np.sort(rng.uniform(0, 200, n))
+    t[3_000:3_010] = 5.0  # late by then: the window has moved past their pane
+    y, s = _stream(n, seed=21)
+    g = rng.integers(0, 3, n)
+
+    def window():
+        make = se.BinaryAccumulator if kind == "binary" else (lambda: se.Segmented(se.BinaryAccumulator))
+        return se.TimeWindow(make, width, panes)
+
+    def args(part):
+        return (y[part], s[part]) if kind == "binary" else (g[part], y[part], s[part])
+
+    batched, one_by_one = window(), window()
+    at = 0
+    while at < n:
+        size = int(rng.integers(1, 40))
+        part = slice(at, at + size)
+        if at % 7 == 0:  # a bad label: refused whole, in whichever panes
+            bad = list(args(part))
+            bad[-2] = np.where(np.arange(len(bad[-2])) == len(bad[-2]) - 1, 2, y[part])
+            before = batched.accumulator()
+            with pytest.raises(ValueError, match="got 2"):
+                batched.update_many(*bad, t=t[part])
+            assert batched.accumulator() == before
+        batched.update_many(*args(part), t=t[part])
+        for i in range(at, min(at + size, n)):
+            one_by_one.update(*(a[0] for a in args(slice(i, i + 1))), t=float(t[i]))
+        at += size
+    fresh = se.BinaryAccumulator()
+    keep = np.flatnonzero(_in_window(t, width, panes) & ~((t == 5.0) & (np.arange(n) >= 3_000)))
+    fresh.update_many(y[keep], s[keep])
+    whole = batched.accumulator() if kind == "binary" else batched.get().overall
+    assert (whole.get() if kind == "binary" else whole).to_dict() == pytest.approx(fresh.get().to_dict(), nan_ok=True)
+    assert batched.accumulator() == one_by_one.accumulator()
+    assert batched.n_late == one_by_one.n_late == 10
+
+
 @pytest.mark.parametrize("panes", [4, 100])
 def test_time_window_batches_in_time_order_equal_any_order(panes):
     """A batch in time order is cut into panes by slices (bisection, or pane numbers for many panes): the same
