@@ -102,6 +102,10 @@ class PyEventBuffer:
     _buf_neg: array[float]
     _route: dict[Any, Callable[[float], None]]
     _room: int
+    _wscores: array[float]
+    _wlabels: array[int]
+    _wweights: array[float]
+    _wtotal: float
 
     def _set_labels(self, pos_label: Any, neg_label: Any) -> None:
         """Set the two labels and empty the buffer."""
@@ -109,6 +113,53 @@ class PyEventBuffer:
         self._buf_neg = array("d")
         self._route = {neg_label: self._buf_neg.append, pos_label: self._buf_pos.append}
         self._room = _TICK
+        self._drop_weighted()
+
+    # events of a weight other than 1, in their order: stored by the checked path (the compiled twin stores plain
+    # ones itself), filed by the owner
+    def _push_weighted(self, is_pos: bool, score: float, w: float) -> None:
+        """Store one checked event of a weight other than 1."""
+        if len(self._wscores) >= FLUSH_EVERY:
+            raise RuntimeError("the buffer of weighted events is full: file it first")
+        self._wscores.append(score)
+        self._wlabels.append(bool(is_pos))
+        self._wweights.append(w)
+        self._wtotal += w
+
+    def _push_weighted_many(self, labels: np.ndarray, scores: np.ndarray, weights: np.ndarray) -> None:
+        """Store checked weighted events (0/1 labels, float64 scores and weights)."""
+        if len(self._wscores) + scores.size > FLUSH_EVERY:
+            raise RuntimeError("the buffer of weighted events is full: file it first")
+        for is_pos, score, w in zip(labels.tolist(), scores.tolist(), weights.tolist(), strict=True):
+            self._push_weighted(is_pos != 0, score, w)
+
+    def _drop_last_weighted(self, m: int) -> None:
+        """Take the last ``m`` weighted events back (a refused filing), their weights out of the sum one by one."""
+        for _ in range(m):
+            self._wscores.pop()
+            self._wlabels.pop()
+            self._wtotal -= self._wweights.pop()
+
+    def _weighted_events(self) -> tuple[bytes, bytes, bytes]:
+        """A copy of the stored weighted events: (scores float64 bytes, labels 0/1 bytes, weights float64 bytes)."""
+        return self._wscores.tobytes(), self._wlabels.tobytes(), self._wweights.tobytes()
+
+    def _drop_weighted(self) -> None:
+        """Empty the weighted events (after they were counted)."""
+        self._wscores, self._wlabels, self._wweights = array("d"), array("B"), array("d")
+        self._wtotal = 0.0
+
+    @property
+    def _n_weighted(self) -> int:
+        return len(self._wscores)
+
+    @property
+    def _weighted_total(self) -> float:
+        return self._wtotal
+
+    @property
+    def _weighted_nbytes(self) -> int:
+        return sum(b.buffer_info()[1] * b.itemsize for b in (self._wscores, self._wlabels, self._wweights))
 
     def update(self, y: Any, score: float, w: float = _UNIT) -> None:
         """Count one event.

@@ -678,7 +678,17 @@ typedef struct {
     Py_ssize_t n;     /* events held */
     double *scores;   /* CAPACITY scores, allocated on the first event */
     uint8_t *labels;  /* CAPACITY labels, 1 = positive */
+    Py_ssize_t wn;    /* events of a weight other than 1 held */
+    double wtotal;    /* their weights' sum, added in their order */
+    double *wscores;  /* CAPACITY each, allocated on the first such event */
+    uint8_t *wlabels;
+    double *wweights;
 } EventBuffer;
+
+/* A weighted event is stored by update() while the weights held, it included, sum to at most this; past it the
+ * checked path files them first (WEIGHTED_FLUSH_ABOVE in binary.py), so that a total weight that overflows is
+ * refused by the call that brings it. */
+#define WEIGHTED_ROOM 1e300
 
 static PyObject *str_flush;
 static PyObject *str_update_slow;
@@ -708,6 +718,9 @@ EventBuffer_dealloc(EventBuffer *self)
     EventBuffer_clear(self);
     PyMem_Free(self->scores);
     PyMem_Free(self->labels);
+    PyMem_Free(self->wscores);
+    PyMem_Free(self->wlabels);
+    PyMem_Free(self->wweights);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -735,6 +748,33 @@ static int
 has_storage(EventBuffer *self)
 {
     return buffer_storage((void **)&self->scores, CAPACITY * sizeof(double), (void **)&self->labels, CAPACITY);
+}
+
+/* Storage for weighted events; -1 with MemoryError set when it cannot be. */
+static int
+has_weighted_storage(EventBuffer *self)
+{
+    if (self->wweights == NULL) {
+        self->wweights = PyMem_Malloc(CAPACITY * sizeof(double));
+        if (self->wweights == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    if (buffer_storage((void **)&self->wscores, CAPACITY * sizeof(double), (void **)&self->wlabels, CAPACITY) < 0)
+        return -1;
+    return 0;
+}
+
+/* Store one checked weighted event (room for it known). */
+static inline void
+push_weighted(EventBuffer *self, int is_pos, double score, double w)
+{
+    self->wscores[self->wn] = score;
+    self->wlabels[self->wn] = (uint8_t)is_pos;
+    self->wweights[self->wn] = w;
+    self->wn++;
+    self->wtotal += w;
 }
 
 /* Store one checked unit-weight event; hand a full buffer to _flush(). */
@@ -848,17 +888,124 @@ static PyObject *
 EventBuffer_update(EventBuffer *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (kwnames == NULL && (nargs == 2 || (nargs == 3 && PyFloat_CheckExact(args[2]) &&
-                                           PyFloat_AS_DOUBLE(args[2]) == 1.0))) {
-        double score;
+    PyObject *weight = NULL; /* a third argument, or w= */
+    if (kwnames == NULL && nargs == 3)
+        weight = args[2];
+    else if (kwnames != NULL && nargs == 2 && PyTuple_GET_SIZE(kwnames) == 1 &&
+             PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "w") == 0)
+        weight = args[2];
+    if ((kwnames == NULL && nargs == 2) || (weight != NULL && PyFloat_CheckExact(weight))) {
+        double score, w = weight == NULL ? 1.0 : PyFloat_AS_DOUBLE(weight);
         int is_pos = route(self, args[0]);
         if (is_pos >= 0 && plain_score(args[1], &score) == 0) {
-            if (push(self, is_pos, score) < 0)
-                return NULL;
-            Py_RETURN_NONE;
+            if (w == 1.0) {
+                if (push(self, is_pos, score) < 0)
+                    return NULL;
+                Py_RETURN_NONE;
+            }
+            /* finite, >= 0 (NaN fails), room for it, not the one that fills the buffer: the checked path files */
+            if (w >= 0.0 && w <= WEIGHTED_ROOM && self->wtotal + w <= WEIGHTED_ROOM && self->wn + 1 < CAPACITY) {
+                if (has_weighted_storage(self) < 0)
+                    return NULL;
+                push_weighted(self, is_pos, score, w);
+                Py_RETURN_NONE;
+            }
         }
     }
     return slow(self, args, nargsf, kwnames);
+}
+
+/* _push_weighted(is_pos, score, w): store one checked weighted event (the caller files a full buffer). */
+static PyObject *
+EventBuffer_push_weighted(EventBuffer *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "_push_weighted(is_pos, score, w)");
+        return NULL;
+    }
+    int is_pos = PyObject_IsTrue(args[0]);
+    double score = PyFloat_AsDouble(args[1]), w = PyFloat_AsDouble(args[2]);
+    if (is_pos < 0 || PyErr_Occurred())
+        return NULL;
+    if (self->wn >= CAPACITY) {
+        PyErr_SetString(PyExc_RuntimeError, "the buffer of weighted events is full: file it first");
+        return NULL;
+    }
+    if (has_weighted_storage(self) < 0)
+        return NULL;
+    push_weighted(self, is_pos, score, w);
+    Py_RETURN_NONE;
+}
+
+/* _push_weighted_many(labels, scores, weights): checked weighted events (0/1 bytes, float64, float64), whole. */
+static PyObject *
+EventBuffer_push_weighted_many(EventBuffer *self, PyObject *args)
+{
+    Py_buffer lb, xb, wb;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &lb, &xb, &wb))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t m = lb.len;
+    if (xb.len != m * (Py_ssize_t)sizeof(double) || wb.len != xb.len) {
+        PyErr_SetString(PyExc_ValueError, "_push_weighted_many: inconsistent arguments");
+        goto done;
+    }
+    if (self->wn + m > CAPACITY) {
+        PyErr_SetString(PyExc_RuntimeError, "the buffer of weighted events is full: file it first");
+        goto done;
+    }
+    if (m && has_weighted_storage(self) < 0)
+        goto done;
+    for (Py_ssize_t j = 0; j < m; j++)
+        push_weighted(self, ((const uint8_t *)lb.buf)[j] != 0, ((const double *)xb.buf)[j],
+                      ((const double *)wb.buf)[j]);
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&lb);
+    PyBuffer_Release(&xb);
+    PyBuffer_Release(&wb);
+    return result;
+}
+
+/* _drop_last_weighted(m): take the last m weighted events back (a refused filing), their weights out of the sum
+ * one by one, the last first. */
+static PyObject *
+EventBuffer_drop_last_weighted(EventBuffer *self, PyObject *arg)
+{
+    Py_ssize_t m = PyLong_AsSsize_t(arg);
+    if (m == -1 && PyErr_Occurred())
+        return NULL;
+    if (m < 0 || m > self->wn) {
+        PyErr_SetString(PyExc_ValueError, "_drop_last_weighted: more than the events held");
+        return NULL;
+    }
+    for (Py_ssize_t j = 0; j < m; j++)
+        self->wtotal -= self->wweights[--self->wn];
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+EventBuffer_weighted_events(EventBuffer *self, PyObject *Py_UNUSED(ignored))
+{
+    Py_ssize_t n = self->wn;
+    PyObject *scores = PyBytes_FromStringAndSize(n ? (const char *)self->wscores : NULL, n * (Py_ssize_t)sizeof(double));
+    PyObject *labels = PyBytes_FromStringAndSize(n ? (const char *)self->wlabels : NULL, n);
+    PyObject *weights = PyBytes_FromStringAndSize(n ? (const char *)self->wweights : NULL, n * (Py_ssize_t)sizeof(double));
+    if (scores == NULL || labels == NULL || weights == NULL) {
+        Py_XDECREF(scores);
+        Py_XDECREF(labels);
+        Py_XDECREF(weights);
+        return NULL;
+    }
+    return Py_BuildValue("NNN", scores, labels, weights);
+}
+
+static PyObject *
+EventBuffer_drop_weighted(EventBuffer *self, PyObject *Py_UNUSED(ignored))
+{
+    self->wn = 0;
+    self->wtotal = 0.0;
+    Py_RETURN_NONE;
 }
 
 static PyObject *
@@ -966,6 +1113,8 @@ EventBuffer_set_labels(EventBuffer *self, PyObject *const *args, Py_ssize_t narg
     Py_XSETREF(self->neg_label, args[1]);
     Py_XSETREF(self->route, table);
     self->n = 0;
+    self->wn = 0;
+    self->wtotal = 0.0;
     Py_RETURN_NONE;
 }
 
@@ -1003,6 +1152,24 @@ EventBuffer_get_unit_nbytes(EventBuffer *self, void *Py_UNUSED(closure))
     return PyLong_FromSsize_t(self->scores ? CAPACITY * (Py_ssize_t)(sizeof(double) + 1) : 0);
 }
 
+static PyObject *
+EventBuffer_get_n_weighted(EventBuffer *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromSsize_t(self->wn);
+}
+
+static PyObject *
+EventBuffer_get_weighted_total(EventBuffer *self, void *Py_UNUSED(closure))
+{
+    return PyFloat_FromDouble(self->wtotal);
+}
+
+static PyObject *
+EventBuffer_get_weighted_nbytes(EventBuffer *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromSsize_t(self->wweights ? CAPACITY * (Py_ssize_t)(2 * sizeof(double) + 1) : 0);
+}
+
 static PyMethodDef EventBuffer_methods[] = {
     {"update", (PyCFunction)(void (*)(void))EventBuffer_update, METH_FASTCALL | METH_KEYWORDS, update_doc},
     {"_push_unit", (PyCFunction)(void (*)(void))EventBuffer_push_unit, METH_FASTCALL,
@@ -1014,12 +1181,26 @@ static PyMethodDef EventBuffer_methods[] = {
     {"_unit_events", (PyCFunction)EventBuffer_unit_events, METH_NOARGS,
      "A copy of the stored events: (scores as float64 bytes, labels as uint8 bytes)."},
     {"_drop_unit", (PyCFunction)EventBuffer_drop_unit, METH_NOARGS, "Empty the buffer (after its events were counted)."},
+    {"_push_weighted", (PyCFunction)(void (*)(void))EventBuffer_push_weighted, METH_FASTCALL,
+     "Store one checked event of a weight other than 1."},
+    {"_push_weighted_many", (PyCFunction)EventBuffer_push_weighted_many, METH_VARARGS,
+     "Store checked weighted events: 0/1 label bytes, float64 scores, float64 weights."},
+    {"_drop_last_weighted", (PyCFunction)EventBuffer_drop_last_weighted, METH_O,
+     "Take the last m weighted events back (a refused filing)."},
+    {"_weighted_events", (PyCFunction)EventBuffer_weighted_events, METH_NOARGS,
+     "A copy of the stored weighted events: (scores float64 bytes, labels 0/1 bytes, weights float64 bytes)."},
+    {"_drop_weighted", (PyCFunction)EventBuffer_drop_weighted, METH_NOARGS,
+     "Empty the weighted events (after they were counted)."},
     {NULL, NULL, 0, NULL},
 };
 
 static PyGetSetDef EventBuffer_getset[] = {
     {"_n_unit", (getter)EventBuffer_get_n_unit, NULL, "Events stored.", NULL},
     {"_unit_nbytes", (getter)EventBuffer_get_unit_nbytes, NULL, "Bytes of the event buffer.", NULL},
+    {"_n_weighted", (getter)EventBuffer_get_n_weighted, NULL, "Weighted events stored.", NULL},
+    {"_weighted_total", (getter)EventBuffer_get_weighted_total, NULL, "The stored weights' sum.", NULL},
+    {"_weighted_nbytes", (getter)EventBuffer_get_weighted_nbytes, NULL, "Bytes of the weighted events' buffer.",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

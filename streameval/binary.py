@@ -62,6 +62,9 @@ def _default_neg_label(pos_label: Any) -> Any:
     raise ValueError(f"neg_label must be given when pos_label is not 0, 1 or a bool, got pos_label={pos_label!r}")
 
 
+WEIGHTED_FLUSH_ABOVE = 1e300  # stored weights summing past this are filed (WEIGHTED_ROOM in _speedups.c)
+
+
 class BinaryAccumulator(EventBuffer, AccumulatorBase):
     """Streaming, mergeable evaluation of a binary classifier's scores.
 
@@ -137,10 +140,6 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
     def _reset_buffers(self) -> None:
         self._set_labels(self.pos_label, self.neg_label)
         self._labels = {self.neg_label: False, self.pos_label: True}
-        self._wbuf_score = array("d")
-        self._wbuf_weight = array("d")
-        self._wbuf_pos = array("b")
-        self._wbuf_total = 0.0
         # events reverted one by one: out of the counts at once, their calibration terms taken out of the sums at
         # the next filing (a batch of them, by the compiled pass)
         self._out_score = array("d")
@@ -148,7 +147,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
 
     def _buffered(self) -> int:
         """Events stored but not yet counted."""
-        return self._n_unit + len(self._wbuf_score)
+        return self._n_unit + self._n_weighted
 
     def _is_pos(self, y: Any, name: str = "y") -> bool:
         try:
@@ -169,19 +168,20 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         if weight == 1.0:
             self._push_unit(is_pos, s)
             return
-        if not math.isfinite(self._wbuf_total + weight):  # count what is stored, so that the check sees the total
+        if not math.isfinite(self._weighted_total + weight):  # count what is stored, so that the check sees the total
             self._flush()
-        self._wbuf_score.append(s)
-        self._wbuf_weight.append(weight)
-        self._wbuf_pos.append(is_pos)
-        self._wbuf_total += weight
-        if len(self._wbuf_score) >= FLUSH_EVERY or self._wbuf_total > 1e300:
+        self._push_weighted(is_pos, s, weight)
+        self._file_weighted_if_full(1)
+
+    def _file_weighted_if_full(self, added: int) -> None:
+        """File the stored events once the weighted ones fill their buffer or their weights pass 1e300 (the
+        compiled ``update`` stores none past that: it comes here); where filing refuses them (the total weight
+        overflows), the last ``added`` are taken back and the others kept."""
+        if self._n_weighted >= FLUSH_EVERY or self._weighted_total > WEIGHTED_FLUSH_ABOVE:
             try:
                 self._flush()
-            except ValueError:  # the total weight overflows: refuse this event, keep the others
-                for buffer in (self._wbuf_score, self._wbuf_weight, self._wbuf_pos):
-                    buffer.pop()
-                self._wbuf_total -= weight
+            except ValueError:  # the total weight overflows: refuse these events, keep the others
+                self._drop_last_weighted(added)
                 raise
 
     # a call of update() with missing or unknown arguments fails in here (both
@@ -194,16 +194,14 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             scores, labels = self._unit_events()
             self._count(np.frombuffer(scores, dtype=np.float64), np.frombuffer(labels, dtype=np.bool_), None)
             self._drop_unit()
-        if len(self._wbuf_score):
+        if self._n_weighted:
+            scores, labels, weights = self._weighted_events()
             self._count(
-                np.frombuffer(self._wbuf_score, dtype=np.float64).copy(),
-                np.frombuffer(self._wbuf_pos, dtype=np.int8).astype(np.bool_),
-                np.frombuffer(self._wbuf_weight, dtype=np.float64).copy(),
+                np.frombuffer(scores, dtype=np.float64).copy(),
+                np.frombuffer(labels, dtype=np.uint8).astype(np.bool_),
+                np.frombuffer(weights, dtype=np.float64).copy(),
             )
-            self._wbuf_score = array("d")
-            self._wbuf_weight = array("d")
-            self._wbuf_pos = array("b")
-            self._wbuf_total = 0.0
+            self._drop_weighted()
         if len(self._out_score):
             self._file_taken_out()
 
@@ -307,22 +305,12 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             total = float(w.sum())
         if not math.isfinite(total):
             return False
-        if len(self._wbuf_score) + m > FLUSH_EVERY or not math.isfinite(self._wbuf_total + total):
+        if self._n_weighted + m > FLUSH_EVERY or not math.isfinite(self._weighted_total + total):
             self._flush()
-        if len(self._wbuf_score) + m > FLUSH_EVERY:
+        if self._n_weighted + m > FLUSH_EVERY:
             return False
-        self._wbuf_score.frombytes(scores.tobytes())
-        self._wbuf_weight.frombytes(w.tobytes())
-        self._wbuf_pos.frombytes((labels != 0).astype(np.int8).tobytes())
-        self._wbuf_total += total
-        if self._wbuf_total > 1e300:
-            try:
-                self._flush()
-            except ValueError:  # the total weight overflows: refuse these events, keep the others
-                for buffer in (self._wbuf_score, self._wbuf_weight, self._wbuf_pos):
-                    del buffer[len(buffer) - m :]
-                self._wbuf_total -= total
-                raise
+        self._push_weighted_many((labels != 0).astype(np.uint8), scores, w)
+        self._file_weighted_if_full(m)
         return True
 
     def update_many_grouped(
@@ -600,9 +588,8 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
     @property
     def nbytes(self) -> int:
         """Bytes held by this accumulator's arrays and buffers."""
-        buffers = (self._wbuf_score, self._wbuf_weight, self._wbuf_pos, self._out_score, self._out_pos)
-        weighted = sum(b.buffer_info()[1] * b.itemsize for b in buffers)
-        return self._hist.nbytes + self._unit_nbytes + weighted
+        taken_out = sum(b.buffer_info()[1] * b.itemsize for b in (self._out_score, self._out_pos))
+        return self._hist.nbytes + self._unit_nbytes + self._weighted_nbytes + taken_out
 
     # -- combining ----------------------------------------------------------
     def _check_mergeable(self, other: Any) -> None:

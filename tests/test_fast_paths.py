@@ -390,3 +390,39 @@ def test_a_small_weighted_batch_whose_total_overflows_is_refused_by_the_batch_pa
     with pytest.raises(ValueError, match="w"):
         acc.update_many(np.array([1, 0, 1]), np.array([0.2, 0.5, 0.7]), np.array([1e308, 1e308, 1e308]))
     assert acc.n == 0
+
+
+@pytest.mark.parametrize("regime", ["exact", "binned"])
+def test_weighted_per_event_updates_count_as_one_weighted_batch(regime):
+    """Events of a weight other than 1 (positional or ``w=``, among unit-weight ones, across the buffer's 4,096
+    and reads) count as the same events in one weighted batch, to 1e-12, and as scikit-learn's weighted AUC while
+    exact; weights of 0 count nothing."""
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(15)
+    n = 10_000
+    y = rng.random(n) < 0.4
+    s = np.round(rng.random(n), 3) if regime == "exact" else rng.normal(y * 1.0, 1.5)
+    w = np.where(rng.random(n) < 0.3, 1.0, rng.random(n) * 4)
+    w[rng.random(n) < 0.05] = 0.0
+    acc, reads = se.BinaryAccumulator(threshold=0.41), []
+    for i, (a, b, c) in enumerate(zip(y.tolist(), s.tolist(), w.tolist(), strict=True)):
+        if i % 3:
+            acc.update(a, b, c)
+        else:
+            acc.update(a, b, w=c)
+        if i % 2_500 == 2_499:
+            reads.append(acc.get().auc)
+    batch = se.BinaryAccumulator(threshold=0.41)
+    batch.update_many(y, s, w)
+    mine, theirs = acc.get(), batch.get()
+    np.testing.assert_allclose(
+        [mine.n, mine.positives, mine.tp, mine.fp, mine.tn, mine.fn, mine.auc, mine.brier, mine.log_loss],
+        [theirs.n, theirs.positives, theirs.tp, theirs.fp, theirs.tn, theirs.fn, theirs.auc, theirs.brier,
+         theirs.log_loss],
+        rtol=1e-12,
+    )  # fmt: skip
+    assert mine.is_exact == (regime == "exact")
+    if regime == "exact":
+        assert mine.auc == pytest.approx(roc_auc_score(y, s, sample_weight=w), abs=1e-12)
+        assert reads[0] == pytest.approx(roc_auc_score(y[:2_500], s[:2_500], sample_weight=w[:2_500]), abs=1e-12)
