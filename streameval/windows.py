@@ -802,6 +802,22 @@ class Decayed:
         if self.by == "events":  # plain per-event updates kept in compiled columns
             self._log = EventLog(self._check_first, self._fold, self._update_checked, _FOLD_EVERY, objects=True)
             self.update = self._log.update  # type: ignore[method-assign]
+        else:
+            self.update = self._update_at  # type: ignore[method-assign]
+
+    def _update_at(self, *args: Any, t: Any = None, w: Any = 1.0, **kwargs: Any) -> None:
+        """A per-event update by time: one at a float time with a float weight (finite, >= 0) counted here, with
+        its decayed weight, into the state (whose ``update`` checks it against every event so far: a refusal
+        changes nothing), as the checked path does (2.0 us an event there, its checks of ``t`` and ``w`` and a
+        checker's count the cost); anything else there."""
+        if type(t) is float and type(w) is float and -math.inf < t < math.inf and 0.0 <= w < math.inf:
+            top = t if t > self._latest else self._latest
+            if (top - self._t_ref) / self.half_life <= self._RESCALE_AT:
+                self._acc.update(*args, w=w * 2.0 ** ((t - self._t_ref) / self.half_life), **kwargs)
+                self._latest = top
+                self._clock += 1
+                return
+        self._update_checked(*args, t=t, w=w, **kwargs)
 
     def _checking(self) -> Any:
         """The scratch accumulator that checks per-event updates (made from the state when there is none, or
@@ -887,10 +903,12 @@ class Decayed:
         if (top - self._t_ref) / self.half_life > self._RESCALE_AT:  # rare: the batch path rescales the state
             self.update_many(*([a] for a in args), t=None if t is None else [t], w=[w], **kwargs)
             return
-        self._checking().update(*args, w=weight, **kwargs)  # against every event so far: a refusal changes nothing
+        if self._log is not None:  # the checker of the log's events sees every event (by time there is no log)
+            self._checking().update(*args, w=weight, **kwargs)
         decayed = weight * 2.0 ** ((when - self._t_ref) / self.half_life)
-        # into the state itself, as the checker took it: an accumulator made apart for these events (emptied) would
-        # not know what the state learnt in its parts (a segment's classes: a score sequence in their order)
+        # into the state itself, which checks it against every event so far (a refusal changes nothing): an
+        # accumulator made apart for these events (emptied) would not know what the state learnt in its parts (a
+        # segment's classes: a score sequence in their order)
         self._acc.update(*args, w=decayed, **kwargs)
         self._latest = top
         self._clock += 1

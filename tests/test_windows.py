@@ -363,6 +363,45 @@ def test_decayed_equals_explicit_weights(by):
     assert r1.auc == pytest.approx(r2.auc, abs=1e-12)
 
 
+@pytest.mark.parametrize("kind", ["binary", "segments"])
+def test_decayed_by_time_per_event_equals_explicit_weights_whatever_the_form_of_t_and_w(kind):
+    """Events one at a time by time: float times and weights (counted by the short path), numpy and int ones
+    (the checked path), a refused event and a gap that rescales the state between; the decayed counts equal the
+    explicit weights' to 1e-12, and a refusal changes nothing."""
+    rng = np.random.default_rng(8)
+    n = 3_000
+    y, s = _stream(n, seed=8)
+    g = rng.integers(0, 3, n)
+    t = np.cumsum(rng.exponential(1.0, n))
+    t[2_000:] += 40.0 * 600  # 600 half-lives on: the state is rescaled
+    w = np.where(rng.random(n) < 0.5, 1.0, rng.random(n) * 3)
+    make = se.BinaryAccumulator if kind == "binary" else (lambda: se.Segmented(se.BinaryAccumulator))
+    dec = se.Decayed(make, half_life=40.0, by="time")
+    head = [] if kind == "binary" else [None]
+    for i in range(n):
+        if kind == "segments":
+            head[0] = int(g[i])
+        forms = [(float(t[i]), float(w[i])), (np.float64(t[i]), float(w[i])), (float(t[i]), np.float64(w[i]))]
+        when, weight = forms[i % 3] if i % 7 else (float(t[i]), int(w[i]) if w[i] == 1.0 else float(w[i]))
+        if i % 500 == 250:  # a bad label: refused, nothing changed
+            before = dec.accumulator()
+            with pytest.raises(ValueError, match="got 2"):
+                dec.update(*head, 2, float(s[i]), t=when, w=weight)
+            assert dec.accumulator() == before
+        dec.update(*head, bool(y[i]), float(s[i]), t=when, w=weight)
+    late = float(t.max() - 5.0)  # the last event not the latest: the window's time stays the latest
+    dec.update(*head, True, 0.9, t=late, w=1.5)
+    y, s, t, w = np.append(y, True), np.append(s, 0.9), np.append(t, late), np.append(w, 1.5)
+    ref = se.BinaryAccumulator()
+    ref.update_many(y, s, w * np.exp2((t - t.max()) / 40.0))
+    r1 = dec.get() if kind == "binary" else dec.get().overall
+    r2 = ref.get()
+    np.testing.assert_array_equal(r1.keys, r2.keys)
+    np.testing.assert_allclose(r1.neg, r2.neg, rtol=1e-12)
+    np.testing.assert_allclose(r1.pos, r2.pos, rtol=1e-12)
+    assert r1.auc == pytest.approx(r2.auc, abs=1e-12)
+
+
 @pytest.mark.parametrize(
     ("start", "n", "half_life"),
     [(0.0, 4095, 40.0), (0.0, 4096, 40.0), (-3e5, 50_001, 5e3), (123.0, 10**6, 2500.0), (-1e6, 9000, 1e9)],
