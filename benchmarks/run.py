@@ -179,8 +179,10 @@ def bench_kinds_per_event(n: int, rows: list[str], with_river: bool = True) -> N
     def noop_three(a: object, b: object, c: object) -> None:
         """The floor of a three-argument call."""
 
-    def three(update: Callable[[object, object, object], object]) -> None:
-        for a, b, c in paired:
+    weighted = list(zip(flags, scores, (rng.random(n) + 0.5).tolist(), strict=True))
+
+    def three(update: Callable[[object, object, object], object], events: list[Any] = paired) -> None:
+        for a, b, c in events:
             update(a, b, c)
 
     cases: list[tuple[str, Callable[[], None], Callable[[], None], str]] = [
@@ -193,6 +195,8 @@ def bench_kinds_per_event(n: int, rows: list[str], with_river: bool = True) -> N
          lambda: two(se.MulticlassAccumulator(classes=classes).update, labels, labels), "-"),
         ("`PairedAccumulator.update(y, score_a, score_b)`", lambda: three(noop_three),
          lambda: three(se.PairedAccumulator(threshold=0.5).update), "-"),
+        ("`BinaryAccumulator.update(y, score, w)`, a float weight", lambda: three(noop_three, weighted),
+         lambda: three(se.BinaryAccumulator().update, weighted), "-"),
         ("`LabelJoin(BinaryAccumulator())`: `predict(key, score)`, its label 100 events later (two calls an event)",
          lambda: joined(noop, noop), lambda: joined(*_join_calls()), "-"),
         ("`Locked(BinaryAccumulator()).update(y, score)` (a lock taken and given back an event)",
@@ -545,6 +549,7 @@ def bench_windows(n: int, rows: list[str]) -> None:
         ("`Sliding`, size 100,000, `exact_up_to=200_000` (exact)", lambda: exact_window(100_000).update, False),
         ("`TimeWindow`, 12 panes", lambda: se.TimeWindow(se.BinaryAccumulator, width=3600.0, panes=12).update, True),
         ("`Decayed`, by events", lambda: se.Decayed(se.BinaryAccumulator, half_life=5_000).update, False),
+        ("`Decayed`, by time", lambda: se.Decayed(se.BinaryAccumulator, half_life=600.0, by="time").update, True),
         ("`Monitor`, every 1,000 events", lambda: se.Monitor(se.BinaryAccumulator(), every=1000).update, False),
         ("`Monitor`, every 100,000 events", lambda: se.Monitor(se.BinaryAccumulator(), every=100_000).update, False),
         ("`Monitor`, every 1,000 events, `metrics=['auc', 'accuracy']`",
