@@ -676,11 +676,13 @@ typedef struct {
     PyObject *neg_label;
     PyObject *route; /* dict: label -> True (positive) / False (negative) */
     Py_ssize_t n;     /* events held */
-    double *scores;   /* CAPACITY scores, allocated on the first event */
-    uint8_t *labels;  /* CAPACITY labels, 1 = positive */
+    Py_ssize_t cap;   /* events the arrays below hold (grown as needed, up to CAPACITY) */
+    double *scores;
+    uint8_t *labels;  /* 1 = positive */
     Py_ssize_t wn;    /* events of a weight other than 1 held */
+    Py_ssize_t wcap;
     double wtotal;    /* their weights' sum, added in their order */
-    double *wscores;  /* CAPACITY each, allocated on the first such event */
+    double *wscores;
     uint8_t *wlabels;
     double *wweights;
 } EventBuffer;
@@ -724,46 +726,47 @@ EventBuffer_dealloc(EventBuffer *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* A per-event buffer's two arrays, allocated on its first event (*a NULL until then); -1 with MemoryError set
- * when they cannot be, both left NULL. */
+/* Room for `need` events (at most CAPACITY) in a per-event buffer's `count` arrays of `sizes[i]` bytes an event,
+ * `*cap` events each: they grow from 64 events by doubling, so that an accumulator with few events (one of many
+ * segments, say) holds a few hundred bytes, not a full buffer (36 KB for a binary one's, 262 KB for 5 classes');
+ * 0, or -1 with MemoryError set (the arrays hold what they held). */
 static int
-buffer_storage(void **a, size_t a_bytes, void **b, size_t b_bytes)
+grow_arrays(Py_ssize_t *cap, Py_ssize_t need, int count, void **arrays[], const size_t sizes[])
 {
-    if (*a != NULL)
+    if (need <= *cap)
         return 0;
-    *a = PyMem_Malloc(a_bytes);
-    *b = PyMem_Malloc(b_bytes);
-    if (*a == NULL || *b == NULL) {
-        PyMem_Free(*a);
-        PyMem_Free(*b);
-        *a = NULL;
-        *b = NULL;
-        PyErr_NoMemory();
-        return -1;
-    }
-    return 0;
-}
-
-static int
-has_storage(EventBuffer *self)
-{
-    return buffer_storage((void **)&self->scores, CAPACITY * sizeof(double), (void **)&self->labels, CAPACITY);
-}
-
-/* Storage for weighted events; -1 with MemoryError set when it cannot be. */
-static int
-has_weighted_storage(EventBuffer *self)
-{
-    if (self->wweights == NULL) {
-        self->wweights = PyMem_Malloc(CAPACITY * sizeof(double));
-        if (self->wweights == NULL) {
+    Py_ssize_t want = *cap ? *cap : 64;
+    while (want < need)
+        want *= 2;
+    if (want > CAPACITY)
+        want = CAPACITY;
+    for (int i = 0; i < count; i++) {
+        void *grown = PyMem_Realloc(*arrays[i], (size_t)want * sizes[i]);
+        if (grown == NULL) {
             PyErr_NoMemory();
             return -1;
         }
+        *arrays[i] = grown;
     }
-    if (buffer_storage((void **)&self->wscores, CAPACITY * sizeof(double), (void **)&self->wlabels, CAPACITY) < 0)
-        return -1;
+    *cap = want;
     return 0;
+}
+
+static int
+has_storage(EventBuffer *self, Py_ssize_t need)
+{
+    void **arrays[] = {(void **)&self->scores, (void **)&self->labels};
+    const size_t sizes[] = {sizeof(double), 1};
+    return grow_arrays(&self->cap, need, 2, arrays, sizes);
+}
+
+/* Storage for `need` weighted events; -1 with MemoryError set when it cannot be. */
+static int
+has_weighted_storage(EventBuffer *self, Py_ssize_t need)
+{
+    void **arrays[] = {(void **)&self->wscores, (void **)&self->wlabels, (void **)&self->wweights};
+    const size_t sizes[] = {sizeof(double), 1, sizeof(double)};
+    return grow_arrays(&self->wcap, need, 3, arrays, sizes);
 }
 
 /* Store one checked weighted event (room for it known). */
@@ -781,8 +784,6 @@ push_weighted(EventBuffer *self, int is_pos, double score, double w)
 static int
 push(EventBuffer *self, int is_pos, double score)
 {
-    if (has_storage(self) < 0)
-        return -1;
     if (self->n >= CAPACITY) { /* only if a flush failed before */
         PyObject *r = PyObject_CallMethodNoArgs((PyObject *)self, str_flush);
         if (r == NULL)
@@ -793,6 +794,8 @@ push(EventBuffer *self, int is_pos, double score)
             return -1;
         }
     }
+    if (self->n >= self->cap && has_storage(self, self->n + 1) < 0)
+        return -1;
     self->scores[self->n] = score;
     self->labels[self->n] = (uint8_t)is_pos;
     self->n++;
@@ -905,7 +908,7 @@ EventBuffer_update(EventBuffer *self, PyObject *const *args, size_t nargsf, PyOb
             }
             /* finite, >= 0 (NaN fails), room for it, not the one that fills the buffer: the checked path files */
             if (w >= 0.0 && w <= WEIGHTED_ROOM && self->wtotal + w <= WEIGHTED_ROOM && self->wn + 1 < CAPACITY) {
-                if (has_weighted_storage(self) < 0)
+                if (self->wn >= self->wcap && has_weighted_storage(self, self->wn + 1) < 0)
                     return NULL;
                 push_weighted(self, is_pos, score, w);
                 Py_RETURN_NONE;
@@ -931,7 +934,7 @@ EventBuffer_push_weighted(EventBuffer *self, PyObject *const *args, Py_ssize_t n
         PyErr_SetString(PyExc_RuntimeError, "the buffer of weighted events is full: file it first");
         return NULL;
     }
-    if (has_weighted_storage(self) < 0)
+    if (has_weighted_storage(self, self->wn + 1) < 0)
         return NULL;
     push_weighted(self, is_pos, score, w);
     Py_RETURN_NONE;
@@ -954,7 +957,7 @@ EventBuffer_push_weighted_many(EventBuffer *self, PyObject *args)
         PyErr_SetString(PyExc_RuntimeError, "the buffer of weighted events is full: file it first");
         goto done;
     }
-    if (m && has_weighted_storage(self) < 0)
+    if (has_weighted_storage(self, self->wn + m) < 0)
         goto done;
     for (Py_ssize_t j = 0; j < m; j++)
         push_weighted(self, ((const uint8_t *)lb.buf)[j] != 0, ((const double *)xb.buf)[j],
@@ -1081,7 +1084,7 @@ EventBuffer_push_many(EventBuffer *self, PyObject *args)
         result = room < 0 ? NULL : Py_NewRef(Py_False);
         goto done;
     }
-    if (has_storage(self) < 0)
+    if (has_storage(self, self->n + m) < 0)
         goto done;
     memcpy(self->scores + self->n, x, (size_t)m * sizeof(double));
     memcpy(self->labels + self->n, lab, (size_t)m);
@@ -1149,7 +1152,7 @@ EventBuffer_get_n_unit(EventBuffer *self, void *Py_UNUSED(closure))
 static PyObject *
 EventBuffer_get_unit_nbytes(EventBuffer *self, void *Py_UNUSED(closure))
 {
-    return PyLong_FromSsize_t(self->scores ? CAPACITY * (Py_ssize_t)(sizeof(double) + 1) : 0);
+    return PyLong_FromSsize_t(self->cap * (Py_ssize_t)(sizeof(double) + 1));
 }
 
 static PyObject *
@@ -1167,7 +1170,7 @@ EventBuffer_get_weighted_total(EventBuffer *self, void *Py_UNUSED(closure))
 static PyObject *
 EventBuffer_get_weighted_nbytes(EventBuffer *self, void *Py_UNUSED(closure))
 {
-    return PyLong_FromSsize_t(self->wweights ? CAPACITY * (Py_ssize_t)(2 * sizeof(double) + 1) : 0);
+    return PyLong_FromSsize_t(self->wcap * (Py_ssize_t)(2 * sizeof(double) + 1));
 }
 
 static PyMethodDef EventBuffer_methods[] = {
@@ -2166,6 +2169,7 @@ typedef struct {
     PyObject_HEAD
     Py_ssize_t width; /* values per event */
     Py_ssize_t n;     /* events held */
+    Py_ssize_t cap;   /* events the arrays below hold (grown as needed, up to CAPACITY) */
     int weighted;     /* a weight other than 1 was stored */
     double *values;   /* CAPACITY * width, row by row */
     double *weights;  /* CAPACITY */
@@ -2219,6 +2223,7 @@ FloatEvents_init(FloatEvents *self, PyObject *args, PyObject *kwds)
     self->weights = NULL;
     self->width = width;
     self->n = 0;
+    self->cap = 0;
     self->weighted = 0;
     Py_INCREF(on_full);
     Py_INCREF(slow);
@@ -2250,18 +2255,19 @@ finite_value(PyObject *v, double *out)
 }
 
 static int
-float_events_storage(FloatEvents *self)
+float_events_storage(FloatEvents *self, Py_ssize_t need)
 {
-    return buffer_storage((void **)&self->values, CAPACITY * self->width * sizeof(double), (void **)&self->weights,
-                          CAPACITY * sizeof(double));
+    void **arrays[] = {(void **)&self->values, (void **)&self->weights};
+    const size_t sizes[] = {(size_t)self->width * sizeof(double), sizeof(double)};
+    return grow_arrays(&self->cap, need, 2, arrays, sizes);
 }
 
 static int
 float_events_store(FloatEvents *self, const double *row, double w)
 {
-    if (float_events_storage(self) < 0)
-        return -1;
     if (room_for_one(&self->n, self->on_full) < 0)
+        return -1;
+    if (self->n >= self->cap && float_events_storage(self, self->n + 1) < 0)
         return -1;
     memcpy(self->values + self->n * self->width, row, self->width * sizeof(double));
     self->weights[self->n] = w;
@@ -2352,7 +2358,7 @@ FloatEvents_push_many(FloatEvents *self, PyObject *const *args, Py_ssize_t nargs
             plain &= fabs(x[j]) <= LARGE_VALUE; /* false for NaN and infinities too */
     }
     int room = plain ? room_for_many(&self->n, m, self->on_full, NULL) : 0;
-    if (room <= 0 || float_events_storage(self) < 0) {
+    if (room <= 0 || float_events_storage(self, self->n + m) < 0) {
         result = room < 0 || PyErr_Occurred() ? NULL : Py_NewRef(Py_False);
         goto done;
     }
@@ -2451,10 +2457,12 @@ typedef struct {
     Py_ssize_t n;       /* events held */
     Py_ssize_t k;       /* scores per event (the classes when the buffer filled) */
     int weighted;
-    int64_t *y;         /* CAPACITY class indices */
-    int64_t *pred;      /* CAPACITY predicted class indices; -1: found when counted */
-    double *scores;     /* CAPACITY * k */
-    double *weights;    /* CAPACITY */
+    int64_t *y;         /* class indices */
+    int64_t *pred;      /* predicted class indices; -1: found when counted */
+    double *scores;     /* scap * cap_k */
+    double *weights;
+    Py_ssize_t cap;     /* events y, pred and weights hold (grown as needed, up to CAPACITY) */
+    Py_ssize_t scap;    /* events the scores block holds, at cap_k scores each */
     Py_ssize_t cap_k;   /* k the scores block was allocated for */
     PyObject *index;    /* dict class -> int, or NULL: no fast path */
     PyObject *keys;     /* tuple of the classes in order, or NULL with an index: predicted classes, not scores */
@@ -2513,31 +2521,31 @@ ClassRows_init(ClassRows *self, PyObject *args, PyObject *kwds)
     return 0;
 }
 
-/* Storage for events of k scores; 0 or -1 with an exception. */
+/* Storage for `need` events of k scores (the arrays grown as needed, up to CAPACITY events); 0 or -1 with an
+ * exception. */
 static int
-class_rows_fit(ClassRows *self, Py_ssize_t k)
+class_rows_fit(ClassRows *self, Py_ssize_t k, Py_ssize_t need)
 {
-    if (self->y == NULL) {
-        self->y = PyMem_Malloc(CAPACITY * sizeof(int64_t));
-        self->pred = PyMem_Malloc(CAPACITY * sizeof(int64_t));
-        self->weights = PyMem_Malloc(CAPACITY * sizeof(double));
-        if (self->y == NULL || self->pred == NULL || self->weights == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-    }
     if (self->n > 0 && k != self->k) {
         PyErr_Format(PyExc_RuntimeError, "an event of %zd scores in a buffer of events of %zd", k, self->k);
         return -1;
     }
-    if (k > self->cap_k) {
-        double *grown = PyMem_Realloc(self->scores, CAPACITY * k * sizeof(double));
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            return -1;
+    void **arrays[] = {(void **)&self->y, (void **)&self->pred, (void **)&self->weights};
+    const size_t sizes[] = {sizeof(int64_t), sizeof(int64_t), sizeof(double)};
+    if (grow_arrays(&self->cap, need, 3, arrays, sizes) < 0)
+        return -1;
+    if (k > self->cap_k || self->scap < self->cap) { /* the scores' block: cap events of cap_k scores */
+        Py_ssize_t wide = k > self->cap_k ? k : self->cap_k;
+        if (wide > 0) {
+            double *grown = PyMem_Realloc(self->scores, (size_t)(self->cap * wide) * sizeof(double));
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            self->scores = grown;
         }
-        self->scores = grown;
-        self->cap_k = k;
+        self->cap_k = wide;
+        self->scap = self->cap;
     }
     self->k = k;
     return 0;
@@ -2547,7 +2555,7 @@ class_rows_fit(ClassRows *self, Py_ssize_t k)
 static int
 class_rows_room(ClassRows *self, Py_ssize_t k)
 {
-    if (class_rows_fit(self, k) < 0)
+    if (class_rows_fit(self, k, self->n + 1) < 0)
         return -1;
     return room_for_one(&self->n, self->on_full);
 }
@@ -2675,7 +2683,7 @@ ClassRows_push_many(ClassRows *self, PyObject *args)
         goto done;
     }
     int room = room_for_many(&self->n, m, self->on_full, NULL);
-    if (room <= 0 || class_rows_fit(self, k) < 0) {
+    if (room <= 0 || class_rows_fit(self, k, self->n + m) < 0) {
         result = room < 0 || PyErr_Occurred() ? NULL : Py_NewRef(Py_False);
         goto done;
     }

@@ -426,3 +426,31 @@ def test_weighted_per_event_updates_count_as_one_weighted_batch(regime):
     if regime == "exact":
         assert mine.auc == pytest.approx(roc_auc_score(y, s, sample_weight=w), abs=1e-12)
         assert reads[0] == pytest.approx(roc_auc_score(y[:2_500], s[:2_500], sample_weight=w[:2_500]), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("make", "event", "bound"),
+    [
+        (se.BinaryAccumulator, (1, 0.5), 8_000),
+        (se.BinaryAccumulator, (1, 0.5, 2.0), 8_000),  # a weight: the buffer of weighted events
+        (lambda: se.MulticlassAccumulator(classes=range(5)), (2, {c: 0.2 for c in range(5)}), 40_000),
+    ],
+)
+def test_an_accumulator_with_few_events_holds_a_small_buffer(make, event, bound):
+    """The per-event buffers grow with the events they hold: 500 segments of three events each take a few
+    kilobytes a segment, where a full buffer each (36 KB for a binary accumulator, 262 KB for 5 classes' scores)
+    took hundreds of megabytes for thousands of segments; their events all count."""
+    import tracemalloc
+
+    seg = se.Segmented(make)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for segment in range(500):
+            for _ in range(3):
+                seg.update(segment, *event)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown / 500 < bound
+    assert len(seg) == 500 and all(seg[k].get().n == (6.0 if len(event) == 3 else 3) for k in (0, 499))
