@@ -813,7 +813,11 @@ class Decayed:
         if type(t) is float and type(w) is float and -math.inf < t < math.inf and 0.0 <= w < math.inf:
             top = t if t > self._latest else self._latest
             if (top - self._t_ref) / self.half_life <= self._RESCALE_AT:
-                self._acc.update(*args, w=w * 2.0 ** ((t - self._t_ref) / self.half_life), **kwargs)
+                decayed = w * 2.0 ** ((t - self._t_ref) / self.half_life)
+                if len(args) == 2 and not kwargs:  # (y, score) and the like: a direct call (*args costs 0.2 us)
+                    self._acc.update(args[0], args[1], w=decayed)
+                else:
+                    self._acc.update(*args, w=decayed, **kwargs)
                 self._latest = top
                 self._clock += 1
                 return
