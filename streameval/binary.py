@@ -195,11 +195,11 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             self._count(np.frombuffer(scores, dtype=np.float64), np.frombuffer(labels, dtype=np.bool_), None)
             self._drop_unit()
         if self._n_weighted:
-            scores, labels, weights = self._weighted_events()
+            scores, labels, weights = self._weighted_events()  # copies already: read in place
             self._count(
-                np.frombuffer(scores, dtype=np.float64).copy(),
-                np.frombuffer(labels, dtype=np.uint8).astype(np.bool_),
-                np.frombuffer(weights, dtype=np.float64).copy(),
+                np.frombuffer(scores, dtype=np.float64),
+                np.frombuffer(labels, dtype=np.bool_),
+                np.frombuffer(weights, dtype=np.float64),
             )
             self._drop_weighted()
         if len(self._out_score):
