@@ -71,9 +71,10 @@ def small_float_arrays(*values: Any) -> bool:
     """Whether ``values`` are 1-D, C-contiguous float64 arrays of one length of at most ``SINGLE_EVENTS_UP_TO``:
     a batch the per-event buffer may store whole (``push_many``), if its values are plain.
 
-    A batch's checks and calls cost 11 to 75 us, whatever its size; stored, its events are counted with the
-    per-event updates (10 events into a ``BinaryAccumulator``: 0.4 against 14 us, 100: 1.3 against 16, 1,000:
-    9.6 against 25, counting included; about even at 3,000).
+    A batch's checks and calls cost 11 to 105 us, whatever its size; stored, its events are counted with the
+    per-event updates (``BinaryAccumulator.update_many`` of 10 events: 1.2 to 1.8 against 11 to 14 us, of 100:
+    2.0 to 3.0 against 11 to 16, counting included). The limit: the buffer's own call, counting included, took
+    9.6 us against the batch path's 25 at 1,000 events, and about as long as it at 3,000.
     """
     size = -1
     for v in values:

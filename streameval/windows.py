@@ -807,7 +807,7 @@ class Decayed:
 
     def _update_at(self, *args: Any, t: Any = None, w: Any = 1.0, **kwargs: Any) -> None:
         """A per-event update by time at a float time with a float weight (finite, >= 0): counted at once, without
-        the checked path's checks of ``t`` and ``w`` (0.55 against 2.0 us an event); anything else there, and an
+        the checked path's checks of ``t`` and ``w`` (0.59 against 2.0 us an event); anything else there, and an
         event that rescales the state."""
         if type(t) is float and type(w) is float and -math.inf < t < math.inf and 0.0 <= w < math.inf:
             top = t if t > self._latest else self._latest
