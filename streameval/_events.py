@@ -15,6 +15,7 @@ The same switch selects the compiled batch kernels, one per binning scheme
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Callable
 from typing import Any
@@ -31,6 +32,7 @@ __all__ = [
     "SINGLE_EVENTS_UP_TO",
     "CellTally",
     "ClassRows",
+    "DecayRouter",
     "EventBuffer",
     "EventCounter",
     "EventLog",
@@ -38,6 +40,7 @@ __all__ = [
     "PaneRouter",
     "PyCellTally",
     "PyClassRows",
+    "PyDecayRouter",
     "PyEventBuffer",
     "PyEventCounter",
     "PyEventLog",
@@ -489,6 +492,58 @@ class PyPaneRouter:
         """The latest pane and its update (the compiled twin calls it directly)."""
 
 
+def _finite_real(value: Any) -> float | None:
+    """A float or an int (exactly those types) as a finite float, or ``None``: what the compiled routers take."""
+    if type(value) is float:
+        return value if -math.inf < value < math.inf else None
+    if type(value) is int:
+        try:
+            as_float = float(value)
+        except OverflowError:
+            return None
+        return as_float if -math.inf < as_float < math.inf else None
+    return None
+
+
+class PyDecayRouter:
+    """Pure Python twin of the compiled per-event router of a window decayed by time.
+
+    It keeps the window's clock (``t_ref``, ``latest``, ``events``). An
+    event at a finite float or int time ``t`` with a finite float or int
+    weight ``w >= 0`` (keywords, the only ones) that does not take the
+    exponent ``(max(latest, t) - t_ref) / half_life`` past ``rescale_at`` goes
+    to the state's update (``point``) with weight ``w * 2 ** ((t - t_ref) /
+    half_life)``; any other to ``slow``.
+    """
+
+    __slots__ = ("_slow", "_target", "events", "half_life", "latest", "rescale_at", "t_ref")
+
+    def __init__(self, slow: Callable[..., Any], half_life: float, rescale_at: float) -> None:
+        self._slow: Callable[..., Any] = slow
+        self._target: Callable[..., Any] | None = None
+        self.half_life, self.rescale_at = float(half_life), float(rescale_at)
+        self.t_ref, self.latest, self.events = 0.0, -math.inf, 0
+
+    def update(self, *args: Any, **kwargs: Any) -> Any:
+        """Count one event: straight to the state with its decayed weight, or through ``slow``."""
+        if self._target is not None and len(args) < 8 and "t" in kwargs and len(kwargs) <= 2:
+            t = _finite_real(kwargs["t"])
+            w = 1.0 if len(kwargs) == 1 else _finite_real(kwargs.get("w"))
+            if t is not None and w is not None and w >= 0.0:
+                top = t if t > self.latest else self.latest
+                if (top - self.t_ref) / self.half_life <= self.rescale_at:
+                    result = self._target(*args, w=w * 2.0 ** ((t - self.t_ref) / self.half_life))
+                    if t > self.latest:
+                        self.latest = t
+                    self.events += 1
+                    return result
+        return self._slow(*args, **kwargs)
+
+    def point(self, update: Callable[..., Any] | None) -> None:
+        """The state's update (``None``: every event to ``slow``)."""
+        self._target = update
+
+
 class PySegmentRouter:
     """Pure Python twin of the compiled per-event router of a segmented accumulator.
 
@@ -553,6 +608,7 @@ FloatEvents: type = _speedups.FloatEvents if _speedups is not None else PyFloatE
 ClassRows: type = _speedups.ClassRows if _speedups is not None else PyClassRows
 EventLog: type = _speedups.EventLog if _speedups is not None else PyEventLog
 PaneRouter: type = _speedups.PaneRouter if _speedups is not None else PyPaneRouter
+DecayRouter: type = _speedups.DecayRouter if _speedups is not None else PyDecayRouter
 SegmentRouter: type = _speedups.SegmentRouter if _speedups is not None else PySegmentRouter
 EventCounter: type = _speedups.EventCounter if _speedups is not None else PyEventCounter
 CellTally: type = _speedups.CellTally if _speedups is not None else PyCellTally

@@ -72,6 +72,10 @@
  *                     dicts) until the window files it.
  *   PaneRouter        the per-event path of a time window: an event of the
  *                     latest pane goes straight to that pane's update.
+ *   DecayRouter       the per-event path of a window decayed by time: an
+ *                     event at a float or int time with a float or int weight
+ *                     goes straight to the state's update with its decayed
+ *                     weight, and the router keeps the window's clock.
  *   SegmentRouter     the per-event path of a segmented accumulator: an event
  *                     of a segment named by a str or an int goes straight to
  *                     that segment's update.
@@ -3241,6 +3245,159 @@ static PyTypeObject PaneRouterType = {
     .tp_traverse = (traverseproc)PaneRouter_traverse,
     .tp_clear = (inquiry)PaneRouter_clear_refs,
     .tp_methods = PaneRouter_methods,
+};
+
+
+/* ------------------------------------------------------------------------ */
+/* Decay router of a window decayed by time                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *slow;     /* update(*args, t=..., w=..., **kwargs) of the window: every other event */
+    PyObject *target;   /* the state's update, or NULL: every event to slow */
+    double half_life;
+    double rescale_at;  /* the exponent (t - t_ref) / half_life past which slow rescales the state */
+    double t_ref;       /* the time at which a stored weight is the event's own */
+    double latest;      /* the latest event time counted (-inf before any) */
+    long long events;   /* events counted */
+} DecayRouter;
+
+static PyObject *w_names; /* ("w",): the keyword of the decayed weight passed on */
+
+static int
+DecayRouter_traverse(DecayRouter *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->slow);
+    Py_VISIT(self->target);
+    return 0;
+}
+
+static int
+DecayRouter_clear_refs(DecayRouter *self)
+{
+    Py_CLEAR(self->slow);
+    Py_CLEAR(self->target);
+    return 0;
+}
+
+static void
+DecayRouter_dealloc(DecayRouter *self)
+{
+    PyObject_GC_UnTrack(self);
+    DecayRouter_clear_refs(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+DecayRouter_init(DecayRouter *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *slow;
+    double half_life, rescale_at;
+    static char *kwlist[] = {"slow", "half_life", "rescale_at", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Odd", kwlist, &slow, &half_life, &rescale_at))
+        return -1;
+    if (!(half_life > 0) || !isfinite(half_life)) {
+        PyErr_Format(PyExc_ValueError, "half_life must be positive and finite, got %R", PyTuple_GET_ITEM(args, 1));
+        return -1;
+    }
+    Py_INCREF(slow);
+    Py_XSETREF(self->slow, slow);
+    Py_CLEAR(self->target);
+    self->half_life = half_life;
+    self->rescale_at = rescale_at;
+    self->t_ref = 0.0;
+    self->latest = -INFINITY;
+    self->events = 0;
+    return 0;
+}
+
+#define DECAY_MAX_ARGS 8 /* an event of more positional arguments takes slow */
+
+static PyObject *
+DecayRouter_update(DecayRouter *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (self->target != NULL && nargs < DECAY_MAX_ARGS && (nkw == 1 || nkw == 2)) {
+        PyObject *t_obj = NULL, *w_obj = NULL;
+        for (Py_ssize_t k = 0; k < nkw; k++) {
+            PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+            if (name == str_t)
+                t_obj = args[nargs + k];
+            else if (name == str_w)
+                w_obj = args[nargs + k];
+        }
+        double t, w = 1.0;
+        if (t_obj != NULL && (nkw == 1 || w_obj != NULL) && finite_value(t_obj, &t) == 0 &&
+            (w_obj == NULL || (finite_value(w_obj, &w) == 0 && w >= 0.0))) {
+            double top = t > self->latest ? t : self->latest;
+            if ((top - self->t_ref) / self->half_life <= self->rescale_at) {
+                PyObject *stack[DECAY_MAX_ARGS + 1];
+                for (Py_ssize_t k = 0; k < nargs; k++)
+                    stack[k] = args[k];
+                PyObject *decayed = PyFloat_FromDouble(w * pow(2.0, (t - self->t_ref) / self->half_life));
+                if (decayed == NULL)
+                    return NULL;
+                stack[nargs] = decayed;
+                PyObject *res = PyObject_Vectorcall(self->target, stack, (size_t)nargs, w_names);
+                Py_DECREF(decayed);
+                if (res == NULL) /* refused by the state: nothing counted */
+                    return NULL;
+                if (t > self->latest)
+                    self->latest = t;
+                self->events++;
+                return res;
+            }
+        }
+    }
+    return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+}
+
+static PyObject *
+DecayRouter_point(DecayRouter *self, PyObject *target)
+{
+    if (target == Py_None) {
+        Py_CLEAR(self->target);
+    } else {
+        Py_INCREF(target);
+        Py_XSETREF(self->target, target);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef DecayRouter_methods[] = {
+    {"update", (PyCFunction)(void (*)(void))DecayRouter_update, METH_FASTCALL | METH_KEYWORDS,
+     "update(*args, t, w=1.0): an event at a finite time with a finite weight >= 0 that does not rescale the "
+     "state straight to the state's update, with its decayed weight; any other to the window's."},
+    {"point", (PyCFunction)DecayRouter_point, METH_O,
+     "point(update): the state's update (None: every event to the window's)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef DecayRouter_members[] = {
+    {"half_life", T_DOUBLE, offsetof(DecayRouter, half_life), READONLY, "the half-life"},
+    {"rescale_at", T_DOUBLE, offsetof(DecayRouter, rescale_at), READONLY, "the exponent past which slow counts"},
+    {"t_ref", T_DOUBLE, offsetof(DecayRouter, t_ref), 0, "the time at which a stored weight is the event's own"},
+    {"latest", T_DOUBLE, offsetof(DecayRouter, latest), 0, "the latest event time counted"},
+    {"events", T_LONGLONG, offsetof(DecayRouter, events), 0, "events counted"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject DecayRouterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "streameval._speedups.DecayRouter",
+    .tp_doc = "Per-event router of a window decayed by time (compiled).",
+    .tp_basicsize = sizeof(DecayRouter),
+    .tp_itemsize = 0,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)DecayRouter_init,
+    .tp_dealloc = (destructor)DecayRouter_dealloc,
+    .tp_traverse = (traverseproc)DecayRouter_traverse,
+    .tp_clear = (inquiry)DecayRouter_clear_refs,
+    .tp_methods = DecayRouter_methods,
+    .tp_members = DecayRouter_members,
 };
 
 
@@ -6470,9 +6627,12 @@ PyInit__speedups(void)
     str_t = PyUnicode_InternFromString("t");
     if (str_flush == NULL || str_update_slow == NULL || str_w == NULL || str_t == NULL)
         return NULL;
+    w_names = PyTuple_Pack(1, str_w);
+    if (w_names == NULL)
+        return NULL;
     if (PyType_Ready(&EventBufferType) < 0 || PyType_Ready(&FloatEventsType) < 0 || PyType_Ready(&ClassRowsType) < 0 ||
         PyType_Ready(&EventLogType) < 0 ||
-        PyType_Ready(&PaneRouterType) < 0 || PyType_Ready(&SegmentRouterType) < 0 ||
+        PyType_Ready(&PaneRouterType) < 0 || PyType_Ready(&DecayRouterType) < 0 || PyType_Ready(&SegmentRouterType) < 0 ||
         PyType_Ready(&EventCounterType) < 0 || PyType_Ready(&CellTallyType) < 0 || PyType_Ready(&LockedCallType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&speedups_module);
@@ -6505,6 +6665,12 @@ PyInit__speedups(void)
     Py_INCREF(&PaneRouterType);
     if (PyModule_AddObject(m, "PaneRouter", (PyObject *)&PaneRouterType) < 0) {
         Py_DECREF(&PaneRouterType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&DecayRouterType);
+    if (PyModule_AddObject(m, "DecayRouter", (PyObject *)&DecayRouterType) < 0) {
+        Py_DECREF(&DecayRouterType);
         Py_DECREF(m);
         return NULL;
     }

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._events import FLUSH_EVERY, EventCounter, EventLog, PaneRouter, log_columns, str_column
+from ._events import FLUSH_EVERY, DecayRouter, EventCounter, EventLog, PaneRouter, log_columns, str_column
 from ._numeric import finite_and_ascending
 from ._validation import (
     as_times,
@@ -751,6 +751,18 @@ def _powers_of_two(start: float, n: int, half_life: float) -> npt.NDArray[np.flo
     return np.multiply.outer(coarse, fine).reshape(-1)[:n]
 
 
+def _router_field(name: str, kind: Callable[[Any], Any]) -> Any:
+    """A field of a window kept by its per-event router (read as ``kind``)."""
+
+    def read(self: Any) -> Any:
+        return kind(getattr(self._router, name))
+
+    def write(self: Any, value: Any) -> None:
+        setattr(self._router, name, value)
+
+    return property(read, write)
+
+
 class Decayed:
     """Exponentially decayed counts: an event ``half_life`` old weighs one half.
 
@@ -775,19 +787,33 @@ class Decayed:
 
     def __init__(self, factory: Factory, half_life: float, by: str = "events") -> None:
         self._factory = factory
-        self._acc = _make(factory)
-        if not hasattr(self._acc, "scaled"):
-            raise TypeError(f"Decayed needs an accumulator whose counts can be scaled, got {type(self._acc).__name__}")
+        acc = _make(factory)
+        if not hasattr(acc, "scaled"):
+            raise TypeError(f"Decayed needs an accumulator whose counts can be scaled, got {type(acc).__name__}")
         if by not in ("events", "time"):
             raise ValueError(f"by must be 'events' or 'time', got {by!r}")
         # by time, a duration may be given (a timedelta: seconds, as instants are read); by events, a count
         self.half_life = check_duration("half_life", half_life) if by == "time" else _positive("half_life", half_life)
         self.by = by
-        self._t_ref = 0.0
-        self._latest = -math.inf
-        self._clock = 0  # events seen, the time when by="events"
         self._log: Any = None
         self._start_log()
+        self._acc = acc
+
+    # The clock lives in the per-event router, which counts most events by time without a Python call: the time
+    # at which a stored weight is the event's own, the latest event's time and the events seen (the time when
+    # by="events"). The router holds the state's update, set with the state.
+    _t_ref = _router_field("t_ref", float)
+    _latest = _router_field("latest", float)
+    _clock = _router_field("events", int)
+
+    @property
+    def _acc(self) -> Any:
+        return self._state
+
+    @_acc.setter
+    def _acc(self, acc: Any) -> None:
+        self._state = acc
+        self._router.point(acc.update if self.by == "time" else None)
 
     def _start_log(self) -> None:
         # Per-event updates are checked at once by a scratch accumulator (it counts them too, but is never read):
@@ -799,22 +825,15 @@ class Decayed:
         self._checker: Any = None
         self._unchecked: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
         self._unchecked_events = 0
+        # by time, an event at a float or int time with a float or int weight (finite, >= 0) that does not rescale
+        # the state goes from the router (compiled) to the state's update with its decayed weight, without the
+        # checked path's checks of t and w; anything else to the checked path
+        self._router = DecayRouter(self._update_checked, self.half_life, self._RESCALE_AT)
         if self.by == "events":  # plain per-event updates kept in compiled columns
             self._log = EventLog(self._check_first, self._fold, self._update_checked, _FOLD_EVERY, objects=True)
             self.update = self._log.update  # type: ignore[method-assign]
         else:
-            self.update = self._update_at  # type: ignore[method-assign]
-
-    def _update_at(self, *args: Any, t: Any = None, w: Any = 1.0, **kwargs: Any) -> None:
-        """A per-event update by time at a float time with a float weight (finite, >= 0): counted at once, without
-        the checked path's checks of ``t`` and ``w`` (0.59 against 2.0 us an event); anything else there, and an
-        event that rescales the state."""
-        if type(t) is float and type(w) is float and -math.inf < t < math.inf and 0.0 <= w < math.inf:
-            top = t if t > self._latest else self._latest
-            if (top - self._t_ref) / self.half_life <= self._RESCALE_AT:  # not self._rescales(t): one call less
-                self._count_one(args, t, w, kwargs)
-                return
-        self._update_checked(*args, t=t, w=w, **kwargs)
+            self.update = self._router.update  # type: ignore[method-assign]
 
     def _rescales(self, when: float) -> bool:
         """Whether an event at ``when`` takes the stored weights past ``2 ** _RESCALE_AT``: the batch path then
@@ -872,17 +891,24 @@ class Decayed:
         if self._log is not None:
             self._log.retarget(self._check_first)
 
+    _CLOCK = ("_acc", "_t_ref", "_latest", "_clock")  # kept by the router, saved as fields
+
     def __getstate__(self) -> dict[str, Any]:
         self._fold()  # a logical no-op
-        left_out = ("_log", "_checker", "_unchecked", "_unchecked_events", "update")  # the checker is made again
+        # the checker is made again
+        left_out = ("_log", "_checker", "_unchecked", "_unchecked_events", "update", "_router", "_state")
         state = {k: v for k, v in self.__dict__.items() if k not in left_out}
+        state.update({name: getattr(self, name) for name in self._CLOCK})
         state["_factory"] = _pickled_factory(self._factory)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        clock = {name: state.pop(name) for name in self._CLOCK}
         self.__dict__.update(state)
         self._log = None
         self._start_log()
+        for name, value in clock.items():
+            setattr(self, name, value)
 
     def _times(self, t: Any, n: int) -> np.ndarray:
         """The checked event times of a batch (``by="time"``)."""

@@ -742,3 +742,43 @@ def test_weighted_log_loss_sums_that_overflow_are_refused():
     assert acc.n == 0
     acc.update_many([0] * 10, [0.5] * 10, [1e306] * 10)  # log 2 each: the sums fit
     assert se.from_bytes(acc.to_bytes()) == acc and acc.get().log_loss == pytest.approx(np.log(2))
+
+
+DECAYED_EVENT_CASES = [
+    # (keywords of the event, error type, words the message must contain)
+    ({"t": 5.0, "w": -1.0}, ValueError, ["w", "-1.0"]),
+    ({"t": 5.0, "w": -1}, ValueError, ["w", "-1"]),
+    ({"t": 5.0, "w": float("nan")}, ValueError, ["w", "nan"]),
+    ({"t": 5.0, "w": float("inf")}, ValueError, ["w", "inf"]),
+    ({"t": 5.0, "w": 10**400}, ValueError, ["w", "too large"]),
+    ({"t": 5.0, "w": "2"}, TypeError, ["w", "'2'"]),
+    ({"t": float("nan")}, ValueError, ["t", "NaN"]),
+    ({"t": float("-inf"), "w": 2.0}, ValueError, ["t", "inf"]),
+    ({"t": 10**400}, ValueError, ["t", "too large"]),
+    ({"t": None}, ValueError, ["t", "required"]),
+    ({}, ValueError, ["t", "required"]),
+    ({"t": 5.0, "x": 1.0}, TypeError, ["x"]),
+]
+
+
+@pytest.mark.parametrize("wrapped", ["alone", "segmented"])
+@pytest.mark.parametrize(("kwargs", "exc", "words"), DECAYED_EVENT_CASES)
+def test_decayed_by_time_per_event_updates_reject_and_change_nothing(kwargs, exc, words, wrapped):
+    """Refused by the per-event path by time, naming the argument and the value; the window's state and clock
+    unchanged: the events after it count as in a window that never saw the refusal."""
+    make = se.BinaryAccumulator if wrapped == "alone" else (lambda: se.Segmented(se.BinaryAccumulator))
+    head = () if wrapped == "alone" else ("eu",)
+    windows = [se.Decayed(make, half_life=10.0, by="time") for _ in range(2)]
+    for win in windows:
+        for i in range(20):
+            win.update(*head, i % 2, i / 20, t=float(i) / 4, w=1.0 + i % 3)
+    refused, clean = windows
+    before = refused.accumulator()
+    with pytest.raises(exc) as info:
+        refused.update(*head, 1, 0.75, **kwargs)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+    assert refused.accumulator() == before
+    for win in windows:
+        win.update(*head, 0, 0.6, t=4.5)
+    assert refused.accumulator() == clean.accumulator()

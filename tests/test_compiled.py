@@ -748,6 +748,86 @@ def test_decayed_log_equals_its_python_twin():
     _same_in_both_modes(DECAYED_SCRIPT, ["score must not be NaN", "got 5", "t is only for by='time'"], lines=40)
 
 
+DECAY_ROUTER_SCRIPT = textwrap.dedent(
+    """
+    import datetime
+    import hashlib
+    import pickle
+    import numpy as np
+    import streameval as se
+
+
+    def counts(dec):  # the decayed counts to the bit (sums of products, as the Brier score, may differ in rounding)
+        r = dec.get()
+        parts = [r.overall, *(r[k] for k in r.segments)] if hasattr(r, "segments") else [r]
+        if hasattr(r, "confusion_matrix"):
+            arrays = [r.confusion_matrix]
+        else:
+            arrays = [a for part in parts for a in (part.edges, part.pos, part.neg)]
+        digest = hashlib.sha1(b"".join(np.ascontiguousarray(a).tobytes() for a in arrays)).hexdigest()
+        return [repr(part.n) for part in parts], digest
+
+
+    rng = np.random.default_rng(11)
+    kinds = {
+        "binary": (se.BinaryAccumulator, lambda y, s: (y, s)),
+        "segments": (lambda: se.Segmented(se.BinaryAccumulator), lambda y, s: (["eu", "us", 7][int(s * 3)], y, s)),
+        "classes": (se.MulticlassAccumulator, lambda y, s: ("ab"[int(y)], {"a": s, "b": 1 - s})),
+    }
+    for kind, (make, event) in kinds.items():
+        dec = se.Decayed(make, half_life=40.0, by="time")
+        t = 0.0
+        for i in range(9000):
+            t += float(rng.exponential(1.0))
+            if i == 4000:
+                t += 40.0 * 600  # 600 half-lives on: the state is rescaled
+            y, s = bool(rng.random() < 0.3), float(rng.random())
+            args = event(y, s)
+            try:
+                if i % 7 == 0:
+                    dec.update(*args, t=round(t))  # an int time
+                elif i % 11 == 0:
+                    dec.update(*args, t=t, w=3)  # an int weight
+                elif i % 13 == 0:
+                    dec.update(*args, w=0.5, t=t - 30.0)  # keywords the other way round, a late event
+                elif i % 17 == 0:
+                    dec.update(*args, t=np.float64(t), w=np.float64(2.0))
+                elif i % 19 == 0:
+                    dec.update(*args, t=t, w=[-1.0, float("nan"), float("inf"), 10**400, True][i % 5])
+                elif i % 23 == 0:
+                    dec.update(*args, t=[float("nan"), float("inf"), 10**400, None, "x"][i % 5])
+                elif i % 29 == 0:
+                    dec.update(*args, t=datetime.datetime.fromtimestamp(t, datetime.timezone.utc))
+                elif i % 31 == 0:
+                    dec.update(*args[:-2], 5, args[-1], t=t)  # a label the state refuses
+                elif i % 37 == 0:
+                    dec.update(*args)  # no time
+                elif i % 41 == 0:
+                    dec.update(*args, t=t, w=0.0)
+                elif i % 997 == 0:
+                    dec.update_many(*([a, a] for a in args), t=[t, t + 1.0])
+                    t += 1.0
+                elif i % 2999 == 0:
+                    dec = pickle.loads(pickle.dumps(dec))
+                elif i % 3001 == 0:
+                    dec = dec.merge(dec)
+                else:
+                    dec.update(*args, t=t, w=1.5 if i % 2 else 1.0)
+            except (TypeError, ValueError) as exc:
+                print(kind, i, type(exc).__name__, exc)
+            if i % 500 == 0:
+                print(kind, i, counts(dec))
+        print(kind, counts(dec))
+    """
+)
+
+
+@needs_compiled
+def test_decayed_by_time_router_equals_its_python_twin():
+    messages = ("w must be", "t must be", "t is required", "got 5")
+    _same_in_both_modes(DECAY_ROUTER_SCRIPT, messages, lines=60)
+
+
 SEGMENT_ROUTER_SCRIPT = textwrap.dedent(
     """
     import pickle

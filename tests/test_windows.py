@@ -365,16 +365,17 @@ def test_decayed_equals_explicit_weights(by):
 
 @pytest.mark.parametrize("kind", ["binary", "segments"])
 def test_decayed_by_time_per_event_equals_explicit_weights_whatever_the_form_of_t_and_w(kind):
-    """Events one at a time by time: float times and weights (counted by the short path), numpy and int ones
-    (the checked path), a refused event and a gap that rescales the state between; the decayed counts equal the
+    """Events one at a time by time: float and int times and weights (counted by the router), numpy ones (the
+    checked path), a refused event and a gap that rescales the state between; the decayed counts equal the
     explicit weights' to 1e-12, and a refusal changes nothing."""
     rng = np.random.default_rng(8)
     n = 3_000
     y, s = _stream(n, seed=8)
     g = rng.integers(0, 3, n)
     t = np.cumsum(rng.exponential(1.0, n))
+    t[::5] = np.floor(t[::5])  # whole times, passed as ints too (times may fall back)
     t[2_000:] += 40.0 * 600  # 600 half-lives on: the state is rescaled
-    w = np.where(rng.random(n) < 0.5, 1.0, rng.random(n) * 3)
+    w = np.where(rng.random(n) < 0.5, 1.0, np.where(rng.random(n) < 0.5, 2.0, rng.random(n) * 3))
     make = se.BinaryAccumulator if kind == "binary" else (lambda: se.Segmented(se.BinaryAccumulator))
     dec = se.Decayed(make, half_life=40.0, by="time")
     head = [] if kind == "binary" else [None]
@@ -382,7 +383,9 @@ def test_decayed_by_time_per_event_equals_explicit_weights_whatever_the_form_of_
         if kind == "segments":
             head[0] = int(g[i])
         forms = [(float(t[i]), float(w[i])), (np.float64(t[i]), float(w[i])), (float(t[i]), np.float64(w[i]))]
-        when, weight = forms[i % 3] if i % 7 else (float(t[i]), int(w[i]) if w[i] == 1.0 else float(w[i]))
+        when, weight = forms[i % 3] if i % 7 else (float(t[i]), int(w[i]) if w[i] % 1 == 0 else float(w[i]))
+        if i % 5 == 0 and i % 10:
+            when = int(t[i])
         if i % 500 == 250:  # a bad label: refused, nothing changed
             before = dec.accumulator()
             with pytest.raises(ValueError, match="got 2"):
