@@ -513,7 +513,7 @@ class PyDecayRouter:
     weight ``w >= 0`` (keywords, the only ones) that does not take the
     exponent ``(max(latest, t) - t_ref) / half_life`` past ``rescale_at`` goes
     to the state's update (``point``) with weight ``w * 2 ** ((t - t_ref) /
-    half_life)``; any other to ``slow``.
+    half_life)`` when that is finite; any other to ``slow``.
     """
 
     __slots__ = ("_slow", "_target", "events", "half_life", "latest", "rescale_at", "t_ref")
@@ -531,8 +531,9 @@ class PyDecayRouter:
             w = 1.0 if len(kwargs) == 1 else _finite_real(kwargs.get("w"))
             if t is not None and w is not None and w >= 0.0:
                 top = t if t > self.latest else self.latest
-                if (top - self.t_ref) / self.half_life <= self.rescale_at:
-                    result = self._target(*args, w=w * 2.0 ** ((t - self.t_ref) / self.half_life))
+                weight = w * 2.0 ** ((t - self.t_ref) / self.half_life)
+                if (top - self.t_ref) / self.half_life <= self.rescale_at and weight < math.inf:
+                    result = self._target(*args, w=weight)
                     if t > self.latest:
                         self.latest = t
                     self.events += 1

@@ -3332,11 +3332,12 @@ DecayRouter_update(DecayRouter *self, PyObject *const *args, size_t nargsf, PyOb
         if (t_obj != NULL && (nkw == 1 || w_obj != NULL) && finite_value(t_obj, &t) == 0 &&
             (w_obj == NULL || (finite_value(w_obj, &w) == 0 && w >= 0.0))) {
             double top = t > self->latest ? t : self->latest;
-            if ((top - self->t_ref) / self->half_life <= self->rescale_at) {
+            double weight = w * pow(2.0, (t - self->t_ref) / self->half_life);
+            if ((top - self->t_ref) / self->half_life <= self->rescale_at && isfinite(weight)) {
                 PyObject *stack[DECAY_MAX_ARGS + 1];
                 for (Py_ssize_t k = 0; k < nargs; k++)
                     stack[k] = args[k];
-                PyObject *decayed = PyFloat_FromDouble(w * pow(2.0, (t - self->t_ref) / self->half_life));
+                PyObject *decayed = PyFloat_FromDouble(weight);
                 if (decayed == NULL)
                     return NULL;
                 stack[nargs] = decayed;
@@ -3369,7 +3370,8 @@ DecayRouter_point(DecayRouter *self, PyObject *target)
 static PyMethodDef DecayRouter_methods[] = {
     {"update", (PyCFunction)(void (*)(void))DecayRouter_update, METH_FASTCALL | METH_KEYWORDS,
      "update(*args, t, w=1.0): an event at a finite time with a finite weight >= 0 that does not rescale the "
-     "state straight to the state's update, with its decayed weight; any other to the window's."},
+     "state, and whose decayed weight is finite, straight to the state's update with that weight; any other to "
+     "the window's."},
     {"point", (PyCFunction)DecayRouter_point, METH_O,
      "point(update): the state's update (None: every event to the window's)."},
     {NULL, NULL, 0, NULL},

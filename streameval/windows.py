@@ -845,6 +845,12 @@ class Decayed:
         against every event so far: a refusal changes nothing; an accumulator made apart for these events would
         not know what the state learnt in its parts, a segment's classes: a score sequence in their order)."""
         decayed = weight * 2.0 ** ((when - self._t_ref) / self.half_life)
+        if decayed == math.inf:  # a weight near the largest float, late: the stored weight is past it
+            at = "t" if self.by == "time" else "event"
+            raise ValueError(
+                f"w must be finite and >= 0 once decayed: w={weight!r} at {at}={when!r} is stored as w * "
+                f"2 ** {(when - self._t_ref) / self.half_life!r}, past the largest float; scale the weights down"
+            )
         if len(args) == 2 and not kwargs:  # (y, score) and the like: a direct call (*args costs 0.2 us)
             self._acc.update(args[0], args[1], w=decayed)
         else:
@@ -943,9 +949,15 @@ class Decayed:
         if self._rescales(when):  # rare: the batch path rescales the state
             self.update_many(*([a] for a in args), t=None if t is None else [t], w=[w], **kwargs)
             return
-        if self._log is not None:  # the checker of the log's events sees every event (by time there is no log)
-            self._checking().update(*args, w=weight, **kwargs)
-        self._count_one(args, when, weight, kwargs)
+        if self._log is None:  # by time there is no log, and no checker
+            self._count_one(args, when, weight, kwargs)
+            return
+        self._checking().update(*args, w=weight, **kwargs)  # the checker of the log's events sees every event
+        try:
+            self._count_one(args, when, weight, kwargs)
+        except (TypeError, ValueError):  # what the checker took, the state refused (a weight decayed past the
+            self._state_changed()  # largest float): the checker made again from the state when next needed
+            raise
 
     def _fold(self) -> None:
         """Count the events kept in the log as one batch, at the clock they arrived (a logical no-op)."""

@@ -782,3 +782,35 @@ def test_decayed_by_time_per_event_updates_reject_and_change_nothing(kwargs, exc
     for win in windows:
         win.update(*head, 0, 0.6, t=4.5)
     assert refused.accumulator() == clean.accumulator()
+
+
+@pytest.mark.parametrize("by", ["time", "events"])
+@pytest.mark.parametrize("wrapped", ["alone", "segmented"])
+def test_a_decayed_weight_past_the_largest_float_is_refused_by_the_weight_given(by, wrapped):
+    """A finite weight that the decay takes past the largest float (stored as ``w * 2 ** age``) is refused with
+    the weight given and how it is stored, not as an infinite weight nobody gave; nothing changes, and the
+    events after it count as in a window that never saw it."""
+    make = se.BinaryAccumulator if wrapped == "alone" else (lambda: se.Segmented(se.BinaryAccumulator))
+    head = () if wrapped == "alone" else ("eu",)
+    windows = [se.Decayed(make, half_life=1.0, by=by) for _ in range(2)]
+    for win in windows:
+        for i in range(400):
+            win.update(*head, i % 2, i / 400, **({"t": float(i)} if by == "time" else {}))
+    refused, clean = windows
+    before = refused.accumulator()
+    with pytest.raises(ValueError) as info:
+        refused.update(*head, 1, 0.75, w=1e200, **({"t": 400.0} if by == "time" else {}))
+    for word in ("w=1e+200", "2 ** 400.0", "scale the weights down"):
+        assert word in str(info.value), (word, str(info.value))
+    assert refused.accumulator() == before
+    for win in windows:
+        for i in range(401, 405):
+            win.update(*head, 0, 0.6, w=2.0, **({"t": float(i)} if by == "time" else {}))
+            win.update(*head, 1, 0.7, **({"t": float(i)} if by == "time" else {}))
+    got, wanted = refused.get(), clean.get()
+    if wrapped == "segmented":
+        assert got.segments == wanted.segments
+        got, wanted = got["eu"], wanted["eu"]
+    for field in ("edges", "neg", "pos"):  # the log of events by count is folded at another time: sums of
+        np.testing.assert_allclose(getattr(got, field), getattr(wanted, field), rtol=1e-12, atol=0)  # products
+    assert got.brier == pytest.approx(wanted.brier, rel=1e-12)  # may differ in rounding
