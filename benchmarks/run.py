@@ -556,6 +556,11 @@ def bench_windows(n: int, rows: list[str]) -> None:
          lambda: se.Monitor(se.BinaryAccumulator(), every=1000, metrics=["auc", "accuracy"]).update, False),
         ("`Monitor`, every 10,000 events, `metrics=['auc']`",
          lambda: se.Monitor(se.BinaryAccumulator(), every=10_000, metrics=["auc"]).update, False),
+        ("`Monitor`, by time, every 10 s (1,000 events), `metrics=['auc', 'accuracy']`",
+         lambda: se.Monitor(se.BinaryAccumulator(), every=10.0, by="time", metrics=["auc", "accuracy"]).update, True),
+        ("`Monitor` of a `TimeWindow` (12 panes), by time, every 1,000 s (100,000 events)",
+         lambda: se.Monitor(se.TimeWindow(se.BinaryAccumulator, width=3600.0, panes=12), every=1000.0,
+                            by="time").update, True),
     ]  # fmt: skip
     segments = ["eu", "us", "asia", "africa"]
     names = [segments[i] for i in rng.integers(0, 4, n).tolist()]

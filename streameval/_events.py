@@ -441,15 +441,26 @@ class PyEventCounter:
 
     The compiled twin, while ``fast``, calls ``count_one(*args)`` itself,
     counts the event in ``events`` and calls ``on_due()`` when ``events``
-    reaches ``due``; ``slow`` does the same in Python.
+    reaches ``due``; ``slow`` does the same in Python. With ``by_time`` or
+    ``pass_time`` the events come with ``t=``: the compiled twin counts an
+    event at a finite float or int time (before ``next_time`` by time, when
+    records are due by time instead) with ``count_one(*args, t=float(t))``
+    (``pass_time``) or ``count_one(*args)``.
     """
 
-    __slots__ = ("_slow", "due", "events", "fast")
+    __slots__ = ("_slow", "due", "events", "fast", "next_time")
 
     def __init__(
-        self, count_one: Callable[..., Any], on_due: Callable[[], Any], slow: Callable[..., Any], due: int, fast: bool
+        self,
+        count_one: Callable[..., Any],
+        on_due: Callable[[], Any],
+        slow: Callable[..., Any],
+        due: int,
+        fast: bool,
+        by_time: bool = False,
+        pass_time: bool = False,
     ) -> None:
-        self._slow, self.due, self.fast, self.events = slow, due, fast, 0
+        self._slow, self.due, self.fast, self.events, self.next_time = slow, due, fast, 0, math.nan
 
     def update(self, *args: Any, **kwargs: Any) -> None:
         """Count one event through the monitor's own path."""

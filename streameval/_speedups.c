@@ -3506,7 +3506,13 @@ typedef struct {
     Py_ssize_t events;
     Py_ssize_t due;
     int fast;
+    int timed;        /* events come with t= (a finite float or int time, straight; else slow) */
+    int by_time;      /* records are due by time: an event before next_time straight, any other to slow */
+    int pass_time;    /* t= passed on to count_one (as a float) */
+    double next_time; /* by time, the time of the next record (NaN: not set, every event to slow) */
 } EventCounter;
+
+static PyObject *t_names; /* ("t",): the keyword of the time passed on */
 
 static int
 EventCounter_traverse(EventCounter *self, visitproc visit, void *arg)
@@ -3539,9 +3545,10 @@ EventCounter_init(EventCounter *self, PyObject *args, PyObject *kwds)
 {
     PyObject *count_one, *on_due, *slow;
     Py_ssize_t due;
-    int fast;
-    static char *kwlist[] = {"count_one", "on_due", "slow", "due", "fast", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOnp", kwlist, &count_one, &on_due, &slow, &due, &fast))
+    int fast, by_time = 0, pass_time = 0;
+    static char *kwlist[] = {"count_one", "on_due", "slow", "due", "fast", "by_time", "pass_time", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOnp|pp", kwlist, &count_one, &on_due, &slow, &due, &fast,
+                                     &by_time, &pass_time))
         return -1;
     Py_INCREF(count_one);
     Py_INCREF(on_due);
@@ -3555,21 +3562,48 @@ EventCounter_init(EventCounter *self, PyObject *args, PyObject *kwds)
     self->events = 0;
     self->due = due;
     self->fast = fast;
+    self->by_time = by_time;
+    self->pass_time = pass_time;
+    self->timed = by_time || pass_time;
+    self->next_time = NAN;
     return 0;
 }
 
 static PyObject *
 EventCounter_update(EventCounter *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    if (!self->fast || kwnames != NULL)
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (!self->fast || (kwnames == NULL) != !self->timed)
         return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
-    PyObject *r = self->direct != NULL ? self->direct(self->direct_self, args, PyVectorcall_NARGS(nargsf), NULL)
-                                       : PyObject_Vectorcall(self->count_one, args, nargsf, NULL);
+    PyObject *r;
+    if (self->timed) { /* exactly t=, a finite float or int, before the next record's time when by time */
+        double t;
+        if (PyTuple_GET_SIZE(kwnames) != 1 || PyTuple_GET_ITEM(kwnames, 0) != str_t || nargs >= LOG_MAX_ARITY ||
+            finite_value(args[nargs], &t) != 0 || (self->by_time && !(t < self->next_time)))
+            return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+        if (self->pass_time) { /* the window reads the time as the monitor read it: a float */
+            PyObject *stack[LOG_MAX_ARITY + 1];
+            for (Py_ssize_t k = 0; k < nargs; k++)
+                stack[k] = args[k];
+            PyObject *when = PyFloat_CheckExact(args[nargs]) ? Py_NewRef(args[nargs]) : PyFloat_FromDouble(t);
+            if (when == NULL)
+                return NULL;
+            stack[nargs] = when;
+            r = PyObject_Vectorcall(self->count_one, stack, (size_t)nargs, t_names);
+            Py_DECREF(when);
+        }
+        else
+            r = self->direct != NULL ? self->direct(self->direct_self, args, nargs, NULL)
+                                     : PyObject_Vectorcall(self->count_one, args, (size_t)nargs, NULL);
+    }
+    else
+        r = self->direct != NULL ? self->direct(self->direct_self, args, nargs, NULL)
+                                 : PyObject_Vectorcall(self->count_one, args, nargsf, NULL);
     if (r == NULL)
         return NULL;
     Py_DECREF(r);
     self->events++;
-    if (self->events >= self->due) {
+    if (!self->by_time && self->events >= self->due) {
         r = PyObject_CallNoArgs(self->on_due);
         if (r == NULL)
             return NULL;
@@ -3581,12 +3615,16 @@ EventCounter_update(EventCounter *self, PyObject *const *args, size_t nargsf, Py
 static PyMemberDef EventCounter_members[] = {
     {"events", T_PYSSIZET, offsetof(EventCounter, events), 0, "Events counted."},
     {"due", T_PYSSIZET, offsetof(EventCounter, due), 0, "The count at which on_due is called."},
+    {"next_time", T_DOUBLE, offsetof(EventCounter, next_time), 0,
+     "By time, the time of the next record: an event before it is counted straight (NaN: none is)."},
     {NULL, 0, 0, 0, NULL},
 };
 
 static PyMethodDef EventCounter_methods[] = {
     {"update", (PyCFunction)(void (*)(void))EventCounter_update, METH_FASTCALL | METH_KEYWORDS,
-     "update(*args): count_one(*args), then on_due() when `events` reaches `due`; keywords go to `slow`."},
+     "update(*args): count_one(*args), then on_due() when `events` reaches `due`; keywords go to `slow`. "
+     "Timed (by_time or pass_time), update(*args, t): a finite float or int t (before next_time, by time) "
+     "counted with count_one(*args, t=float(t)) (pass_time) or count_one(*args); anything else to `slow`."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -6630,7 +6668,8 @@ PyInit__speedups(void)
     if (str_flush == NULL || str_update_slow == NULL || str_w == NULL || str_t == NULL)
         return NULL;
     w_names = PyTuple_Pack(1, str_w);
-    if (w_names == NULL)
+    t_names = PyTuple_Pack(1, str_t);
+    if (w_names == NULL || t_names == NULL)
         return NULL;
     if (PyType_Ready(&EventBufferType) < 0 || PyType_Ready(&FloatEventsType) < 0 || PyType_Ready(&ClassRowsType) < 0 ||
         PyType_Ready(&EventLogType) < 0 ||

@@ -1109,7 +1109,6 @@ class Monitor:
         self.every = _count("every", every) if by == "events" else check_duration("every", every)
         self.accumulator = accumulator
         self.metrics = self._checked_metrics(metrics)
-        self._next: float | None = None
         self._records: list[dict[str, Any]] = []
         self._count_one = accumulator.update
         self._time_kw = takes_event_time(accumulator)  # passed on to a window that takes them
@@ -1127,14 +1126,28 @@ class Monitor:
                 raise ValueError(f"metrics must name metrics of the report, got {name!r} (known: {sorted(known)})")
         return tuple(names)
 
-    def _start_counter(self, events: int, due: float | None) -> None:
-        """The per-event path: by events (no time passed on), the accumulator's update and a count in C."""
-        fast = self.by == "events" and not self._time_kw
-        # by events, one event's work is an update and a comparison: the next count at which to record
-        self._counter = EventCounter(self._count_one, self._due, self._update_checked, sys.maxsize, fast)
+    def _start_counter(self, events: int, due: float | None, next_time: float | None = None) -> None:
+        """The per-event path in C: the accumulator's update (with the time passed on to a window that takes it)
+        and a count; by events, a comparison with the next count at which to record; by time, an event before the
+        next record's time (once known) is only counted."""
+        by_time = self.by == "time"
+        self._counter = EventCounter(
+            self._count_one, self._due, self._update_checked, sys.maxsize, True, by_time, self._time_kw
+        )
         self._counter.events = events
         self._next_count = math.inf if due is None else due
+        self._next = next_time
         self.update = self._counter.update  # type: ignore[method-assign]
+
+    @property
+    def _next(self) -> float | None:
+        """By time, the time of the next record (``None`` before the first event)."""
+        when = float(self._counter.next_time)
+        return None if math.isnan(when) else when
+
+    @_next.setter
+    def _next(self, value: float | None) -> None:
+        self._counter.next_time = math.nan if value is None else value
 
     @property
     def _events(self) -> int:
@@ -1159,13 +1172,15 @@ class Monitor:
     def __getstate__(self) -> dict[str, Any]:
         state = {k: v for k, v in self.__dict__.items() if k not in ("_counter", "update", "_count_one")}
         state["_counter_state"] = (self._events, None if self._next_count == math.inf else self._next_count)
+        state["_next"] = self._next
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         events, due = state.pop("_counter_state")
+        next_time = state.pop("_next", None)
         self.__dict__.update(state)
         self._count_one = self.accumulator.update
-        self._start_counter(events, due)
+        self._start_counter(events, due, next_time)
 
     def update(self, *args: Any, t: float | None = None, **kwargs: Any) -> None:
         """Update the accumulator with one event, then record if a boundary was reached."""

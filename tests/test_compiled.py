@@ -879,6 +879,17 @@ def test_segment_router_equals_its_python_twin():
     _same_in_both_modes(SEGMENT_ROUTER_SCRIPT, messages, lines=40)
 
 
+# the end of the monitors' scripts: each event's refusal, then every record (weighted sums, the decayed windows',
+# may differ in their last bits: compiled and numpy sum apart)
+_MONITOR_RECORDS = """
+            except (TypeError, ValueError) as exc:
+                print(number, i, type(exc).__name__, exc)
+        mon.record_now()
+        for row in mon.to_records():
+            print(number, {k: round(v, 9) if isinstance(v, float) else v for k, v in row.items()})
+"""
+
+
 MONITOR_SCRIPT = textwrap.dedent(
     """
     import pickle
@@ -920,13 +931,8 @@ MONITOR_SCRIPT = textwrap.dedent(
                     update = mon.update
                 else:
                     update(*args)
-            except (TypeError, ValueError) as exc:
-                print(number, i, type(exc).__name__, exc)
-        mon.record_now()
-        for row in mon.to_records():
-            # weighted sums (the decayed window's) may differ in their last bits: compiled and numpy sum apart
-            print(number, {k: round(v, 9) if isinstance(v, float) else v for k, v in row.items()})
     """
+    + _MONITOR_RECORDS
 )
 
 
@@ -934,6 +940,68 @@ MONITOR_SCRIPT = textwrap.dedent(
 def test_monitor_counter_equals_its_python_twin():
     messages = ("got 2", "score must not be NaN", "got 'z'", "got 5", "missing 1 required positional argument")
     _same_in_both_modes(MONITOR_SCRIPT, messages, lines=80)
+
+
+TIMED_MONITOR_SCRIPT = textwrap.dedent(
+    """
+    import datetime
+    import pickle
+    import numpy as np
+    import streameval as se
+
+    rng = np.random.default_rng(12)
+    B = se.BinaryAccumulator
+    kinds = [  # (the monitor, whether its updates carry a segment)
+        (lambda: se.Monitor(B(), every=50.0, by="time"), False),
+        (lambda: se.Monitor(se.TimeWindow(B, width=120.0, panes=4), every=50.0, by="time"), False),
+        (lambda: se.Monitor(se.TimeWindow(B, width=120.0, panes=4), every=300), False),
+        (lambda: se.Monitor(se.Decayed(B, half_life=80.0, by="time"), every=50.0, by="time"), False),
+        (lambda: se.Monitor(se.Decayed(lambda: se.Segmented(B), half_life=80.0, by="time"), every=300), True),
+        (lambda: se.Monitor(se.Segmented(B), every=75.0, by="time", metrics=["auc", "n"]), True),
+    ]
+    for number, (make, segmented) in enumerate(kinds):
+        mon = make()
+        update = mon.update
+        t = 0.0
+        for i in range(3000):
+            t += float(rng.exponential(0.2))
+            head = ["eu" if i % 3 else 7] if segmented else []
+            y, s = bool(rng.random() < 0.3), float(rng.random())
+            try:
+                if i % 97 == 0:
+                    update(*head, 2, s, t=t)  # a label the accumulator refuses
+                elif i % 89 == 0:
+                    update(*head, y, s)  # no time
+                elif i % 83 == 0:
+                    update(*head, y, s, t=[float("nan"), None, "x", float("inf")][i % 4])
+                elif i % 79 == 0:
+                    update(*head, y, s, t=round(t))  # an int time
+                elif i % 73 == 0:
+                    update(*head, y, s, t=np.float64(t))
+                elif i % 71 == 0:
+                    update(*head, y, s, t=t - 30.0)  # a late event
+                elif i % 67 == 0:
+                    update(*head, y, s, t=datetime.datetime.fromtimestamp(t, datetime.timezone.utc))
+                elif i % 61 == 0:
+                    update(*head, y, s, w=2.0, t=t)
+                elif i % 401 == 0:
+                    mon.update_many(*[[a] for a in (*head, y, s)], t=[t])
+                elif i % 701 == 0:
+                    mon = pickle.loads(pickle.dumps(mon))
+                    update = mon.update
+                else:
+                    update(*head, y, s, t=t)
+    """
+    + _MONITOR_RECORDS
+)
+
+
+@needs_compiled
+def test_timed_monitor_counter_equals_its_python_twin():
+    """Monitors by time, and by events over windows that take the time: every event's path, compiled and
+    Python, gives the same records and refusals."""
+    messages = ("got 2", "t is required", "t must not be NaN", "t must be finite")
+    _same_in_both_modes(TIMED_MONITOR_SCRIPT, messages, lines=150)
 
 
 LOCKED_SCRIPT = textwrap.dedent(
