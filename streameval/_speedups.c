@@ -162,6 +162,35 @@ codes_chunk(const double *restrict x, const uint8_t *restrict labels, Py_ssize_t
     return nan != 0;
 }
 
+PyDoc_STRVAR(labelled_code_doc,
+"labelled_code(score, is_pos, shift, tag_shift) -> int\n\n"
+"The range-free labelled code of one score (a float, not NaN) with its label: codes_chunk's operations on one\n"
+"event (RangeFreeBins.labelled_code, compiled).");
+
+static PyObject *
+labelled_code(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "labelled_code(score, is_pos, shift, tag_shift)");
+        return NULL;
+    }
+    double x = PyFloat_AsDouble(args[0]);
+    if (x == -1.0 && PyErr_Occurred())
+        return NULL;
+    int is_pos = PyObject_IsTrue(args[1]);
+    long shift = PyLong_AsLong(args[2]), tag_shift = PyLong_AsLong(args[3]);
+    if (is_pos < 0 || ((shift == -1 || tag_shift == -1) && PyErr_Occurred()))
+        return NULL;
+    if (x != x || shift < 8 || shift > 63 || tag_shift != 64 - shift) {
+        PyErr_SetString(PyExc_ValueError, "labelled_code: a NaN score or inconsistent arguments");
+        return NULL;
+    }
+    uint8_t label = (uint8_t)is_pos;
+    uint64_t code;
+    codes_chunk(&x, &label, 1, (int)shift, (int)tag_shift, &code);
+    return PyLong_FromUnsignedLongLong(code);
+}
+
 /* Labels of one chunk as 0/1 bytes from unsigned integers of `width` bytes
  * (bool and signed arrays are read as unsigned: -1 is then large); nonzero
  * when some label is neither 0 nor 1. */
@@ -6610,6 +6639,7 @@ rate_crossing(PyObject *Py_UNUSED(module), PyObject *args)
 }
 
 static PyMethodDef module_methods[] = {
+    {"labelled_code", (PyCFunction)(void (*)(void))labelled_code, METH_FASTCALL, labelled_code_doc},
     {"count_range_free", count_range_free, METH_VARARGS, count_range_free_doc},
     {"count_uniform", count_uniform, METH_VARARGS, count_uniform_doc},
     {"count_edges", count_edges, METH_VARARGS, count_edges_doc},

@@ -733,10 +733,14 @@ class ScoreHistogram:
         """:meth:`take_out` of one unweighted event in the binned regime: its bin's count, and the count apart
         at or above the threshold in the threshold's bin, each checked first."""
         code = self.bins.labelled_code(score, is_pos)
-        in_threshold_bin = not self._t_is_edge and code in (int(self._t_codes[0]), int(self._t_codes[1]))
-        above = in_threshold_bin and score >= self.threshold
+        in_threshold_bin = not self._t_is_edge and code in self._t_codes.tolist()
+        if not in_threshold_bin:  # the usual case: the bin's count alone
+            if not self._counts.take_one(code):
+                raise ValueError("cannot take out counts that were not added: the result would be negative")
+            return
+        above = score >= self.threshold
         left = self._counts.count_at(code)  # of these, those counted apart are at or above the threshold
-        if in_threshold_bin and not above:
+        if not above:
             left -= int(self._above[int(is_pos)])
         if left < 1 or (above and self._above[int(is_pos)] < 1):
             raise ValueError("cannot take out counts that were not added: the result would be negative")

@@ -79,6 +79,8 @@ class _Binary(river_metrics.base.BinaryMetric):
         return self._bigger
 
     def _score(self, y_pred: Any) -> float:
+        if type(y_pred) is float:  # a probability, as river's predict_proba_one gives it for the positive class
+            return y_pred
         if isinstance(y_pred, dict):
             return float(y_pred.get(self.pos_val, 0.0))
         if isinstance(y_pred, (bool, np.bool_)) or not isinstance(y_pred, (int, float, np.number)):

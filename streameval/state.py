@@ -480,6 +480,19 @@ class LabelledCounts:
         mask = table != 0
         return codes[mask], table[mask]
 
+    def take_one(self, code: int, keep: int = 0) -> bool:
+        """Take one event out at ``code`` of whole counts where more than ``keep`` are there; whether it did
+        (nothing changes where it did not)."""
+        base = self._base.item(code >> PAGE_BITS)
+        if base < 0:
+            return False
+        at = base + (code & (PAGE - 1))
+        left = self._counts.item(at)
+        if left <= keep:
+            return False
+        self._counts[at] = left - 1
+        return True
+
     def count_at(self, code: int) -> int | float:
         """The count at one code."""
         base = int(self._base[code >> PAGE_BITS])

@@ -814,3 +814,26 @@ def test_a_decayed_weight_past_the_largest_float_is_refused_by_the_weight_given(
     for field in ("edges", "neg", "pos"):  # the log of events by count is folded at another time: sums of
         np.testing.assert_allclose(getattr(got, field), getattr(wanted, field), rtol=1e-12, atol=0)  # products
     assert got.brier == pytest.approx(wanted.brier, rel=1e-12)  # may differ in rounding
+
+
+@pytest.mark.parametrize("threshold", [0.5, 0.65])  # 0.65: a bin of the threshold holds events on both sides
+def test_a_binned_revert_of_an_event_never_counted_is_refused_and_changes_nothing(threshold):
+    """In the binned regime one event is taken out of its bin in place: where the bin holds none of its label, or
+    its page holds none at all, the revert is refused and nothing changes; a counted event leaves its bin."""
+    rng = np.random.default_rng(3)
+    pos, neg = rng.uniform(0.6, 0.7, 10_000), rng.uniform(0.1, 0.2, 10_000)  # past the exact budget: binned
+    acc = se.BinaryAccumulator(threshold=threshold)
+    acc.update_many(np.r_[np.ones(pos.size), np.zeros(neg.size)], np.r_[pos, neg])
+    assert not acc.get().is_exact
+    before = _snapshot(acc)
+    # bins of no event in pages that hold events (a page: one octave of 128 bins), then pages of no event
+    for y, score in [(0, 0.23), (1, 0.55), (1, 0.72), (0, 0.65), (1, 0.15), (1, 1e6), (0, -3.0)]:
+        with pytest.raises(ValueError, match="cannot take out"):
+            acc.revert(y, score)
+        assert _snapshot(acc) == before
+    acc.revert(1, float(pos[0]))
+    acc.revert(0, float(neg[0]))
+    ref = se.BinaryAccumulator(threshold=threshold)
+    ref.update_many(np.r_[np.ones(pos.size - 1), np.zeros(neg.size - 1)], np.r_[pos[1:], neg[1:]])
+    assert not ref.get().is_exact
+    assert _snapshot(acc) == _snapshot(ref)

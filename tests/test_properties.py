@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streameval as se
+from streameval import bins as bins_module
 
 BINS = [se.Bins.range_free(), se.Bins.uniform(-1.0, 2.0, 13), se.Bins.from_edges([-5.0, 0.0, 0.25, 0.5, 0.9, 1.0])]
 THRESHOLDS = [0.5, 0.1234, 0.0, -3.0, 0.95]
@@ -154,6 +156,8 @@ def test_one_labelled_code_equals_the_batchs(bi, items):
     lab = np.array([p for _, p in items] + [True, False, True, False, True], dtype=bool)
     want = bins.labelled_codes(x, lab).tolist()
     assert [bins.labelled_code(float(v), bool(p)) for v, p in zip(x, lab, strict=True)] == want
+    with mock.patch.object(bins_module, "SPEEDUPS", None):  # the Python twin of the compiled one
+        assert [bins.labelled_code(float(v), bool(p)) for v, p in zip(x, lab, strict=True)] == want
 
 
 def test_negative_zero_and_zero_share_one_code():
