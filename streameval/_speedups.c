@@ -3370,7 +3370,9 @@ DecayRouter_update(DecayRouter *self, PyObject *const *args, size_t nargsf, PyOb
                 if (decayed == NULL)
                     return NULL;
                 stack[nargs] = decayed;
-                PyObject *res = PyObject_Vectorcall(self->target, stack, (size_t)nargs, w_names);
+                PyObject *target = Py_NewRef(self->target); /* held through the call, whatever it re-points */
+                PyObject *res = PyObject_Vectorcall(target, stack, (size_t)nargs, w_names);
+                Py_DECREF(target);
                 Py_DECREF(decayed);
                 if (res == NULL) /* refused by the state: nothing counted */
                     return NULL;
