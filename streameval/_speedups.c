@@ -71,7 +71,8 @@
  *                     columns (floats, ints, bools, str and, for a window,
  *                     dicts) until the window files it.
  *   PaneRouter        the per-event path of a time window: an event of the
- *                     latest pane goes straight to that pane's update.
+ *                     latest pane (with or without w=) goes straight to that
+ *                     pane's update.
  *   DecayRouter       the per-event path of a window decayed by time: an
  *                     event at a float or int time with a float or int weight
  *                     goes straight to the state's update with its decayed
@@ -3176,6 +3177,33 @@ typedef struct {
 } PaneRouter;
 
 static PyObject *str_t;
+static PyObject *w_names;  /* ("w",): a weight passed on */
+static PyObject *t_names;  /* ("t",): a time passed on */
+static PyObject *tw_names; /* ("t", "w"): both */
+
+/* Where t= is among an event's keywords when they are exactly t= or t= and w= (either order): 0 or 1, with w=
+ * (or NULL) in *w_obj; -1 for any other keywords. */
+static inline int
+time_and_weight(PyObject *const *kwvalues, PyObject *kwnames, PyObject **w_obj)
+{
+    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+    PyObject *first = PyTuple_GET_ITEM(kwnames, 0);
+    *w_obj = NULL;
+    if (nkw == 1)
+        return first == str_t ? 0 : -1;
+    if (nkw != 2)
+        return -1;
+    PyObject *second = PyTuple_GET_ITEM(kwnames, 1);
+    if (first == str_t && second == str_w) {
+        *w_obj = kwvalues[1];
+        return 0;
+    }
+    if (first == str_w && second == str_t) {
+        *w_obj = kwvalues[0];
+        return 1;
+    }
+    return -1;
+}
 
 static int
 PaneRouter_traverse(PaneRouter *self, visitproc visit, void *arg)
@@ -3224,11 +3252,19 @@ static PyObject *
 PaneRouter_update(PaneRouter *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (self->target != NULL && kwnames != NULL && PyTuple_GET_SIZE(kwnames) == 1 &&
-        PyTuple_GET_ITEM(kwnames, 0) == str_t) {
-        double t;
-        if (finite_value(args[nargs], &t) == 0 && floor(t / self->pane_width) == self->pane)
+    PyObject *w_obj;
+    int t_at = self->target != NULL && kwnames != NULL ? time_and_weight(args + nargs, kwnames, &w_obj) : -1;
+    double t;
+    if (t_at >= 0 && finite_value(args[nargs + t_at], &t) == 0 && floor(t / self->pane_width) == self->pane) {
+        if (w_obj == NULL)
             return PyObject_Vectorcall(self->target, args, (size_t)nargs, NULL);
+        if (nargs < LOG_MAX_ARITY) { /* the weight passed on, as the window's own path passes it */
+            PyObject *stack[LOG_MAX_ARITY + 1];
+            for (Py_ssize_t k = 0; k < nargs; k++)
+                stack[k] = args[k];
+            stack[nargs] = w_obj;
+            return PyObject_Vectorcall(self->target, stack, (size_t)nargs, w_names);
+        }
     }
     return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
 }
@@ -3255,7 +3291,8 @@ PaneRouter_point(PaneRouter *self, PyObject *const *args, Py_ssize_t nargs)
 
 static PyMethodDef PaneRouter_methods[] = {
     {"update", (PyCFunction)(void (*)(void))PaneRouter_update, METH_FASTCALL | METH_KEYWORDS,
-     "update(*args, t): an event of the latest pane straight to its update, any other to the window's."},
+     "update(*args, t, w=...): an event of the latest pane straight to its update (with its w=, if any), any other "
+     "to the window's."},
     {"point", (PyCFunction)(void (*)(void))PaneRouter_point, METH_FASTCALL,
      "point(pane, update): the latest pane and its accumulator's update (None: no fast path)."},
     {NULL, NULL, 0, NULL},
@@ -3292,7 +3329,6 @@ typedef struct {
     long long events;   /* events counted */
 } DecayRouter;
 
-static PyObject *w_names; /* ("w",): the keyword of the decayed weight passed on */
 
 static int
 DecayRouter_traverse(DecayRouter *self, visitproc visit, void *arg)
@@ -3543,7 +3579,7 @@ typedef struct {
     double next_time; /* by time, the time of the next record (NaN: not set, every event to slow) */
 } EventCounter;
 
-static PyObject *t_names; /* ("t",): the keyword of the time passed on */
+
 
 static int
 EventCounter_traverse(EventCounter *self, visitproc visit, void *arg)
@@ -3607,21 +3643,28 @@ EventCounter_update(EventCounter *self, PyObject *const *args, size_t nargsf, Py
     if (!self->fast || (kwnames == NULL) != !self->timed)
         return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
     PyObject *r;
-    if (self->timed) { /* exactly t=, a finite float or int, before the next record's time when by time */
+    if (self->timed) { /* t= (and w=), t a finite float or int, before the next record's time when by time */
         double t;
-        if (PyTuple_GET_SIZE(kwnames) != 1 || PyTuple_GET_ITEM(kwnames, 0) != str_t || nargs >= LOG_MAX_ARITY ||
-            finite_value(args[nargs], &t) != 0 || (self->by_time && !(t < self->next_time)))
+        PyObject *w_obj, *stack[LOG_MAX_ARITY + 2];
+        int t_at = time_and_weight(args + nargs, kwnames, &w_obj);
+        if (t_at < 0 || nargs >= LOG_MAX_ARITY || finite_value(args[nargs + t_at], &t) != 0 ||
+            (self->by_time && !(t < self->next_time)))
             return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+        for (Py_ssize_t k = 0; k < nargs; k++)
+            stack[k] = args[k];
         if (self->pass_time) { /* the window reads the time as the monitor read it: a float */
-            PyObject *stack[LOG_MAX_ARITY + 1];
-            for (Py_ssize_t k = 0; k < nargs; k++)
-                stack[k] = args[k];
-            PyObject *when = PyFloat_CheckExact(args[nargs]) ? Py_NewRef(args[nargs]) : PyFloat_FromDouble(t);
+            PyObject *t_obj = args[nargs + t_at];
+            PyObject *when = PyFloat_CheckExact(t_obj) ? Py_NewRef(t_obj) : PyFloat_FromDouble(t);
             if (when == NULL)
                 return NULL;
             stack[nargs] = when;
-            r = PyObject_Vectorcall(self->count_one, stack, (size_t)nargs, t_names);
+            stack[nargs + 1] = w_obj;
+            r = PyObject_Vectorcall(self->count_one, stack, (size_t)nargs, w_obj == NULL ? t_names : tw_names);
             Py_DECREF(when);
+        }
+        else if (w_obj != NULL) {
+            stack[nargs] = w_obj;
+            r = PyObject_Vectorcall(self->count_one, stack, (size_t)nargs, w_names);
         }
         else
             r = self->direct != NULL ? self->direct(self->direct_self, args, nargs, NULL)
@@ -3654,8 +3697,9 @@ static PyMemberDef EventCounter_members[] = {
 static PyMethodDef EventCounter_methods[] = {
     {"update", (PyCFunction)(void (*)(void))EventCounter_update, METH_FASTCALL | METH_KEYWORDS,
      "update(*args): count_one(*args), then on_due() when `events` reaches `due`; keywords go to `slow`. "
-     "Timed (by_time or pass_time), update(*args, t): a finite float or int t (before next_time, by time) "
-     "counted with count_one(*args, t=float(t)) (pass_time) or count_one(*args); anything else to `slow`."},
+     "Timed (by_time or pass_time), update(*args, t, w=...): a finite float or int t (before next_time, by time) "
+     "counted with count_one(*args, t=float(t)) (pass_time) or count_one(*args), with w= passed on; anything "
+     "else to `slow`."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -6701,7 +6745,8 @@ PyInit__speedups(void)
         return NULL;
     w_names = PyTuple_Pack(1, str_w);
     t_names = PyTuple_Pack(1, str_t);
-    if (w_names == NULL || t_names == NULL)
+    tw_names = PyTuple_Pack(2, str_t, str_w);
+    if (w_names == NULL || t_names == NULL || tw_names == NULL)
         return NULL;
     if (PyType_Ready(&EventBufferType) < 0 || PyType_Ready(&FloatEventsType) < 0 || PyType_Ready(&ClassRowsType) < 0 ||
         PyType_Ready(&EventLogType) < 0 ||

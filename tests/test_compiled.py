@@ -665,6 +665,8 @@ PANE_ROUTER_SCRIPT = textwrap.dedent(
         try:
             if i % 29 == 0:
                 win.update(y, s, t=when, w=2.0)
+            elif i % 23 == 0:
+                win.update(y, s, w=[0.5, 3, -1.0, float("nan"), np.float64(1.5), 1e300][i % 6], t=when)
             elif i % 31 == 0:
                 win.update(y, s, t=int(when))
             elif i % 37 == 0:
@@ -684,7 +686,8 @@ PANE_ROUTER_SCRIPT = textwrap.dedent(
 
 @needs_compiled
 def test_time_window_router_equals_its_python_twin():
-    _same_in_both_modes(PANE_ROUTER_SCRIPT, ["t must not be NaN", "got 3"], lines=40)
+    messages = ["t must not be NaN", "got 3", "w must be >= 0, got -1.0", "w must not be NaN"]
+    _same_in_both_modes(PANE_ROUTER_SCRIPT, messages, lines=40)
 
 
 DECAYED_SCRIPT = textwrap.dedent(
