@@ -368,7 +368,8 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         if sums is None:
             return False
         for acc, part in zip(targets, sums, strict=True):
-            acc._sums = plus(acc._sums, CalibrationSums(*part))
+            if part[0]:  # events of this group in the batch (a group without any: its sums as they are)
+                acc._sums = plus(acc._sums, CalibrationSums(*part))
         accumulators[:] = targets
         return True
 
@@ -597,6 +598,8 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             raise TypeError(f"can only merge a BinaryAccumulator with another, got {type(other).__name__}")
         for name in ("bins", "threshold", "pos_label", "neg_label", "exact_up_to"):
             mine, theirs = getattr(self, name), getattr(other, name)
+            if mine is theirs:  # the same object (segments and panes share their template's): equal
+                continue
             if not (mine == theirs and type(mine) is type(theirs)):
                 raise ValueError(f"cannot merge accumulators whose {name} differ: {mine!r} and {theirs!r}")
 

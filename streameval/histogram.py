@@ -1137,7 +1137,7 @@ def add_checking_grouped(
         or kernel[0] is not SPEEDUPS.count_range_free  # type: ignore[union-attr]
         or len(hists) != groups.count
         or groups.count > GROUPED_IN_PLACE_UP_TO
-        or any(h.bins != first.bins or h.threshold != first.threshold for h in hists)
+        or any((h.bins is not first.bins and h.bins != first.bins) or h.threshold != first.threshold for h in hists)
     ):
         return None
     exact = [h._exact is not None for h in hists]
