@@ -445,7 +445,7 @@ class PyEventCounter:
     ``pass_time`` the events come with ``t=``: the compiled twin counts an
     event at a finite float or int time (before ``next_time`` by time, when
     records are due by time instead) with ``count_one(*args, t=float(t))``
-    (``pass_time``) or ``count_one(*args)``.
+    (``pass_time``) or ``count_one(*args)``, with its ``w=`` if it has one.
     """
 
     __slots__ = ("_slow", "due", "events", "fast", "next_time")
@@ -542,13 +542,14 @@ class PyDecayRouter:
             w = 1.0 if len(kwargs) == 1 else _finite_real(kwargs.get("w"))
             if t is not None and w is not None and w >= 0.0:
                 top = t if t > self.latest else self.latest
-                weight = w * 2.0 ** ((t - self.t_ref) / self.half_life)
-                if (top - self.t_ref) / self.half_life <= self.rescale_at and weight < math.inf:
-                    result = self._target(*args, w=weight)
-                    if t > self.latest:
-                        self.latest = t
-                    self.events += 1
-                    return result
+                if (top - self.t_ref) / self.half_life <= self.rescale_at:  # then 2 ** age is a float
+                    weight = w * 2.0 ** ((t - self.t_ref) / self.half_life)
+                    if weight < math.inf:
+                        result = self._target(*args, w=weight)
+                        if t > self.latest:
+                            self.latest = t
+                        self.events += 1
+                        return result
         return self._slow(*args, **kwargs)
 
     def point(self, update: Callable[..., Any] | None) -> None:

@@ -784,6 +784,8 @@ DECAY_ROUTER_SCRIPT = textwrap.dedent(
             t += float(rng.exponential(1.0))
             if i == 4000:
                 t += 40.0 * 600  # 600 half-lives on: the state is rescaled
+            elif i == 6000:
+                t += 40.0 * 5000  # past 1,024 half-lives: 2 ** age is past the floats, the state rescaled too
             y, s = bool(rng.random() < 0.3), float(rng.random())
             args = event(y, s)
             try:
