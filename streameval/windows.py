@@ -848,8 +848,9 @@ class Decayed:
         if decayed == math.inf:  # a weight near the largest float, late: the stored weight is past it
             at = "t" if self.by == "time" else "event"
             raise ValueError(
-                f"w must be finite and >= 0 once decayed: w={weight!r} at {at}={when!r} is stored as w * "
-                f"2 ** {(when - self._t_ref) / self.half_life!r}, past the largest float; scale the weights down"
+                f"w must be finite and >= 0 once decayed: w={weight!r} at {at}={when!r} is stored past the largest "
+                "float (as w * 2 ** (age / half_life), age counted from the window's reference time); scale the "
+                "weights down"
             )
         if len(args) == 2 and not kwargs:  # (y, score) and the like: a direct call (*args costs 0.2 us)
             self._acc.update(args[0], args[1], w=decayed)
