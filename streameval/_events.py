@@ -545,7 +545,10 @@ class PyDecayRouter:
                 if (top - self.t_ref) / self.half_life <= self.rescale_at:  # then 2 ** age is a float
                     weight = w * 2.0 ** ((t - self.t_ref) / self.half_life)
                     if weight < math.inf:
-                        result = self._target(*args, w=weight)
+                        try:
+                            result = self._target(*args, w=weight)
+                        except ValueError:  # refused by the state: the window's own path decides
+                            return self._slow(*args, **kwargs)
                         if t > self.latest:
                             self.latest = t
                         self.events += 1

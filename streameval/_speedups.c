@@ -3410,8 +3410,13 @@ DecayRouter_update(DecayRouter *self, PyObject *const *args, size_t nargsf, PyOb
                 PyObject *res = PyObject_Vectorcall(target, stack, (size_t)nargs, w_names);
                 Py_DECREF(target);
                 Py_DECREF(decayed);
-                if (res == NULL) /* refused by the state: nothing counted */
-                    return NULL;
+                if (res == NULL) { /* refused by the state, nothing counted: the window's own path decides (a total
+                                    * past the largest float at this reference may fit once it rescales) */
+                    if (!PyErr_ExceptionMatches(PyExc_ValueError))
+                        return NULL;
+                    PyErr_Clear();
+                    return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+                }
                 if (t > self->latest)
                     self->latest = t;
                 self->events++;

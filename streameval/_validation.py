@@ -468,12 +468,18 @@ def check_total(name: str, total: float) -> None:
     check_sums_finite(name, math.isfinite(total), "the total weight", "scale the weights down")
 
 
+class SumsOverflowError(ValueError):
+    """A refusal because a total weight or a sum would pass the largest float (the values themselves are valid: a
+    window that stores them scaled may take them at another scale)."""
+
+
 def check_sums_finite(
     name: str, finite: bool, sums: str = "their means, sums of squares or sums", advice: str = "scale them down"
 ) -> None:
-    """ValueError when ``sums`` (of a batch, of a merge) would overflow to inf: a state holds finite ones."""
+    """ValueError (:class:`SumsOverflowError`) when ``sums`` (of a batch, of a merge) would overflow to inf: a
+    state holds finite ones."""
     if not finite:
-        raise ValueError(f"{name}: {sums} would overflow (more than {np.finfo(np.float64).max:.4g}); {advice}")
+        raise SumsOverflowError(f"{name}: {sums} would overflow (more than {np.finfo(np.float64).max:.4g}); {advice}")
 
 
 def check_same_length(*named: tuple[str, Sized], n: int | None = None) -> None:

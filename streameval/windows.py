@@ -22,6 +22,7 @@ import numpy.typing as npt
 from ._events import FLUSH_EVERY, DecayRouter, EventCounter, EventLog, PaneRouter, log_columns, str_column
 from ._numeric import finite_and_ascending
 from ._validation import (
+    SumsOverflowError,
     as_times,
     as_weights,
     check_duration,
@@ -845,13 +846,8 @@ class Decayed:
         against every event so far: a refusal changes nothing; an accumulator made apart for these events would
         not know what the state learnt in its parts, a segment's classes: a score sequence in their order)."""
         decayed = weight * 2.0 ** ((when - self._t_ref) / self.half_life)
-        if decayed == math.inf:  # a weight near the largest float, late: the stored weight is past it
-            at = "t" if self.by == "time" else "event"
-            raise ValueError(
-                f"w must be finite and >= 0 once decayed: w={weight!r} at {at}={when!r} is stored past the largest "
-                "float (as w * 2 ** (age / half_life), age counted from the window's reference time); scale the "
-                "weights down"
-            )
+        if decayed == math.inf:  # a weight near the largest float, stored from an earlier reference time
+            raise SumsOverflowError(f"w: a weight of {weight!r} decayed from the reference time would overflow")
         if len(args) == 2 and not kwargs:  # (y, score) and the like: a direct call (*args costs 0.2 us)
             self._acc.update(args[0], args[1], w=decayed)
         else:
@@ -950,14 +946,22 @@ class Decayed:
         if self._rescales(when):  # rare: the batch path rescales the state
             self.update_many(*([a] for a in args), t=None if t is None else [t], w=[w], **kwargs)
             return
-        if self._log is None:  # by time there is no log, and no checker
-            self._count_one(args, when, weight, kwargs)
-            return
-        self._checking().update(*args, w=weight, **kwargs)  # the checker of the log's events sees every event
+        if self._log is not None:  # the checker of the log's events sees every event (by time there is none)
+            self._checking().update(*args, w=weight, **kwargs)
         try:
             self._count_one(args, when, weight, kwargs)
-        except (TypeError, ValueError):  # what the checker took, the state refused (a weight decayed past the
-            self._state_changed()  # largest float): the checker made again from the state when next needed
+        except SumsOverflowError:
+            # stored weights are the events' own times up to 2 ** 500 (from the reference time): a weight, a total
+            # or a sum past the largest float there may fit once the state is rescaled to the latest time, as the
+            # batch path does then (its refusal, if it refuses, stands)
+            if self._log is not None:  # what the checker took, the state refused: the checker made again from the
+                self._state_changed()  # state when next needed
+            self.update_many(*([a] for a in args), t=None if t is None else [t], w=[w], **kwargs)
+            if self._log is not None:
+                self._state_changed()  # the checker took the event already: made again
+        except (TypeError, ValueError):
+            if self._log is not None:  # what the checker took, the state refused: the checker made again
+                self._state_changed()
             raise
 
     def _fold(self) -> None:
@@ -988,14 +992,35 @@ class Decayed:
         t_ref = self._t_ref
         if n and (top - t_ref) / self.half_life > self._RESCALE_AT:
             t_ref = top  # rescale the stored state to this reference after the update checks pass
-        if self.by == "events":  # in place from here: w * 2**((t - t_ref) / half_life)
+        try:
+            self._count_decayed(args, None if self.by == "events" else times, weights, kwargs, n, t_ref)
+        except SumsOverflowError:
+            # stored weights are the events' own times up to 2 ** 500: a weight, a total or a sum past the largest
+            # float at this reference may fit at the latest time (every stored count scaled down to it); a refusal
+            # there stands
+            if not n or t_ref == top:
+                raise
+            self._count_decayed(args, None if self.by == "events" else times, weights, kwargs, n, top)
+        self._latest = top
+        self._clock += n
+
+    def _count_decayed(
+        self, args: tuple[Any, ...], times: np.ndarray | None, weights: np.ndarray | None, kwargs: dict[str, Any],
+        n: int, t_ref: float,
+    ) -> None:  # fmt: skip
+        """A checked batch counted with its weights decayed to ``t_ref`` (the state rescaled to it first, when it is
+        another reference); all or nothing."""
+        if times is None:  # by events: w * 2**((t - t_ref) / half_life), in place from here
             decayed = _powers_of_two(self._clock - t_ref, n, self.half_life)
         else:
             decayed = times - t_ref
             decayed /= self.half_life
             np.exp2(decayed, out=decayed)
         if weights is not None:
-            decayed *= weights
+            with np.errstate(over="ignore"):
+                decayed *= weights
+            if not np.isfinite(decayed).all():  # a weight near the largest float, stored from an earlier reference
+                raise SumsOverflowError("w: weights decayed from the reference time would overflow")
         if t_ref == self._t_ref:  # the usual case: straight into the state (all or nothing)
             self._acc.update_many(*args, w=decayed, **kwargs)
         else:  # a rescale: the state rescaled (a new accumulator), the batch counted into it (all or nothing: the
@@ -1004,8 +1029,6 @@ class Decayed:
             rescaled.update_many(*args, w=decayed, **kwargs)
             self._acc = rescaled
             self._t_ref = t_ref
-        self._latest = top
-        self._clock += n
 
     def accumulator(self) -> Any:
         """An accumulator of the decayed counts as seen at the latest event (that event weighs its own weight)."""

@@ -786,27 +786,38 @@ def test_decayed_by_time_per_event_updates_reject_and_change_nothing(kwargs, exc
 
 @pytest.mark.parametrize("by", ["time", "events"])
 @pytest.mark.parametrize("wrapped", ["alone", "segmented"])
-def test_a_decayed_weight_past_the_largest_float_is_refused_by_the_weight_given(by, wrapped):
-    """A finite weight that the decay takes past the largest float (stored as ``w * 2 ** age``) is refused with
-    the weight given and how it is stored, not as an infinite weight nobody gave; nothing changes, and the
-    events after it count as in a window that never saw it."""
+def test_a_decayed_weight_is_taken_where_it_fits_at_the_latest_time_and_else_refused(by, wrapped):
+    """A window decayed by time or by events stores an event's weight times up to 2 ** 500 (from its reference
+    time): a weight that this takes past the largest float is still counted where it fits once the state is rescaled
+    to the latest time, whatever the reference; a total past the largest float even there is refused (naming the
+    total), nothing changes, and the events after it count as in a window that never saw it."""
     make = se.BinaryAccumulator if wrapped == "alone" else (lambda: se.Segmented(se.BinaryAccumulator))
     head = () if wrapped == "alone" else ("eu",)
+
+    def at(i):
+        return {"t": float(i)} if by == "time" else {}
+
     windows = [se.Decayed(make, half_life=1.0, by=by) for _ in range(2)]
+    events = [(i % 2, i / 400, 1.0) for i in range(400)] + [(1, 0.75, 1e200), (0, 0.6, 1.7e308)]
     for win in windows:
-        for i in range(400):
-            win.update(*head, i % 2, i / 400, **({"t": float(i)} if by == "time" else {}))
+        for i, (y, score, w) in enumerate(events):
+            win.update(*head, y, score, w=w, **at(i))  # 1e200 at 2 ** 400 from the reference: taken all the same
+    ref = se.BinaryAccumulator()  # the explicit weights, decayed to the latest event
+    ages = np.arange(len(events), dtype=float) - (len(events) - 1)
+    ref.update_many([e[0] for e in events], [e[1] for e in events], [e[2] for e in events] * np.exp2(ages))
     refused, clean = windows
+    got = refused.get() if wrapped == "alone" else refused.get()["eu"]
+    np.testing.assert_array_equal(got.edges, ref.get().edges)
+    for field in ("neg", "pos"):
+        np.testing.assert_allclose(getattr(got, field), getattr(ref.get(), field), rtol=1e-12, atol=0)
     before = refused.accumulator()
-    with pytest.raises(ValueError) as info:
-        refused.update(*head, 1, 0.75, w=1e200, **({"t": 400.0} if by == "time" else {}))
-    for word in ("w=1e+200", "t=400.0" if by == "time" else "event=400", "past the largest float", "scale the weights"):
-        assert word in str(info.value), (word, str(info.value))
+    with pytest.raises(ValueError, match="would overflow"):  # 0.85e308 + 1.7e308 at the latest time: its total or sums
+        refused.update(*head, 1, 0.7, w=1.7e308, **at(len(events)))
     assert refused.accumulator() == before
     for win in windows:
-        for i in range(401, 405):
-            win.update(*head, 0, 0.6, w=2.0, **({"t": float(i)} if by == "time" else {}))
-            win.update(*head, 1, 0.7, **({"t": float(i)} if by == "time" else {}))
+        for i in range(len(events) + 1, len(events) + 5):
+            win.update(*head, 0, 0.6, w=2.0, **at(i))
+            win.update(*head, 1, 0.7, **at(i))
     got, wanted = refused.get(), clean.get()
     if wrapped == "segmented":
         assert got.segments == wanted.segments
