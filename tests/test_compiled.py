@@ -833,6 +833,58 @@ def test_decayed_by_time_router_equals_its_python_twin():
     _same_in_both_modes(DECAY_ROUTER_SCRIPT, messages, lines=60)
 
 
+EXTREME_WINDOWS_SCRIPT = textwrap.dedent(
+    """
+    import numpy as np, streameval as se, math
+    rng = np.random.default_rng(5)
+    B = se.BinaryAccumulator
+    def make(k):  # time windows, decayed ones and monitors by time, of time windows and of a decayed window
+        return [lambda: se.TimeWindow(B, width=10.0, panes=3),
+                lambda: se.Decayed(B, half_life=2.0, by="time"),
+                lambda: se.Decayed(B, half_life=3),
+                lambda: se.Monitor(B(), every=7.0, by="time"),
+                lambda: se.Monitor(se.TimeWindow(B, width=10.0, panes=3), every=5),
+                lambda: se.Monitor(se.Decayed(B, half_life=2.0, by="time"), every=7.0, by="time")][k]()
+    timed = [True, True, False, True, True, True]
+    for k in range(6):
+        win = make(k)
+        t = 0.0
+        for i in range(3000):
+            r = rng.random()
+            if r < 0.02: t += float(rng.choice([1e3, 1e5, 1e300, -1e5]))
+            elif r < 0.04: t = float(rng.choice([0.0, -0.0, 1e308, -1e308, 5e-324]))
+            else: t += float(rng.exponential(0.5))
+            y = int(rng.integers(0, 2)); s = float(rng.choice([rng.random(), 0.0, 1.0, 1e-300, -1e300, 1e300, 0.5]))
+            kw = {}
+            if timed[k]:
+                kw["t"] = [t, int(t) if abs(t) < 1e18 else t, np.float64(t)][i % 3]
+            if rng.random() < 0.3:
+                kw["w"] = float(rng.choice([1.0, 0.0, 2.5, 1e-300, 1e300, 1e308, 3]))
+            try:
+                if rng.random() < 0.05:
+                    win.update_many([y, 1 - y], [s, 0.25], **{k2: [v, v] for k2, v in kw.items()})
+                else:
+                    win.update(y, s, **kw)
+            except (TypeError, ValueError, OverflowError) as exc:
+                print(k, i, type(exc).__name__, str(exc)[:120])
+            if i % 250 == 0:
+                try:
+                    rep = win.get()
+                    print(k, i, repr(rep.n), rep.tp, rep.fp)
+                except (ValueError, OverflowError) as exc:
+                    print(k, i, "read", type(exc).__name__, str(exc)[:120])
+    """
+)
+
+
+@needs_compiled
+def test_windows_fed_extreme_times_weights_and_scores_equal_their_python_twins():
+    """Random events with jumps of time up to 1e300, times of 1e308, -0.0 and 5e-324, scores of 1e300, weights from
+    1e-300 to 1e308 (a total past the largest float refused), int and numpy forms, batches among them, into time
+    windows, decayed windows by time and by events and monitors: the same reports and refusals on both paths."""
+    _same_in_both_modes(EXTREME_WINDOWS_SCRIPT, ["would overflow"], lines=100)
+
+
 SEGMENT_ROUTER_SCRIPT = textwrap.dedent(
     """
     import pickle
