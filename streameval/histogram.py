@@ -680,7 +680,8 @@ class ScoreHistogram:
                     raise ValueError("cannot take out counts that were not added: the result would be negative")
             return
         if x.size == 1 and weights is None and not self._counts.is_weighted:  # one event (a revert): its bin
-            self._take_out_one(float(x[0]), bool(np.asarray(is_pos).reshape(-1)[0]))
+            if not self._took_out_one(float(x[0]), bool(np.asarray(is_pos).reshape(-1)[0])):
+                raise ValueError("cannot take out counts that were not added: the result would be negative")
             return
         kernel = batch_kernel(self.bins)
         if kernel is not None and weights is None and not self._counts.is_weighted:
@@ -705,13 +706,7 @@ class ScoreHistogram:
             except ValueError:
                 return False
             return True
-        if self._counts.is_weighted:
-            return False
-        try:
-            self._take_out_one(score, is_pos)
-        except ValueError:
-            return False
-        return True
+        return not self._counts.is_weighted and self._took_out_one(score, is_pos)
 
     def _take_out_compiled(self, kernel: Kernel, x: Array, is_pos: npt.NDArray[np.bool_] | bool) -> bool:
         """:meth:`take_out` of unweighted events from whole binned counts by the count kernel with a sign of -1,
@@ -729,24 +724,20 @@ class ScoreHistogram:
         self._above = above
         return False
 
-    def _take_out_one(self, score: float, is_pos: bool) -> None:
+    def _took_out_one(self, score: float, is_pos: bool) -> bool:
         """:meth:`take_out` of one unweighted event in the binned regime: its bin's count, and the count apart
-        at or above the threshold in the threshold's bin, each checked first."""
+        at or above the threshold in the threshold's bin, each checked first; whether it was taken out (nothing
+        changes where it was not)."""
         code = self.bins.labelled_code(score, is_pos)
-        in_threshold_bin = not self._t_is_edge and code in self._t_codes.tolist()
-        if not in_threshold_bin:  # the usual case: the bin's count alone
-            if not self._counts.take_one(code):
-                raise ValueError("cannot take out counts that were not added: the result would be negative")
-            return
-        above = score >= self.threshold
-        left = self._counts.count_at(code)  # of these, those counted apart are at or above the threshold
-        if not above:
-            left -= int(self._above[int(is_pos)])
-        if left < 1 or (above and self._above[int(is_pos)] < 1):
-            raise ValueError("cannot take out counts that were not added: the result would be negative")
-        self._counts.add_at(code, -1)
-        if above:
-            self._above[int(is_pos)] -= 1
+        if self._t_is_edge or code not in self._t_codes.tolist():  # the usual case: the bin's count alone
+            return self._counts.take_one(code)
+        label = int(is_pos)
+        if score < self.threshold:  # of the bin's events, those counted apart are at or above the threshold
+            return self._counts.take_one(code, keep=int(self._above[label]))
+        if self._above[label] < 1 or not self._counts.take_one(code):
+            return False
+        self._above[label] -= 1
+        return True
 
     def _tally_and_above(
         self, x: Array, is_pos: npt.NDArray[np.bool_] | bool, weights: Array | None
