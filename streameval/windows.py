@@ -950,19 +950,15 @@ class Decayed:
             self._checking().update(*args, w=weight, **kwargs)
         try:
             self._count_one(args, when, weight, kwargs)
-        except SumsOverflowError:
+        except (TypeError, ValueError) as refusal:
+            if self._log is not None:  # what the checker took, the state refused: the checker made again from the
+                self._state_changed()  # state when next needed (the batch below then keeps none)
+            if not isinstance(refusal, SumsOverflowError):
+                raise
             # stored weights are the events' own times up to 2 ** 500 (from the reference time): a weight, a total
             # or a sum past the largest float there may fit once the state is rescaled to the latest time, as the
             # batch path does then (its refusal, if it refuses, stands)
-            if self._log is not None:  # what the checker took, the state refused: the checker made again from the
-                self._state_changed()  # state when next needed
             self.update_many(*([a] for a in args), t=None if t is None else [t], w=[w], **kwargs)
-            if self._log is not None:
-                self._state_changed()  # the checker took the event already: made again
-        except (TypeError, ValueError):
-            if self._log is not None:  # what the checker took, the state refused: the checker made again
-                self._state_changed()
-            raise
 
     def _fold(self) -> None:
         """Count the events kept in the log as one batch, at the clock they arrived (a logical no-op)."""
@@ -986,6 +982,7 @@ class Decayed:
             if t is not None:
                 raise ValueError("t is only for by='time'; with by='events' age is counted in events")
             top = max(self._latest, float(self._clock + n - 1)) if n else self._latest
+            times = None
         else:
             times = self._times(t, n)
             top = max(self._latest, float(times.max())) if n else self._latest
@@ -993,14 +990,14 @@ class Decayed:
         if n and (top - t_ref) / self.half_life > self._RESCALE_AT:
             t_ref = top  # rescale the stored state to this reference after the update checks pass
         try:
-            self._count_decayed(args, None if self.by == "events" else times, weights, kwargs, n, t_ref)
+            self._count_decayed(args, times, weights, kwargs, n, t_ref)
         except SumsOverflowError:
             # stored weights are the events' own times up to 2 ** 500: a weight, a total or a sum past the largest
             # float at this reference may fit at the latest time (every stored count scaled down to it); a refusal
             # there stands
             if not n or t_ref == top:
                 raise
-            self._count_decayed(args, None if self.by == "events" else times, weights, kwargs, n, top)
+            self._count_decayed(args, times, weights, kwargs, n, top)
         self._latest = top
         self._clock += n
 
@@ -1156,7 +1153,7 @@ class Monitor:
         next record's time (once known) is only counted."""
         by_time = self.by == "time"
         self._counter = EventCounter(
-            self._count_one, self._due, self._update_checked, sys.maxsize, True, by_time, self._time_kw
+            self._count_one, self._due, self._update_checked, sys.maxsize, by_time, self._time_kw
         )
         self._counter.events = events
         self._next_count = math.inf if due is None else due
