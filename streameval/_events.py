@@ -439,7 +439,7 @@ class PyEventLog:
 class PyEventCounter:
     """Pure Python twin of the compiled per-event counter of a monitor: every event goes to ``slow``.
 
-    The compiled twin, while ``fast``, calls ``count_one(*args)`` itself,
+    The compiled twin calls ``count_one(*args)`` itself,
     counts the event in ``events`` and calls ``on_due()`` when ``events``
     reaches ``due``; ``slow`` does the same in Python. With ``by_time`` or
     ``pass_time`` the events come with ``t=``: the compiled twin counts an
@@ -448,7 +448,7 @@ class PyEventCounter:
     (``pass_time``) or ``count_one(*args)``, with its ``w=`` if it has one.
     """
 
-    __slots__ = ("_slow", "due", "events", "fast", "next_time")
+    __slots__ = ("_slow", "due", "events", "next_time")
 
     def __init__(
         self,
@@ -456,11 +456,10 @@ class PyEventCounter:
         on_due: Callable[[], Any],
         slow: Callable[..., Any],
         due: int,
-        fast: bool,
         by_time: bool = False,
         pass_time: bool = False,
     ) -> None:
-        self._slow, self.due, self.fast, self.events, self.next_time = slow, due, fast, 0, math.nan
+        self._slow, self.due, self.events, self.next_time = slow, due, 0, math.nan
 
     def update(self, *args: Any, **kwargs: Any) -> None:
         """Count one event through the monitor's own path."""

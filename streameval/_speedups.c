@@ -3205,28 +3205,50 @@ time_and_weight(PyObject *const *kwvalues, PyObject *kwnames, PyObject **w_obj)
     return -1;
 }
 
+/* The two references every router starts with (PaneRouter, DecayRouter, SegmentRouter: the same layout first),
+ * visited, cleared and released by one set of functions. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *first;
+    PyObject *second;
+} RouterRefs;
+
 static int
-PaneRouter_traverse(PaneRouter *self, visitproc visit, void *arg)
+Router_traverse(PyObject *self, visitproc visit, void *arg)
 {
-    Py_VISIT(self->slow);
-    Py_VISIT(self->target);
+    Py_VISIT(((RouterRefs *)self)->first);
+    Py_VISIT(((RouterRefs *)self)->second);
     return 0;
 }
 
 static int
-PaneRouter_clear_refs(PaneRouter *self)
+Router_clear_refs(PyObject *self)
 {
-    Py_CLEAR(self->slow);
-    Py_CLEAR(self->target);
+    Py_CLEAR(((RouterRefs *)self)->first);
+    Py_CLEAR(((RouterRefs *)self)->second);
     return 0;
 }
 
 static void
-PaneRouter_dealloc(PaneRouter *self)
+Router_dealloc(PyObject *self)
 {
     PyObject_GC_UnTrack(self);
-    PaneRouter_clear_refs(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    Router_clear_refs(self);
+    Py_TYPE(self)->tp_free(self);
+}
+
+/* func(*args[:nargs], **{kwnames: (v0, v1)}): the arguments of an event passed on with one or two keyword values
+ * (v1 read only for two names); a stack of at most LOG_MAX_ARITY positional arguments (the callers check). */
+static PyObject *
+call_with_keywords(PyObject *func, PyObject *const *args, Py_ssize_t nargs, PyObject *v0, PyObject *v1,
+                   PyObject *kwnames)
+{
+    PyObject *stack[LOG_MAX_ARITY + 2];
+    for (Py_ssize_t k = 0; k < nargs; k++)
+        stack[k] = args[k];
+    stack[nargs] = v0;
+    stack[nargs + 1] = v1;
+    return PyObject_Vectorcall(func, stack, (size_t)nargs, kwnames);
 }
 
 static int
@@ -3258,13 +3280,8 @@ PaneRouter_update(PaneRouter *self, PyObject *const *args, size_t nargsf, PyObje
     if (t_at >= 0 && finite_value(args[nargs + t_at], &t) == 0 && floor(t / self->pane_width) == self->pane) {
         if (w_obj == NULL)
             return PyObject_Vectorcall(self->target, args, (size_t)nargs, NULL);
-        if (nargs < LOG_MAX_ARITY) { /* the weight passed on, as the window's own path passes it */
-            PyObject *stack[LOG_MAX_ARITY + 1];
-            for (Py_ssize_t k = 0; k < nargs; k++)
-                stack[k] = args[k];
-            stack[nargs] = w_obj;
-            return PyObject_Vectorcall(self->target, stack, (size_t)nargs, w_names);
-        }
+        if (nargs < LOG_MAX_ARITY) /* the weight passed on, as the window's own path passes it */
+            return call_with_keywords(self->target, args, nargs, w_obj, NULL, w_names);
     }
     return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
 }
@@ -3307,9 +3324,9 @@ static PyTypeObject PaneRouterType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)PaneRouter_init,
-    .tp_dealloc = (destructor)PaneRouter_dealloc,
-    .tp_traverse = (traverseproc)PaneRouter_traverse,
-    .tp_clear = (inquiry)PaneRouter_clear_refs,
+    .tp_dealloc = (destructor)Router_dealloc,
+    .tp_traverse = (traverseproc)Router_traverse,
+    .tp_clear = (inquiry)Router_clear_refs,
     .tp_methods = PaneRouter_methods,
 };
 
@@ -3329,30 +3346,6 @@ typedef struct {
     long long events;   /* events counted */
 } DecayRouter;
 
-
-static int
-DecayRouter_traverse(DecayRouter *self, visitproc visit, void *arg)
-{
-    Py_VISIT(self->slow);
-    Py_VISIT(self->target);
-    return 0;
-}
-
-static int
-DecayRouter_clear_refs(DecayRouter *self)
-{
-    Py_CLEAR(self->slow);
-    Py_CLEAR(self->target);
-    return 0;
-}
-
-static void
-DecayRouter_dealloc(DecayRouter *self)
-{
-    PyObject_GC_UnTrack(self);
-    DecayRouter_clear_refs(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
 
 static int
 DecayRouter_init(DecayRouter *self, PyObject *args, PyObject *kwds)
@@ -3377,51 +3370,38 @@ DecayRouter_init(DecayRouter *self, PyObject *args, PyObject *kwds)
     return 0;
 }
 
-#define DECAY_MAX_ARGS 8 /* an event of more positional arguments takes slow */
-
 static PyObject *
 DecayRouter_update(DecayRouter *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
-    if (self->target != NULL && nargs < DECAY_MAX_ARGS && (nkw == 1 || nkw == 2)) {
-        PyObject *t_obj = NULL, *w_obj = NULL;
-        for (Py_ssize_t k = 0; k < nkw; k++) {
-            PyObject *name = PyTuple_GET_ITEM(kwnames, k);
-            if (name == str_t)
-                t_obj = args[nargs + k];
-            else if (name == str_w)
-                w_obj = args[nargs + k];
-        }
-        double t, w = 1.0;
-        if (t_obj != NULL && (nkw == 1 || w_obj != NULL) && finite_value(t_obj, &t) == 0 &&
-            (w_obj == NULL || (finite_value(w_obj, &w) == 0 && w >= 0.0))) {
-            double top = t > self->latest ? t : self->latest;
-            double weight = w * pow(2.0, (t - self->t_ref) / self->half_life);
-            if ((top - self->t_ref) / self->half_life <= self->rescale_at && isfinite(weight)) {
-                PyObject *stack[DECAY_MAX_ARGS + 1];
-                for (Py_ssize_t k = 0; k < nargs; k++)
-                    stack[k] = args[k];
-                PyObject *decayed = PyFloat_FromDouble(weight);
-                if (decayed == NULL)
+    PyObject *w_obj;
+    int t_at = self->target != NULL && kwnames != NULL && nargs < LOG_MAX_ARITY
+                   ? time_and_weight(args + nargs, kwnames, &w_obj)
+                   : -1;
+    double t, w = 1.0;
+    if (t_at >= 0 && finite_value(args[nargs + t_at], &t) == 0 &&
+        (w_obj == NULL || (finite_value(w_obj, &w) == 0 && w >= 0.0))) {
+        double top = t > self->latest ? t : self->latest;
+        double weight = w * pow(2.0, (t - self->t_ref) / self->half_life);
+        if ((top - self->t_ref) / self->half_life <= self->rescale_at && isfinite(weight)) {
+            PyObject *decayed = PyFloat_FromDouble(weight);
+            if (decayed == NULL)
+                return NULL;
+            PyObject *target = Py_NewRef(self->target); /* held through the call, whatever it re-points */
+            PyObject *res = call_with_keywords(target, args, nargs, decayed, NULL, w_names);
+            Py_DECREF(target);
+            Py_DECREF(decayed);
+            if (res == NULL) { /* refused by the state, nothing counted: the window's own path decides (a total past
+                                * the largest float at this reference may fit once it rescales) */
+                if (!PyErr_ExceptionMatches(PyExc_ValueError))
                     return NULL;
-                stack[nargs] = decayed;
-                PyObject *target = Py_NewRef(self->target); /* held through the call, whatever it re-points */
-                PyObject *res = PyObject_Vectorcall(target, stack, (size_t)nargs, w_names);
-                Py_DECREF(target);
-                Py_DECREF(decayed);
-                if (res == NULL) { /* refused by the state, nothing counted: the window's own path decides (a total
-                                    * past the largest float at this reference may fit once it rescales) */
-                    if (!PyErr_ExceptionMatches(PyExc_ValueError))
-                        return NULL;
-                    PyErr_Clear();
-                    return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
-                }
-                if (t > self->latest)
-                    self->latest = t;
-                self->events++;
-                return res;
+                PyErr_Clear();
+                return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
             }
+            if (t > self->latest)
+                self->latest = t;
+            self->events++;
+            return res;
         }
     }
     return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
@@ -3467,9 +3447,9 @@ static PyTypeObject DecayRouterType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)DecayRouter_init,
-    .tp_dealloc = (destructor)DecayRouter_dealloc,
-    .tp_traverse = (traverseproc)DecayRouter_traverse,
-    .tp_clear = (inquiry)DecayRouter_clear_refs,
+    .tp_dealloc = (destructor)Router_dealloc,
+    .tp_traverse = (traverseproc)Router_traverse,
+    .tp_clear = (inquiry)Router_clear_refs,
     .tp_methods = DecayRouter_methods,
     .tp_members = DecayRouter_members,
 };
@@ -3485,29 +3465,12 @@ typedef struct {
     PyObject *routes;  /* dict: a segment (exactly a str or an int) -> its accumulator's update */
 } SegmentRouter;
 
-static int
-SegmentRouter_traverse(SegmentRouter *self, visitproc visit, void *arg)
-{
-    Py_VISIT(self->slow);
-    Py_VISIT(self->routes);
-    return 0;
-}
-
-static int
-SegmentRouter_clear_refs(SegmentRouter *self)
-{
-    Py_CLEAR(self->slow);
-    Py_CLEAR(self->routes);
-    return 0;
-}
-
-static void
-SegmentRouter_dealloc(SegmentRouter *self)
-{
-    PyObject_GC_UnTrack(self);
-    SegmentRouter_clear_refs(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
+#define SAME_HEAD(T, A, B)                                                                                  \
+    _Static_assert(offsetof(T, A) == offsetof(RouterRefs, first) && offsetof(T, B) == offsetof(RouterRefs, second), \
+                   #T " starts as RouterRefs")
+SAME_HEAD(PaneRouter, slow, target);
+SAME_HEAD(DecayRouter, slow, target);
+SAME_HEAD(SegmentRouter, slow, routes);
 
 static int
 SegmentRouter_init(SegmentRouter *self, PyObject *args, PyObject *kwds)
@@ -3557,9 +3520,9 @@ static PyTypeObject SegmentRouterType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)SegmentRouter_init,
-    .tp_dealloc = (destructor)SegmentRouter_dealloc,
-    .tp_traverse = (traverseproc)SegmentRouter_traverse,
-    .tp_clear = (inquiry)SegmentRouter_clear_refs,
+    .tp_dealloc = (destructor)Router_dealloc,
+    .tp_traverse = (traverseproc)Router_traverse,
+    .tp_clear = (inquiry)Router_clear_refs,
     .tp_methods = SegmentRouter_methods,
 };
 
@@ -3572,12 +3535,11 @@ typedef struct {
     PyObject_HEAD
     PyObject *count_one; /* the monitored accumulator's update */
     PyObject *on_due;    /* called when `events` reaches `due` */
-    PyObject *slow;      /* every call with keywords, and every call while `fast` is 0 */
+    PyObject *slow;      /* every call the counter does not take (see update) */
     _PyCFunctionFastWithKeywords direct; /* count_one's C function when it is a compiled method, else NULL */
     PyObject *direct_self;               /* its object (count_one holds the reference) */
     Py_ssize_t events;
     Py_ssize_t due;
-    int fast;
     int timed;        /* events come with t= (a finite float or int time, straight; else slow) */
     int by_time;      /* records are due by time: an event before next_time straight, any other to slow */
     int pass_time;    /* t= passed on to count_one (as a float) */
@@ -3617,10 +3579,10 @@ EventCounter_init(EventCounter *self, PyObject *args, PyObject *kwds)
 {
     PyObject *count_one, *on_due, *slow;
     Py_ssize_t due;
-    int fast, by_time = 0, pass_time = 0;
-    static char *kwlist[] = {"count_one", "on_due", "slow", "due", "fast", "by_time", "pass_time", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOnp|pp", kwlist, &count_one, &on_due, &slow, &due, &fast,
-                                     &by_time, &pass_time))
+    int by_time = 0, pass_time = 0;
+    static char *kwlist[] = {"count_one", "on_due", "slow", "due", "by_time", "pass_time", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOn|pp", kwlist, &count_one, &on_due, &slow, &due, &by_time,
+                                     &pass_time))
         return -1;
     Py_INCREF(count_one);
     Py_INCREF(on_due);
@@ -3633,7 +3595,6 @@ EventCounter_init(EventCounter *self, PyObject *args, PyObject *kwds)
     self->direct = direct_update(count_one, &self->direct_self);
     self->events = 0;
     self->due = due;
-    self->fast = fast;
     self->by_time = by_time;
     self->pass_time = pass_time;
     self->timed = by_time || pass_time;
@@ -3645,32 +3606,26 @@ static PyObject *
 EventCounter_update(EventCounter *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (!self->fast || (kwnames == NULL) != !self->timed)
+    if ((kwnames == NULL) != !self->timed)
         return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
     PyObject *r;
     if (self->timed) { /* t= (and w=), t a finite float or int, before the next record's time when by time */
         double t;
-        PyObject *w_obj, *stack[LOG_MAX_ARITY + 2];
+        PyObject *w_obj;
         int t_at = time_and_weight(args + nargs, kwnames, &w_obj);
         if (t_at < 0 || nargs >= LOG_MAX_ARITY || finite_value(args[nargs + t_at], &t) != 0 ||
             (self->by_time && !(t < self->next_time)))
             return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
-        for (Py_ssize_t k = 0; k < nargs; k++)
-            stack[k] = args[k];
         if (self->pass_time) { /* the window reads the time as the monitor read it: a float */
             PyObject *t_obj = args[nargs + t_at];
             PyObject *when = PyFloat_CheckExact(t_obj) ? Py_NewRef(t_obj) : PyFloat_FromDouble(t);
             if (when == NULL)
                 return NULL;
-            stack[nargs] = when;
-            stack[nargs + 1] = w_obj;
-            r = PyObject_Vectorcall(self->count_one, stack, (size_t)nargs, w_obj == NULL ? t_names : tw_names);
+            r = call_with_keywords(self->count_one, args, nargs, when, w_obj, w_obj == NULL ? t_names : tw_names);
             Py_DECREF(when);
         }
-        else if (w_obj != NULL) {
-            stack[nargs] = w_obj;
-            r = PyObject_Vectorcall(self->count_one, stack, (size_t)nargs, w_names);
-        }
+        else if (w_obj != NULL)
+            r = call_with_keywords(self->count_one, args, nargs, w_obj, NULL, w_names);
         else
             r = self->direct != NULL ? self->direct(self->direct_self, args, nargs, NULL)
                                      : PyObject_Vectorcall(self->count_one, args, (size_t)nargs, NULL);
