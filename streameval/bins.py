@@ -404,7 +404,7 @@ class RangeFreeBins(Bins):
 
     def labelled_code(self, score: float, is_pos: bool) -> int:
         """The labelled code of one score: :meth:`labelled_codes_into`'s operations on Python integers (compiled,
-        where the batch kernel is: 0.1 against 0.4 us)."""
+        where the batch kernel is: 0.15 against 0.43 us a call)."""
         if SPEEDUPS is not None and self._shift >= 8:
             return int(SPEEDUPS.labelled_code(score, is_pos, self._shift, self._tag_shift))
         upper = score >= 0.5
