@@ -13,7 +13,7 @@ from unittest import mock
 import numpy as np
 import pytest
 from conftest import ROOT
-from hypothesis import example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import streameval as se
@@ -1575,17 +1575,34 @@ def _histogram_both_ways(counts, bins, key):
     return _both_ways(state, lambda: counts.histogram_split(bins, key))
 
 
+@pytest.fixture(params=[True, False], ids=["compress", "plain-loop"])
+def compaction(request):
+    """The gather's compaction on AVX-512's compress, then on the plain loop (where the processor lacks
+    AVX-512F, the first is skipped: both would run the plain loop)."""
+    from streameval._compiled import SPEEDUPS
+
+    if SPEEDUPS is None:
+        pytest.skip("the compiled module is not built")
+    before = SPEEDUPS.compress_paths(None)
+    if SPEEDUPS.compress_paths(request.param) != request.param:
+        SPEEDUPS.compress_paths(before)
+        pytest.skip("this processor has no AVX-512F: the compaction runs the plain loop only")
+    yield request.param
+    SPEEDUPS.compress_paths(before)
+
+
 @needs_compiled
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.integers(0, 2**32 - 1),
     st.sampled_from(["range-free", "coarse", "uniform"]),
     st.booleans(),
     st.sampled_from(["low", "middle", "high"]),
 )
-def test_gather_bins_equals_the_numpy_gathers(seed, scheme, weighted, where):
+def test_gather_bins_equals_the_numpy_gathers(compaction, seed, scheme, weighted, where):
     """Keys, counts and the split at a key as the report reads them: from states with pages of empty codes,
-    codes sharing a (bin, label) (a coarse scheme), weights summed in storage order, and taken-out counts."""
+    codes sharing a (bin, label) (a coarse scheme), weights summed in storage order, and taken-out counts;
+    compacted by AVX-512's compress and by the plain loop."""
     from streameval.bins import RangeFreeBins, UniformBins
 
     rng = np.random.default_rng(seed)
