@@ -30,6 +30,7 @@ from ._validation import (
     check_real,
     check_same_length,
     check_total,
+    is_masked_array,
     show,
 )
 from .binary_report import BinaryReport
@@ -403,7 +404,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         """``y`` itself when the compiled kernel can check it (a 1-D bool or integer array of 0/1 labels)."""
         if (
             not isinstance(y, np.ndarray)
-            or isinstance(y, np.ma.MaskedArray)  # as_labels refuses a masked entry
+            or is_masked_array(y)  # as_labels refuses a masked entry
             or y.ndim != 1
             or y.dtype.kind not in "biu"
             or not (self.pos_label == 1 and self.neg_label == 0)
