@@ -19,7 +19,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._events import FLUSH_EVERY, DecayRouter, EventCounter, EventLog, PaneRouter, log_columns, str_column
+from ._events import (
+    FLUSH_EVERY,
+    DecayRouter,
+    EventCounter,
+    EventLog,
+    PaneRouter,
+    is_small_batch,
+    log_columns,
+    str_column,
+)
 from ._numeric import finite_and_ascending
 from ._validation import (
     SumsOverflowError,
@@ -194,6 +203,62 @@ class _Batch:
 _KEEP_COUNTED_FROM = 1 << 16  # a batch of at least this many events keeps an accumulator of its own events
 
 
+def _joined(runs: list[_Batch]) -> list[_Batch]:
+    """Consecutive runs of alike columns (numpy arrays of one dtype and row shape, lists, one scalar) joined into
+    one batch each: the events leave by one ``revert_many`` a batch (1,000 batches of 10 events filed, one call
+    instead of a thousand)."""
+    out: list[_Batch] = []
+    group: list[_Batch] = []
+    for batch in runs:
+        if group and not _joinable(group[-1], batch):
+            out.append(_join(group))
+            group = []
+        group.append(batch)
+    if group:
+        out.append(_join(group))
+    return out
+
+
+def _joinable(a: _Batch, b: _Batch) -> bool:
+    if (
+        a.counted is not None
+        or b.counted is not None
+        or len(a.args) != len(b.args)
+        or a.kwargs.keys() != b.kwargs.keys()
+    ):
+        return False
+    pairs = [*zip(a.args, b.args, strict=True), *((a.kwargs[k], b.kwargs[k]) for k in a.kwargs)]
+    return all(_alike(x, y) for x, y in pairs)
+
+
+def _alike(x: Any, y: Any) -> bool:
+    """Whether two columns of batches join: arrays of one dtype and row shape, lists, or one and the same scalar."""
+    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.ndim and y.ndim:
+        return x.dtype == y.dtype and x.shape[1:] == y.shape[1:]
+    if isinstance(x, list) and isinstance(y, list):
+        return True
+    if not (is_one_value(x) and is_one_value(y)) or type(x) is not type(y):
+        return False
+    return x is y or bool(x == y)
+
+
+def _join(group: list[_Batch]) -> _Batch:
+    if len(group) == 1:
+        return group[0]
+    args = tuple(_joined_column([b.args[i] for b in group]) for i in range(len(group[0].args)))
+    kwargs = {k: _joined_column([b.kwargs[k] for b in group]) for k in group[0].kwargs}
+    return _Batch(args, kwargs, sum(b.n for b in group))
+
+
+def _joined_column(parts: list[Any]) -> Any:
+    first = parts[0]
+    if isinstance(first, np.ndarray) and first.ndim:
+        return np.concatenate(parts)
+    if isinstance(first, list):
+        return [value for part in parts for value in part]
+    return first  # one scalar for every event
+
+
 class Sliding:
     """Exactly the last ``size`` events, for any accumulator kind.
 
@@ -205,7 +270,8 @@ class Sliding:
     more leave than stay, counts the staying ones afresh): the report is
     always that of the last ``size`` events, whatever the kind. Per-event
     updates cost about one accumulator update; old events are taken out in
-    groups, filed 4,096 at a time (as many as the window holds up to 16,384).
+    groups, filed 4,096 at a time (as many as the window holds up to 16,384),
+    with batches of up to 1,024 events (alike ones leave by one call).
 
     A binary window stays exact (every distinct score kept) while its events
     and those of one filing more have at most ``exact_up_to`` distinct scores:
@@ -252,6 +318,7 @@ class Sliding:
         self._run_keywords: list[dict[str, Any]] = []
         self._run_shape: tuple[Any, ...] | None = None  # the calls of the run: see _call_shape
         self._runs: list[_Batch] = []
+        self._batched = 0  # events of small batches among the runs (filed with the per-event updates)
         # per-event updates: counted by the accumulator's update, then kept by the log (plain float, int, bool
         # and str arguments, and dicts such as class scores, in compiled typed columns; any other call in the runs
         # above, through _keep_odd). A dict is kept by reference, as in the runs, until its event leaves.
@@ -261,7 +328,7 @@ class Sliding:
     @property
     def n(self) -> int:
         """Events in the window."""
-        return min(self.size, self._held + self._log.pending)
+        return min(self.size, self._held + self._log.pending + self._batched)
 
     def update(self, *args: Any, **kwargs: Any) -> None:
         """Count one event (the accumulator's ``update`` arguments); the oldest leaves once the window is full."""
@@ -285,6 +352,7 @@ class Sliding:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        self._batched = 0  # pickled settled: no small batch waits (and older pickles lack the field)
         self.__dict__.update(state)
         self._log = EventLog(self._acc.update, self._settle, self._keep_odd, self._settle_every(), objects=True)
         self.update = self._log.update  # type: ignore[method-assign]
@@ -331,6 +399,16 @@ class Sliding:
             self._acc = fresh
             self._log.retarget(fresh.update)
             return
+        if not first and is_small_batch(n):  # filed with the per-event updates: old events leave then, in groups
+            self._acc.update_many(*columns, **keywords)  # all or nothing
+            self._close_log()  # the per-event updates before it, in order
+            self._close_run()
+            if n:
+                self._runs.append(_Batch(columns, keywords, n))
+                self._batched += n
+            if self._log.pending + self._batched >= self._settle_every():
+                self._settle()
+            return
         counted = None
         if n - first >= _KEEP_COUNTED_FROM and self.size > n - first:  # it may leave whole: keep its own count
             counted = self._acc - self._acc  # empty, in the window's regime
@@ -357,10 +435,11 @@ class Sliding:
         """File the per-event updates, in order, as batches of consecutive events called alike."""
         self._close_log()
         self._close_run()
-        for batch in self._runs:
+        for batch in _joined(self._runs):
             self._batches.append(batch)
             self._held += batch.n
         self._runs = []
+        self._batched = 0
         self._log.reset_pending()
 
     def _settle(self) -> None:

@@ -86,6 +86,54 @@ def test_large_batches_leave_by_their_own_count(weighted):
         assert win.n == min(hi, size)
 
 
+@pytest.mark.parametrize("size", [5, 60, 5000])
+def test_small_batches_wait_for_the_next_filing_and_leave_joined(size):
+    """Small batches are filed with the per-event updates, alike ones joined: the window is its last events
+    after every call (read or not: ``n`` counts the waiting ones), whatever the columns' dtypes, a weight given
+    once for a batch, segments of str and int, events one by one in between and refused batches."""
+    rng = np.random.default_rng(size)
+    n = 3000 if size < 5000 else 12_000
+    names, y, s = rng.choice(["eu", "us", "asia"], n), rng.random(n) < 0.4, rng.random(n)
+    w = rng.choice([1.0, 2.0, 0.5], n)
+    win = se.Sliding(lambda: se.Segmented(se.BinaryAccumulator), size=size)
+    kept: list[tuple[str, bool, float, float]] = []
+    i = step = 0
+    while i < n:
+        step += 1
+        m = int(rng.choice([1, 2, 7, 10, 31]))
+        part = slice(i, min(i + m, n))
+        form = int(rng.integers(0, 5))  # alike batches in a row too: they join
+        if m == 1:
+            win.update(str(names[i]), bool(y[i]), float(s[i]), w=float(w[i]))
+        elif form == 0:  # labels as ints: a dtype the bool batches do not join
+            win.update_many(names[part], y[part].astype(np.int64), s[part], w=w[part])
+        elif form == 1:  # one weight for the batch (the events here were given theirs: all alike)
+            w[part] = w[i]
+            win.update_many(list(names[part]), y[part], s[part], w=float(w[i]))
+        elif form == 2:  # refused whole (a NaN score): nothing waits, nothing counts
+            bad = s[part].copy()
+            bad[-1] = np.nan
+            with pytest.raises(ValueError, match="scores"):
+                win.update_many(names[part], y[part], bad, w=w[part])
+            continue
+        else:
+            win.update_many(names[part], y[part], s[part], w=w[part])
+        kept += list(zip(names[part].tolist(), y[part].tolist(), s[part].tolist(), w[part].tolist(), strict=True))
+        i = part.stop
+        assert win.n == min(len(kept), size)
+        if step % 37 == 0 or i == n:
+            last = kept[-size:]
+            fresh = se.Segmented(se.BinaryAccumulator)
+            fresh.update_many(*[list(c) for c in zip(*[e[:3] for e in last], strict=True)], w=[e[3] for e in last])
+            got, want = win.get(), fresh.get()
+            assert sorted(got.segments) == sorted(want.segments)
+            for key in want.segments:
+                a, b = got[key], want[key]
+                assert (a.n, a.tp, a.fp) == (b.n, b.tp, b.fp)
+                np.testing.assert_allclose(a.neg, b.neg, rtol=1e-12)
+                np.testing.assert_allclose(a.pos, b.pos, rtol=1e-12)
+
+
 def test_weighted_sliding_leaves_no_residue():
     y, s = _stream(400, seed=3)
     w = np.random.default_rng(2).uniform(0.1, 3.0, y.size)
