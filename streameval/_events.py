@@ -130,12 +130,32 @@ class PyEventBuffer:
         self._wweights.append(w)
         self._wtotal += w
 
-    def _push_weighted_many(self, labels: np.ndarray, scores: np.ndarray, weights: np.ndarray) -> None:
-        """Store checked weighted events (0/1 labels, float64 scores and weights)."""
-        if len(self._wscores) + scores.size > FLUSH_EVERY:
-            raise RuntimeError("the buffer of weighted events is full: file it first")
-        for is_pos, score, w in zip(labels.tolist(), scores.tolist(), weights.tolist(), strict=True):
-            self._push_weighted(is_pos != 0, score, w)
+    def _push_weighted_many(self, labels: np.ndarray, width: int, scores: np.ndarray, weights: np.ndarray) -> int:
+        """Check a small weighted batch (integer or bool labels, float64 scores and weights) and store it whole:
+        1 stored; 0 refused (a label other than 0 and 1, a NaN score, a weight below 0, NaN or infinite, or their
+        sum past the largest float); 2 they do not fit beside those stored; 3 every weight is 1. Nothing is stored
+        but for 1 (the compiled buffer's checks, in its order)."""
+        if labels.dtype.itemsize != width or labels.size != scores.size or weights.size != scores.size:
+            raise ValueError("_push_weighted_many: inconsistent arguments")
+        if scores.size > FLUSH_EVERY:
+            raise ValueError("_push_weighted_many: inconsistent arguments")
+        status, total = 3, 0.0
+        for w in weights.tolist():
+            if not 0.0 <= w < math.inf:  # NaN fails too
+                return 0
+            if w != 1.0:
+                status = 1
+            total += w  # in order, as the events' weights are summed when stored
+        if status == 3:
+            return 3
+        unsigned = labels.view(f"u{width}") if labels.dtype.kind != "b" else labels.view(np.uint8)
+        if (unsigned > 1).any() or np.isnan(scores).any() or not math.isfinite(total):
+            return 0
+        if len(self._wscores) + scores.size > FLUSH_EVERY or not math.isfinite(self._wtotal + total):
+            return 2
+        for is_pos, score, w in zip((unsigned != 0).tolist(), scores.tolist(), weights.tolist(), strict=True):
+            self._push_weighted(is_pos, score, w)
+        return 1
 
     def _drop_last_weighted(self, m: int) -> None:
         """Take the last ``m`` weighted events back (a refused filing), their weights out of the sum one by one."""

@@ -977,29 +977,54 @@ EventBuffer_push_weighted(EventBuffer *self, PyObject *const *args, Py_ssize_t n
     Py_RETURN_NONE;
 }
 
-/* _push_weighted_many(labels, scores, weights): checked weighted events (0/1 bytes, float64, float64), whole. */
+/* _push_weighted_many(labels, width, scores, weights) -> int: a small weighted batch (labels of `width` bytes,
+ * float64 scores and weights), checked here and stored whole. 1: stored; 0: refused (a label other than 0 and 1,
+ * a NaN score, a weight below 0, NaN or infinite, or their sum past the largest float: the batch path explains);
+ * 2: they do not fit beside those stored (the caller files those first); 3: every weight is 1 (the caller stores
+ * them as unit events). Nothing is stored but for 1. */
 static PyObject *
 EventBuffer_push_weighted_many(EventBuffer *self, PyObject *args)
 {
     Py_buffer lb, xb, wb;
-    if (!PyArg_ParseTuple(args, "y*y*y*", &lb, &xb, &wb))
+    int width;
+    if (!PyArg_ParseTuple(args, "y*iy*y*", &lb, &width, &xb, &wb))
         return NULL;
     PyObject *result = NULL;
-    Py_ssize_t m = lb.len;
-    if (xb.len != m * (Py_ssize_t)sizeof(double) || wb.len != xb.len) {
+    Py_ssize_t m = xb.len / (Py_ssize_t)sizeof(double);
+    if (!(width == 1 || width == 2 || width == 4 || width == 8) || xb.len % (Py_ssize_t)sizeof(double) ||
+        lb.len != m * width || wb.len != xb.len || m > CAPACITY) {
         PyErr_SetString(PyExc_ValueError, "_push_weighted_many: inconsistent arguments");
         goto done;
     }
-    if (self->wn + m > CAPACITY) {
-        PyErr_SetString(PyExc_RuntimeError, "the buffer of weighted events is full: file it first");
-        goto done;
+    const double *x = (const double *)xb.buf, *w = (const double *)wb.buf;
+    long status = 3;
+    double total = 0.0;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        if (!(w[j] >= 0.0 && w[j] < INFINITY)) { /* NaN fails too */
+            status = 0;
+            break;
+        }
+        if (w[j] != 1.0)
+            status = 1;
+        total += w[j];
     }
-    if (has_weighted_storage(self, self->wn + m) < 0)
-        goto done;
-    for (Py_ssize_t j = 0; j < m; j++)
-        push_weighted(self, ((const uint8_t *)lb.buf)[j] != 0, ((const double *)xb.buf)[j],
-                      ((const double *)wb.buf)[j]);
-    result = Py_NewRef(Py_None);
+    uint8_t lab[CAPACITY]; /* the labels as 0/1 bytes */
+    if (status == 1) {
+        uint64_t nan = 0;
+        for (Py_ssize_t j = 0; j < m; j++)
+            nan |= x[j] != x[j];
+        if (labels_chunk(lb.buf, width, m, lab) || nan || !isfinite(total))
+            status = 0;
+        else if (self->wn + m > CAPACITY || !isfinite(self->wtotal + total))
+            status = 2;
+    }
+    if (status == 1) {
+        if (has_weighted_storage(self, self->wn + m) < 0)
+            goto done;
+        for (Py_ssize_t j = 0; j < m; j++)
+            push_weighted(self, lab[j], x[j], w[j]);
+    }
+    result = PyLong_FromLong(status);
 done:
     PyBuffer_Release(&lb);
     PyBuffer_Release(&xb);
@@ -1224,7 +1249,8 @@ static PyMethodDef EventBuffer_methods[] = {
     {"_push_weighted", (PyCFunction)(void (*)(void))EventBuffer_push_weighted, METH_FASTCALL,
      "Store one checked event of a weight other than 1."},
     {"_push_weighted_many", (PyCFunction)EventBuffer_push_weighted_many, METH_VARARGS,
-     "Store checked weighted events: 0/1 label bytes, float64 scores, float64 weights."},
+     "Check a small weighted batch (labels of `width` bytes, float64 scores and weights) and store it whole: 1\n"
+     "stored, 0 refused, 2 does not fit beside those stored, 3 every weight is 1 (nothing stored but for 1)."},
     {"_drop_last_weighted", (PyCFunction)EventBuffer_drop_last_weighted, METH_O,
      "Take the last m weighted events back (a refused filing)."},
     {"_weighted_events", (PyCFunction)EventBuffer_weighted_events, METH_NOARGS,

@@ -277,42 +277,25 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         it was (else nothing changed, and the batch path counts it or explains a refusal).
 
         Weighted (10 events into an exact table: 105 against 9 us; into bins: 42 against 11), they go where
-        per-event updates of a weight other than 1 go, unless every weight is 1, as the batch path reads them.
+        per-event updates of a weight other than 1 go, checked there (10 events: 3 against 10.6 us when checked
+        here with numpy), unless every weight is 1, as the batch path reads them.
         """
         if not (small_float_arrays(scores) if w is None else small_float_arrays(scores, w)):
             return False
         labels = self._raw_labels(y)
         if labels is None or labels.size != scores.size or not labels.flags.c_contiguous:
             return False
+        width = labels.dtype.itemsize
         if w is not None:
-            lowest, highest = (float(w.min()), float(w.max())) if w.size else (1.0, 1.0)
-            if not 0.0 <= lowest <= highest < math.inf:  # NaN fails too: the batch path explains
-                return False
-            if lowest != 1.0 or highest != 1.0:
-                return self._stored_as_weighted_events(labels, scores, w)
-        return bool(self._push_many(labels, labels.dtype.itemsize, scores))
-
-    def _stored_as_weighted_events(self, labels: np.ndarray, scores: np.ndarray, w: np.ndarray) -> bool:
-        """Checked weights, as :meth:`_update_slow` stores them, if the labels are 0/1, no score is NaN and they
-        fit (after a flush of those stored when they do not fit beside them); whether they were stored."""
-        m = scores.size
-        if (
-            (labels.dtype.kind != "b" and labels.size and int(labels.max()) > 1)
-            or (labels.dtype.kind == "i" and labels.size and int(labels.min()) < 0)
-            or np.isnan(scores).any()
-        ):
-            return False
-        with np.errstate(over="ignore"):  # a total past the largest float: the batch path explains
-            total = float(w.sum())
-        if not math.isfinite(total):
-            return False
-        if self._n_weighted + m > FLUSH_EVERY or not math.isfinite(self._weighted_total + total):
-            self._flush()
-        if self._n_weighted + m > FLUSH_EVERY:
-            return False
-        self._push_weighted_many((labels != 0).astype(np.uint8), scores, w)
-        self._file_weighted_if_full(m)
-        return True
+            stored = self._push_weighted_many(labels, width, scores, w)
+            if stored == 2:  # they do not fit beside those stored: those filed first
+                self._flush()
+                stored = self._push_weighted_many(labels, width, scores, w)
+            if stored == 1:
+                self._file_weighted_if_full(scores.size)
+            if stored != 3:
+                return stored == 1
+        return bool(self._push_many(labels, width, scores))
 
     def update_many_grouped(
         self, accumulators: list[Any], groups: EventGroups, y: Any, scores: Any, w: Any = None

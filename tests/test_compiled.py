@@ -1287,6 +1287,75 @@ def test_a_pickle_from_the_compiled_path_loads_on_the_python_twins(tmp_path):
     assert _run(code, pure=True) == acc.to_bytes().hex()
 
 
+def _weighted_buffer(base):
+    """An empty per-event buffer of the compiled or the Python kind (labels 1 and 0), its filings not needed."""
+
+    class Buffer(base):
+        def _flush(self):
+            raise AssertionError("not filed here")
+
+        def _update_slow(self, y, score, w=1.0):
+            raise AssertionError("not called here")
+
+    buffer = Buffer()
+    buffer._set_labels(1, 0)
+    return buffer
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([0, 1, 1, 2, -1]),
+            st.sampled_from([0.25, 0.5, 0.9, math.nan, -3.0]),
+            st.sampled_from([1.0, 1.0, 2.0, 0.5, 0.0, -1.0, math.nan, math.inf, 1e308]),
+        ),
+        max_size=12,
+    ),
+    st.sampled_from(["bool", "int8", "uint16", "int32", "int64"]),
+    st.sampled_from([0, 5, 4090]),
+    st.sampled_from([0.0, 1e308]),
+)
+@example([(1, 0.5, 1e308)], "int64", 4090, 1e308)  # fits in number, not beside the total weight held
+@example([(1, 0.5, 2.0)] * 7, "bool", 4090, 0.0)  # fits beside the total weight, not in number
+def test_small_weighted_batches_are_checked_and_stored_alike_on_both_buffers(events, dtype, held, held_weight):
+    """A small weighted batch checked by the buffer itself: stored whole, refused (a label other than 0 and 1,
+    a NaN score, a bad weight, a sum past the largest float), not fitting beside the events held (their number
+    or their total weight), or every weight 1; the compiled buffer and its Python twin answer and hold alike."""
+    labels = np.array([e[0] for e in events], dtype=np.int64)
+    if dtype == "bool":
+        if (labels < 0).any() or (labels > 1).any():
+            return  # a bool array holds only 0 and 1
+        labels = labels.astype(bool)
+    else:
+        labels = labels.astype(dtype)
+    scores = np.array([e[1] for e in events], dtype=np.float64)
+    weights = np.array([e[2] for e in events], dtype=np.float64)
+    answers, held_events = [], []
+    for base in (_events.EventBuffer, _events.PyEventBuffer):
+        buffer = _weighted_buffer(base)
+        for i in range(held):  # events held before the batch: a number and a total weight it must fit beside
+            buffer._push_weighted(i % 2 == 0, 0.5, held_weight if i == 0 else 1.0)
+        answers.append(buffer._push_weighted_many(labels, labels.dtype.itemsize, scores, weights))
+        held_events.append((buffer._n_weighted, buffer._weighted_total, buffer._weighted_events()))
+    assert answers[0] == answers[1]
+    assert held_events[0] == held_events[1]
+    bad = (labels.astype(np.int64) < 0).any() or (labels.astype(np.int64) > 1).any() or np.isnan(scores).any()
+    bad_weight = not ((weights >= 0) & (weights < math.inf)).all()
+    with np.errstate(over="ignore"):
+        total = float(np.cumsum(weights)[-1]) if weights.size else 0.0
+    expected = (
+        0 if bad_weight
+        else 3 if (weights == 1.0).all()
+        else 0 if bad or not math.isfinite(total)
+        else 2 if held + weights.size > 4096 or not math.isfinite((held_weight + held - 1 if held else 0.0) + total)
+        else 1
+    )  # fmt: skip
+    assert answers[0] == expected
+    assert held_events[0][0] == held + (weights.size if expected == 1 else 0)
+
+
 def test_the_update_example_runs_on_both_paths():
     import doctest
 
