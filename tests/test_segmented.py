@@ -916,17 +916,23 @@ def test_compiled_codes_of_str_and_int_segments_equal_the_plain_path():
     (bools, floats, tuples, None) left to that path."""
     from unittest import mock
 
-    from streameval import segmented
+    from streameval import _numeric, segmented
 
     rng = np.random.default_rng(40)
     names = ["eu", "us", "apac", 3, 7, 2**70, "", "é", -1]
     cases = [[names[i] for i in rng.integers(0, len(names), n)] for n in (1, 5, 200, 5000)]
+    # equal values as distinct objects (made apart), among the same objects again and again: the compiled path
+    # takes a code from the objects met last without hashing, and from the dict for the others
+    made = ["".join(["e", "u"]) if i % 3 else int("1000") + i % 2 for i in range(300)]
+    cases.append([v for i in range(300) for v in (made[i], names[i % len(names)])])
     cases += [["a", 1, True], ["a", 1.0], ["x", None], [("eu", 1), ("us", 2)], [1, 2, np.int64(3)]]
+    cases.append(["a", "a", "b", "a", 1.5])  # a float after values met before: left to that path too
     compared = 0
     for values in cases:
         for form in (values, np.array([*values, None], dtype=object)[:-1]):  # a list, an object array
             compiled = segmented._object_codes(form)
-            with mock.patch.object(segmented, "SPEEDUPS", None):
+            # the plain path: without the compiled module where segments are coded (object_codes is _numeric's)
+            with mock.patch.object(segmented, "SPEEDUPS", None), mock.patch.object(_numeric, "SPEEDUPS", None):
                 try:
                     plain = segmented._plain_segment_codes(form)
                 except ValueError:
@@ -937,7 +943,7 @@ def test_compiled_codes_of_str_and_int_segments_equal_the_plain_path():
             compared += 1
             assert compiled[0] == plain[0] and [type(v) for v in compiled[0]] == [type(v) for v in plain[0]]
             assert compiled[1].tolist() == np.asarray(plain[1]).tolist()
-    assert compared == 8
+    assert compared == 10
     seg = se.Segmented(se.BinaryAccumulator)
     seg.update_many(["eu", "us", "eu", 4], [1, 0, 0, 1], [0.9, 0.2, 0.4, 0.7])
     assert seg.segments == ["eu", "us", 4] and seg["eu"].n == 2
