@@ -277,8 +277,9 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         it was (else nothing changed, and the batch path counts it or explains a refusal).
 
         Weighted (10 events into an exact table: 105 against 9 us; into bins: 42 against 11), they go where
-        per-event updates of a weight other than 1 go, checked there (10 events: 3 against 10.6 us when checked
-        here with numpy), unless every weight is 1, as the batch path reads them.
+        per-event updates of a weight other than 1 go, checked there in one compiled call (10 events: 2.2 to 3.2
+        against 9.8 to 13.5 us when numpy checked them here), unless every weight is 1, as the batch path reads
+        them.
         """
         if not (small_float_arrays(scores) if w is None else small_float_arrays(scores, w)):
             return False
