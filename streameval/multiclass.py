@@ -405,6 +405,8 @@ class MulticlassAccumulator(AccumulatorBase):
         >>> acc.get().accuracy
         0.6666666666666666
         """
+        if self._stored_as_single_events(y, scores, w):
+            return
         y, scores = unmasked("y", y), unmasked("scores", scores)
         scores = table_rows(scores)  # a table of scores by class (named columns): its rows, mappings
         rows = _mapping_rows(scores)  # an object array or a column of mappings: as a list of them
@@ -530,6 +532,34 @@ class MulticlassAccumulator(AccumulatorBase):
             self._ingest_scores(y_idx, scores_arr, weights, predicted_rows)
         else:
             self._ingest_labels(y_idx, pred_idx, weights)
+
+    def _stored_as_single_events(self, y: Any, scores: Any, w: Any) -> bool:
+        """A small batch of integer labels of known classes and a float64 matrix of every class's scores, no
+        weights, into an accumulator of class scores: stored where per-event updates go, as the checked path
+        below stores it once checked (10 events of 5 classes: 5.6-6.0 against 18.9-22.1 us); whether it was
+        (else nothing changed, and that path counts it or explains a refusal)."""
+        if w is not None or self._mode != "scores" or type(y) is not np.ndarray or type(scores) is not np.ndarray:
+            return False
+        n, k = y.size, len(self._classes)
+        if (
+            y.ndim != 1
+            or y.dtype.kind not in "iu"
+            or scores.dtype != np.float64
+            or scores.shape != (n, k)
+            or not scores.flags.c_contiguous
+            or k > 256
+            or not is_small_batch(n)
+        ):
+            return False
+        index = self._index
+        try:
+            y_idx = [index[label] for label in y.tolist()]
+        except KeyError:  # a class not known yet: the checked path learns it (or refuses it)
+            return False
+        if np.isnan(scores).any():
+            return False
+        y64 = np.array(y_idx, dtype=np.int64)
+        return bool(self._buffer.push_many(y64, np.full(n, -1, dtype=np.int64), scores, k))
 
     def _event_order(
         self,

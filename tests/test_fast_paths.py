@@ -454,3 +454,65 @@ def test_an_accumulator_with_few_events_holds_a_small_buffer(make, event, bound)
         tracemalloc.stop()
     assert grown / 500 < bound
     assert len(seg) == 500 and all(seg[k].get().n == (6.0 if len(event) == 3 else 3) for k in (0, 499))
+
+
+@pytest.mark.parametrize("given", [True, False])
+def test_small_batches_of_integer_labels_and_score_matrices_equal_the_checked_path(given, monkeypatch):
+    """Batches of integer labels of known classes and float64 matrices of every class's score go to the per-event
+    buffer at once: the state equals, byte for byte after every call, that of the checked path fed the same, and
+    both refuse alike. Labels of three integer dtypes, infinite scores, a NaN score, a label not known (learnt, or
+    refused when the classes are given), a matrix not C-contiguous, a weight, per-event updates in between."""
+    from streameval import multiclass
+
+    rng = np.random.default_rng(21)
+    stored = []
+    store = multiclass.MulticlassAccumulator._stored_as_single_events
+
+    def noting(self, y, scores, w):  # which batches took the per-event buffer at once
+        stored.append(store(self, y, scores, w))
+        return stored[-1]
+
+    monkeypatch.setattr(multiclass.MulticlassAccumulator, "_stored_as_single_events", noting)
+
+    def make():
+        return se.MulticlassAccumulator(classes=list(range(5)) if given else None)
+
+    fast, slow = make(), make()
+    monkeypatch.setattr(slow, "_stored_as_single_events", lambda y, scores, w: False)
+    for acc in (fast, slow):
+        acc.update(0, {c: 0.2 for c in range(5)})  # the kind of events first: class scores (and, learnt, the classes)
+    for step in range(120):
+        m = int(rng.choice([1, 3, 10, 64]))
+        y = rng.integers(0, 5, m).astype(rng.choice(["int64", "int32", "uint8"]))
+        scores = rng.dirichlet(np.ones(len(fast.classes)), m)  # a score for every class known (7 once learnt)
+        w = None
+        form = step % 8
+        if form == 1:
+            scores[0, 2] = np.inf
+        elif form == 2:
+            scores[-1, 0] = np.nan
+        elif form == 3:
+            y[0] = 7  # not known: learnt, or refused when the classes are given
+        elif form == 4:
+            scores = np.asfortranarray(scores)
+        elif form == 5:
+            w = np.full(m, 2.0)
+        outcomes = []
+        for acc in (fast, slow):
+            try:
+                acc.update_many(y, scores, w)
+                outcomes.append("counted")
+            except (TypeError, ValueError) as exc:
+                outcomes.append(f"{type(exc).__name__}: {exc}")
+        assert outcomes[0] == outcomes[1]
+        if step % 7 == 0:  # an event one by one, the same into both
+            k = len(fast.classes)
+            label, row = (
+                int(rng.integers(0, 5)),
+                dict(zip(fast.classes, rng.dirichlet(np.ones(k)).tolist(), strict=True)),
+            )
+            for acc in (fast, slow):
+                acc.update(label, row)
+        assert fast.to_bytes() == slow.to_bytes(), step
+    assert fast.get().n == slow.get().n > 0
+    assert 40 <= sum(stored) < len(stored)  # many at once, the others (NaN, a class not known, ...) checked
