@@ -316,7 +316,8 @@ def _is_arrow_map(value: Any) -> bool:
 
 def is_masked_array(value: Any) -> bool:
     """Whether ``value`` is a numpy masked array. Only where ``numpy.ma`` is imported can there be one: asking
-    numpy for ``np.ma`` imports it (7-9 ms, once a process: the first batch of a command's run)."""
+    numpy for ``np.ma`` imports it (7-9 ms, once a process: the first batch of a process that has not imported
+    pandas or pyarrow, which import it)."""
     ma = sys.modules.get("numpy.ma")
     return ma is not None and isinstance(value, ma.MaskedArray)
 
