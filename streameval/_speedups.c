@@ -3569,13 +3569,11 @@ typedef struct {
     PyObject *direct_self;               /* its object (count_one holds the reference) */
     Py_ssize_t events;
     Py_ssize_t due;
-    int timed;        /* events come with t= (a finite float or int time, straight; else slow) */
-    int by_time;      /* records are due by time: an event before next_time straight, any other to slow */
+    int by_time;      /* records are due by time: an event before next_time straight, any other to slow (with
+                       * pass_time, events come with t=) */
     int pass_time;    /* t= passed on to count_one (as a float) */
     double next_time; /* by time, the time of the next record (NaN: not set, every event to slow) */
 } EventCounter;
-
-
 
 static int
 EventCounter_traverse(EventCounter *self, visitproc visit, void *arg)
@@ -3626,19 +3624,27 @@ EventCounter_init(EventCounter *self, PyObject *args, PyObject *kwds)
     self->due = due;
     self->by_time = by_time;
     self->pass_time = pass_time;
-    self->timed = by_time || pass_time;
     self->next_time = NAN;
     return 0;
+}
+
+/* count_one(*args): through its C function when it is a compiled method */
+static inline PyObject *
+EventCounter_count(EventCounter *self, PyObject *const *args, size_t nargsf)
+{
+    return self->direct != NULL ? self->direct(self->direct_self, args, PyVectorcall_NARGS(nargsf), NULL)
+                                : PyObject_Vectorcall(self->count_one, args, nargsf, NULL);
 }
 
 static PyObject *
 EventCounter_update(EventCounter *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if ((kwnames == NULL) != !self->timed)
+    int timed = self->by_time || self->pass_time; /* events come with t= (and w=) */
+    if ((kwnames == NULL) == timed)
         return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
     PyObject *r;
-    if (self->timed) { /* t= (and w=), t a finite float or int, before the next record's time when by time */
+    if (timed) { /* t a finite float or int, before the next record's time when by time */
         double t;
         PyObject *w_obj;
         int t_at = time_and_weight(args + nargs, kwnames, &w_obj);
@@ -3656,12 +3662,10 @@ EventCounter_update(EventCounter *self, PyObject *const *args, size_t nargsf, Py
         else if (w_obj != NULL)
             r = call_with_keywords(self->count_one, args, nargs, w_obj, NULL, w_names);
         else
-            r = self->direct != NULL ? self->direct(self->direct_self, args, nargs, NULL)
-                                     : PyObject_Vectorcall(self->count_one, args, (size_t)nargs, NULL);
+            r = EventCounter_count(self, args, (size_t)nargs);
     }
     else
-        r = self->direct != NULL ? self->direct(self->direct_self, args, nargs, NULL)
-                                 : PyObject_Vectorcall(self->count_one, args, nargsf, NULL);
+        r = EventCounter_count(self, args, nargsf);
     if (r == NULL)
         return NULL;
     Py_DECREF(r);
@@ -5721,11 +5725,11 @@ COMPACT_BINS(compact_whole_bins, int64_t, 1)
 COMPACT_BINS(compact_weighted_bins, double, 0)
 
 /* The same compaction eight bins at a time with AVX-512's compress (5,120 bins, 3,124 holding a count, in a
- * loop of its own: 2.0 against 5.0 us a call; gather_bins on a report's 5,120 bins: 5.5 against 7.6 us). The loop above stores every bin and moves m on past those that hold a count, one
- * bin after another; here each register of eight is compressed to the bins that hold one and stored whole at m
- * (its lanes past them are overwritten by the next store, or lie past the m returned): m <= b, so a store ends
- * by b + 8 <= to, inside the out_ arrays, which are as long as keys. Used where the processor has AVX-512F
- * (use_compress). */
+ * loop of its own: 2.0 against 5.0 us a call; gather_bins on a report's 5,120 bins: 5.5 against 7.6 us). The
+ * loop above stores every bin and moves m on past those that hold a count, one bin after another; here each
+ * register of eight is compressed to the bins that hold one and stored whole at m (its lanes past them are
+ * overwritten by the next store, or lie past the m returned): m <= b, so a store ends by b + 8 <= to, inside the
+ * out_ arrays, which are as long as keys. Used where the processor has AVX-512F (use_compress). */
 #if defined(__GNUC__) && defined(__x86_64__) && defined(__has_attribute)
 #if __has_attribute(target)
 #define HAVE_COMPRESS 1
@@ -5733,7 +5737,7 @@ COMPACT_BINS(compact_weighted_bins, double, 0)
 #endif
 #ifdef HAVE_COMPRESS
 #include <immintrin.h>
-#define COMPACT_BINS_512(NAME, T, WHOLE, LOAD, NONZERO)                                                       \
+#define COMPACT_BINS_512(NAME, T, WHOLE, NONZERO)                                                             \
     __attribute__((target("avx512f"))) static Py_ssize_t NAME(                                               \
         const T *restrict neg_sums, const T *restrict pos_sums, const int64_t *restrict keys, Py_ssize_t from, \
         Py_ssize_t to, int64_t *restrict out_keys, T *restrict out_neg, T *restrict out_pos, Py_ssize_t m,   \
@@ -5742,7 +5746,7 @@ COMPACT_BINS(compact_weighted_bins, double, 0)
         __m512i neg_sum = _mm512_setzero_si512(), pos_sum = _mm512_setzero_si512();                          \
         Py_ssize_t b = from;                                                                                 \
         for (; b + 8 <= to; b += 8) {                                                                        \
-            __m512i neg = LOAD(neg_sums + b), pos = LOAD(pos_sums + b);                                      \
+            __m512i neg = _mm512_loadu_si512(neg_sums + b), pos = _mm512_loadu_si512(pos_sums + b);          \
             __mmask8 keep = NONZERO(neg) | NONZERO(pos);                                                     \
             __m512i key = _mm512_loadu_si512(keys + b);                                                      \
             _mm512_storeu_si512(out_keys + m, _mm512_maskz_compress_epi64(keep, key));                       \
@@ -5760,18 +5764,16 @@ COMPACT_BINS(compact_weighted_bins, double, 0)
         }                                                                                                    \
         return NAME##_rest(neg_sums, pos_sums, keys, b, to, out_keys, out_neg, out_pos, m, sums);           \
     }
-#define LOAD_BITS(P) _mm512_loadu_si512((const void *)(P))
 #define WHOLE_NONZERO(V) _mm512_test_epi64_mask((V), (V))
 /* a float count is kept where it is != 0 (NaN too), as in the loop above: compared unordered */
 #define FLOAT_NONZERO(V) _mm512_cmp_pd_mask(_mm512_castsi512_pd(V), _mm512_setzero_pd(), _CMP_NEQ_UQ)
 #define compact_whole_bins_512_rest compact_whole_bins
 #define compact_weighted_bins_512_rest compact_weighted_bins
-COMPACT_BINS_512(compact_whole_bins_512, int64_t, 1, LOAD_BITS, WHOLE_NONZERO)
-COMPACT_BINS_512(compact_weighted_bins_512, double, 0, LOAD_BITS, FLOAT_NONZERO)
-static int use_compress = 0; /* set when the module loads */
-#endif
+COMPACT_BINS_512(compact_whole_bins_512, int64_t, 1, WHOLE_NONZERO)
+COMPACT_BINS_512(compact_weighted_bins_512, double, 0, FLOAT_NONZERO)
+static int use_compress = 0; /* the compaction on AVX-512's compress: where the processor has it (set when the
+                               * module loads), unless compress_paths switches it off */
 
-#ifdef HAVE_COMPRESS
 /* Whether the processor has AVX-512F (asked when the module loads, and by compress_paths). */
 static int
 compress_supported(void)
@@ -5780,17 +5782,6 @@ compress_supported(void)
     return __builtin_cpu_supports("avx512f") ? 1 : 0;
 }
 #endif
-
-/* Whether the compaction runs on AVX-512's compress: where the processor has it, unless switched off. */
-static int
-compress_in_use(void)
-{
-#ifdef HAVE_COMPRESS
-    return use_compress > 0;
-#else
-    return 0;
-#endif
-}
 
 PyDoc_STRVAR(compress_paths_doc,
 "compress_paths(enabled) -> bool\n\n"
@@ -5807,8 +5798,11 @@ compress_paths(PyObject *Py_UNUSED(module), PyObject *enabled)
             return NULL;
         use_compress = on && compress_supported();
     }
+    return PyBool_FromLong(use_compress);
+#else
+    (void)enabled;
+    return Py_NewRef(Py_False);
 #endif
-    return PyBool_FromLong(compress_in_use());
 }
 
 /* The bins holding a count into the out_ arrays; the split at split_key and, for whole counts, the sums on either
@@ -5866,10 +5860,9 @@ gather_bins(PyObject *Py_UNUSED(module), PyObject *args)
         bad = gather_whole_rows((const int64_t *)cb.buf, cells, rows, n_rows, n_bins, (int64_t *)tmp,
                                 (int64_t *)tmp + n_bins);
 #ifdef HAVE_COMPRESS
-    int compress = compress_in_use();
-    if (!bad && weighted && compress)
+    if (!bad && weighted && use_compress)
         GATHER_BINS(double, compact_weighted_bins_512);
-    else if (!bad && compress)
+    else if (!bad && use_compress)
         GATHER_BINS(int64_t, compact_whole_bins_512);
     else
 #endif
@@ -6910,74 +6903,18 @@ PyInit__speedups(void)
     tw_names = PyTuple_Pack(2, str_t, str_w);
     if (w_names == NULL || t_names == NULL || tw_names == NULL)
         return NULL;
-    if (PyType_Ready(&EventBufferType) < 0 || PyType_Ready(&FloatEventsType) < 0 || PyType_Ready(&ClassRowsType) < 0 ||
-        PyType_Ready(&EventLogType) < 0 ||
-        PyType_Ready(&PaneRouterType) < 0 || PyType_Ready(&DecayRouterType) < 0 || PyType_Ready(&SegmentRouterType) < 0 ||
-        PyType_Ready(&EventCounterType) < 0 || PyType_Ready(&CellTallyType) < 0 || PyType_Ready(&LockedCallType) < 0)
-        return NULL;
     PyObject *m = PyModule_Create(&speedups_module);
     if (m == NULL)
         return NULL;
-    Py_INCREF(&EventBufferType);
-    if (PyModule_AddObject(m, "EventBuffer", (PyObject *)&EventBufferType) < 0) {
-        Py_DECREF(&EventBufferType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&FloatEventsType);
-    if (PyModule_AddObject(m, "FloatEvents", (PyObject *)&FloatEventsType) < 0) {
-        Py_DECREF(&FloatEventsType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&ClassRowsType);
-    if (PyModule_AddObject(m, "ClassRows", (PyObject *)&ClassRowsType) < 0) {
-        Py_DECREF(&ClassRowsType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&EventLogType);
-    if (PyModule_AddObject(m, "EventLog", (PyObject *)&EventLogType) < 0) {
-        Py_DECREF(&EventLogType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&PaneRouterType);
-    if (PyModule_AddObject(m, "PaneRouter", (PyObject *)&PaneRouterType) < 0) {
-        Py_DECREF(&PaneRouterType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&DecayRouterType);
-    if (PyModule_AddObject(m, "DecayRouter", (PyObject *)&DecayRouterType) < 0) {
-        Py_DECREF(&DecayRouterType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&SegmentRouterType);
-    if (PyModule_AddObject(m, "SegmentRouter", (PyObject *)&SegmentRouterType) < 0) {
-        Py_DECREF(&SegmentRouterType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&EventCounterType);
-    if (PyModule_AddObject(m, "EventCounter", (PyObject *)&EventCounterType) < 0) {
-        Py_DECREF(&EventCounterType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&CellTallyType);
-    if (PyModule_AddObject(m, "CellTally", (PyObject *)&CellTallyType) < 0) {
-        Py_DECREF(&CellTallyType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&LockedCallType);
-    if (PyModule_AddObject(m, "LockedCall", (PyObject *)&LockedCallType) < 0) {
-        Py_DECREF(&LockedCallType);
-        Py_DECREF(m);
-        return NULL;
-    }
+    /* each type made ready and added under its name (the part of tp_name after the last dot) */
+    PyTypeObject *types[] = {&EventBufferType, &FloatEventsType,   &ClassRowsType,    &EventLogType,
+                             &PaneRouterType,  &DecayRouterType,   &SegmentRouterType, &EventCounterType,
+                             &CellTallyType,   &LockedCallType};
+    for (size_t k = 0; k < sizeof(types) / sizeof(types[0]); k++)
+        if (PyModule_AddType(m, types[k]) < 0) {
+            Py_DECREF(m);
+            return NULL;
+        }
     if (PyModule_AddIntConstant(m, "CAPACITY", CAPACITY) < 0) {
         Py_DECREF(m);
         return NULL;
