@@ -135,9 +135,8 @@ class PyEventBuffer:
         1 stored; 0 refused (a label other than 0 and 1, a NaN score, a weight below 0, NaN or infinite, or their
         sum past the largest float); 2 they do not fit beside those stored; 3 every weight is 1. Nothing is stored
         but for 1 (the compiled buffer's checks, in its order)."""
-        if labels.dtype.itemsize != width or labels.size != scores.size or weights.size != scores.size:
-            raise ValueError("_push_weighted_many: inconsistent arguments")
-        if scores.size > FLUSH_EVERY:
+        sizes = (labels.size, weights.size)
+        if labels.dtype.itemsize != width or sizes != (scores.size, scores.size) or scores.size > FLUSH_EVERY:
             raise ValueError("_push_weighted_many: inconsistent arguments")
         status, total = 3, 0.0
         for w in weights.tolist():

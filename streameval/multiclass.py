@@ -62,6 +62,12 @@ def _address(a: np.ndarray) -> int:
     return int(a.__array_interface__["data"][0])
 
 
+def _storable(n: int, k: int) -> bool:
+    """Whether an unweighted batch of ``n`` events of ``k`` class scores each (0: predicted classes) is small enough
+    to be stored as per-event updates, the scores as they are (up to 256 an event)."""
+    return is_small_batch(n) and k <= 256
+
+
 class MulticlassAccumulator(AccumulatorBase):
     """Streaming, mergeable evaluation of a K-class classifier.
 
@@ -517,8 +523,7 @@ class MulticlassAccumulator(AccumulatorBase):
         # everything checked: now change state
         self._set_mode(mode)
         self._add_classes(new)
-        if weights is None and is_small_batch(n) and (mode == "labels" or scores_arr.shape[1] <= 256):
-            # a small batch: stored as per-event updates (up to 256 scores an event, as they are)
+        if weights is None and _storable(n, 0 if mode == "labels" else scores_arr.shape[1]):
             if mode == "scores":
                 pred = np.full(n, -1, dtype=np.int64) if predicted_rows is None else predicted_rows
                 table, k = np.ascontiguousarray(scores_arr, dtype=np.float64), scores_arr.shape[1]
@@ -547,8 +552,7 @@ class MulticlassAccumulator(AccumulatorBase):
             or scores.dtype != np.float64
             or scores.shape != (n, k)
             or not scores.flags.c_contiguous
-            or k > 256
-            or not is_small_batch(n)
+            or not _storable(n, k)
         ):
             return False
         index = self._index

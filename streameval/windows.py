@@ -915,11 +915,6 @@ class Decayed:
         else:
             self.update = self._router.update  # type: ignore[method-assign]
 
-    def _rescales(self, when: float) -> bool:
-        """Whether an event at ``when`` takes the stored weights past ``2 ** _RESCALE_AT``: the batch path then
-        rescales the state."""
-        return (max(self._latest, when) - self._t_ref) / self.half_life > self._RESCALE_AT
-
     def _count_one(self, args: tuple[Any, ...], when: float, weight: float, kwargs: dict[str, Any]) -> None:
         """One checked event into the state itself, with its decayed weight (the state's ``update`` checks it
         against every event so far: a refusal changes nothing; an accumulator made apart for these events would
@@ -1022,7 +1017,8 @@ class Decayed:
                 raise ValueError("t is required with by='time'")
             when = check_time("t", t)
         weight = check_real("w", w, finite=True, nonnegative=True)
-        if self._rescales(when):  # rare: the batch path rescales the state
+        # rare: the stored weights would pass 2 ** _RESCALE_AT, and the batch path rescales the state
+        if (max(self._latest, when) - self._t_ref) / self.half_life > self._RESCALE_AT:
             self.update_many(*([a] for a in args), t=None if t is None else [t], w=[w], **kwargs)
             return
         if self._log is not None:  # the checker of the log's events sees every event (by time there is none)
