@@ -5413,7 +5413,7 @@ lower_hull(PyObject *Py_UNUSED(module), PyObject *args)
         PyErr_SetString(PyExc_ValueError, "lower_hull: inconsistent arguments");
         goto done;
     }
-    int64_t *idx = (int64_t *)ob.buf;
+    int64_t *out = (int64_t *)ob.buf;
     int64_t *spare = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
     if (spare == NULL) {
         PyErr_NoMemory();
@@ -5422,24 +5422,43 @@ lower_hull(PyObject *Py_UNUSED(module), PyObject *args)
     const double *x = (const double *)xb.buf, *y = (const double *)yb.buf;
     Py_ssize_t m = n;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++)
-        idx[i] = i;
-    int settled = 0;
-    for (int pass = 0; pass < 64 && !settled; pass++) {
+    /* the passes write from one buffer into the other, the first from the points themselves (every index in:
+     * its triples read straight from x and y); the last pass's buffer is copied to `out` if it is the spare */
+    int64_t *idx = out, *into = spare;
+    int settled = n < 3;
+    if (settled)
+        for (Py_ssize_t i = 0; i < n; i++)
+            out[i] = i;
+    else {
+        Py_ssize_t k = 0;
+        into[k++] = 0;
+        for (Py_ssize_t i = 1; i + 1 < n; i++) { /* written always, kept by the count: no branch to mispredict */
+            into[k] = i;
+            k += hull_cross(x, y, i - 1, i, i + 1) > 0;
+        }
+        into[k++] = n - 1;
+        settled = k == n;
+        m = k;
+        idx = into;
+        into = out;
+    }
+    for (int pass = 1; pass < 64 && !settled; pass++) {
         if (m < 3) {
             settled = 1;
             break;
         }
         Py_ssize_t k = 0;
-        spare[k++] = idx[0];
+        into[k++] = idx[0];
         for (Py_ssize_t i = 1; i + 1 < m; i++) {
-            if (hull_cross(x, y, idx[i - 1], idx[i], idx[i + 1]) > 0)
-                spare[k++] = idx[i];
+            into[k] = idx[i];
+            k += hull_cross(x, y, idx[i - 1], idx[i], idx[i + 1]) > 0;
         }
-        spare[k++] = idx[m - 1];
+        into[k++] = idx[m - 1];
         settled = k == m;
-        memcpy(idx, spare, (size_t)k * sizeof(int64_t));
         m = k;
+        int64_t *swap = idx;
+        idx = into;
+        into = swap;
     }
     if (!settled) { /* the monotone chain over the points left, in place */
         Py_ssize_t top = 0;
@@ -5451,6 +5470,8 @@ lower_hull(PyObject *Py_UNUSED(module), PyObject *args)
         }
         m = top;
     }
+    if (idx != out)
+        memcpy(out, idx, (size_t)m * sizeof(int64_t));
     Py_END_ALLOW_THREADS
     PyMem_Free(spare);
     result = PyLong_FromSsize_t(m);

@@ -359,9 +359,11 @@ def average_precision_bounds(
     if whole:
         lower, expected = _whole_ap_terms(p, n, t, big_n)
         lower_total = total_p
-    # the rest scaled by a power of two (exact): products of weights of 1e200 or 1e-200 still fit
-    largest = float(np.max(big_n + n + p, initial=0.0))
-    p, n, t, big_n, scaled_total = scaled_to_one(largest, p, n, t, big_n, total_p)
+    if counted:  # integer counts, below 2**64: products below 2**129 fit a float, and scaling would change no bit
+        scaled_total = total_p
+    else:  # weights scaled by a power of two (exact): products of weights of 1e200 or 1e-200 still fit
+        largest = float(np.max(big_n + n + p, initial=0.0))
+        p, n, t, big_n, scaled_total = scaled_to_one(largest, p, n, t, big_n, total_p)
     if not whole:  # with weights, the continuous limit: no event counts itself
         lower = _fluid(t, big_n + n, p, p)
         expected = _fluid(t, big_n, p, p + n)

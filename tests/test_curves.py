@@ -234,3 +234,25 @@ def test_average_precision_bounds_are_the_mean_over_orders_and_the_least_and_mos
         s += [score] * (a + b_)
         score -= 0.01
     assert average_precision_score(y, s) == pytest.approx(_tied_ap([blk for part in combo for blk in part]), abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_average_precision_bounds_of_integer_counts_equal_those_of_the_same_counts_as_floats(seed):
+    """Integer counts are not scaled (their products fit a float) and give the bounds of the same counts as
+    floats, which are, to the bit; whole float counts of 2**600 times as many events, scaled, keep a finite
+    upper bound, the same."""
+    from streameval import curves
+
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(1, 400))
+    scale = int(rng.choice([3, 1000, 2**40]))
+    neg = rng.integers(0, scale, k, dtype=np.int64) * (rng.random(k) < 0.7)
+    pos = rng.integers(0, scale, k, dtype=np.int64) * (rng.random(k) < 0.7)
+    pos[rng.integers(k)] += 1
+    edges = np.sort(rng.random(k))
+    counted = curves.average_precision_bounds(edges, neg, pos)
+    as_floats = curves.average_precision_bounds(edges, neg.astype(np.float64), pos.astype(np.float64))
+    assert counted == as_floats
+    assert 0 < counted.lower <= counted.expected <= counted.upper <= 1
+    huge = curves.average_precision_bounds(edges, neg * 2.0**600, pos * 2.0**600)
+    assert huge.upper == counted.upper
