@@ -645,7 +645,7 @@ class TimeWindow:
         n = len(args[0]) if args else 0
         times, ascending = _event_times(t, n)
         if n:
-            low, high = float(times.min()), float(times.max())
+            low, high = _time_span(times, ascending)
             self._check_reach(low, high)
             pane = math.floor(low / self.pane_width)
             current = self._ring.get(pane)
@@ -797,6 +797,14 @@ def _event_times(t: Any, n: int) -> tuple[np.ndarray, bool]:
         bad = np.flatnonzero(~np.isfinite(times))
         raise ValueError(f"t must be finite, got {float(times[bad[0]])!r} at index {bad[0]}")
     return times, ascending
+
+
+def _time_span(times: np.ndarray, ascending: bool) -> tuple[float, float]:
+    """The earliest and the latest of checked event times (at least one): the ends of times that never fall,
+    without a pass over them (10^6 times: two passes of 0.25 ms in all), else their least and largest."""
+    if ascending:
+        return float(times[0]), float(times[-1])
+    return float(times.min()), float(times.max())
 
 
 def _take(values: Any, sel: np.ndarray | slice) -> Any:
@@ -987,11 +995,11 @@ class Decayed:
         for name, value in clock.items():
             setattr(self, name, value)
 
-    def _times(self, t: Any, n: int) -> np.ndarray:
-        """The checked event times of a batch (``by="time"``)."""
+    def _times(self, t: Any, n: int) -> tuple[np.ndarray, bool]:
+        """The checked event times of a batch (``by="time"``), and whether they never fall."""
         if t is None:
             raise ValueError("t is required with by='time'")
-        return _event_times(t, n)[0]
+        return _event_times(t, n)
 
     def update(self, *args: Any, t: float | None = None, w: float = 1.0, **kwargs: Any) -> None:
         """Count one event (at time ``t`` when ``by="time"``).
@@ -1059,8 +1067,8 @@ class Decayed:
             top = max(self._latest, float(self._clock + n - 1)) if n else self._latest
             times = None
         else:
-            times = self._times(t, n)
-            top = max(self._latest, float(times.max())) if n else self._latest
+            times, ascending = self._times(t, n)
+            top = max(self._latest, _time_span(times, ascending)[1]) if n else self._latest
         t_ref = self._t_ref
         if n and (top - t_ref) / self.half_life > self._RESCALE_AT:
             t_ref = top  # rescale the stored state to this reference after the update checks pass
@@ -1305,11 +1313,11 @@ class Monitor:
         if self.by == "time" and t is None:
             raise ValueError("t is required when the monitor records by time")
         n = len(args[0]) if args else 0
-        times = None if t is None else _event_times(t, n)[0]  # checked before anything is counted
+        times, ascending = (None, True) if t is None else _event_times(t, n)  # checked before anything is counted
         if self._time_kw:
             kwargs["t"] = times  # read once: the window takes the seconds as it would have read them
         self.accumulator.update_many(*args, **kwargs)
-        self._after(n, None if times is None or times.size == 0 else (float(times.min()), float(times.max())))
+        self._after(n, None if times is None or times.size == 0 else _time_span(times, ascending))
 
     def _after(self, n: int, span: tuple[float, float] | None) -> None:
         self._events += n

@@ -1343,3 +1343,15 @@ def test_instants_are_seconds_since_the_epoch_and_durations_seconds():
         se.TimeWindow(se.BinaryAccumulator, dt.timedelta(0), 6)
     with pytest.raises(TypeError, match="half_life must be a real number"):  # by events: a count of events
         se.Decayed(se.BinaryAccumulator, half_life=hour)
+
+
+def test_batches_of_times_out_of_order_span_their_earliest_and_latest_time():
+    """A monitor by time records at the last boundary a batch's latest time crossed, and a window decayed by time
+    weighs a batch's events from its latest time, wherever those times stand in the batch."""
+    mon = se.Monitor(se.BinaryAccumulator(), every=10, by="time")
+    mon.update_many([1, 0, 1], [0.9, 0.2, 0.6], t=[25.0, 3.0, 7.0])
+    assert [(r["time"], r["n"]) for r in mon.to_records()] == [(20.0, 3)]
+    dec = se.Decayed(se.BinaryAccumulator, half_life=1.0, by="time")
+    dec.update_many([1, 0], [0.9, 0.2], t=[5.0, 1.0])
+    assert dec.get().n == 1 + 2.0**-4
+    assert dec.get().tp == 1
