@@ -495,3 +495,25 @@ def test_reliability_diagram_draws_the_curve():
     np.testing.assert_array_equal(line.get_xdata(), prob_pred)
     np.testing.assert_array_equal(line.get_ydata(), prob_true)
     assert "Brier" in ax.get_legend().get_texts()[1].get_text()
+
+
+def test_a_bin_whose_edges_pass_one_is_clipped_to_one_and_bins_within_it_are_taken_as_they_are():
+    """Uniform bins over [0, 1]: a score of 1.0 is counted in the bin above the last, whose upper edge is inf;
+    clipped, its scores sit at 1.0 (the last calibration bin then holds 0.9's bin spread over [0.75, 1] and
+    1.0). Range-free bins of probabilities lie within [0, 1] and are read as they are: the same curve as
+    scikit-learn's while exact."""
+    from sklearn.calibration import calibration_curve
+
+    acc = se.BinaryAccumulator(bins=se.Bins.uniform(0.0, 1.0, 4), exact_up_to=0)
+    acc.update_many([1, 0, 1, 0, 1], [1.0, 0.0, 0.5, 0.25, 0.9])
+    r = acc.get()
+    assert r.bins.upper_edges(r.keys)[-1] == np.inf
+    prob_true, prob_pred = r.calibration_curve(4)
+    assert prob_true.tolist() == [0.0, 0.0, 1.0, 1.0]
+    assert prob_pred.tolist() == [0.125, 0.375, 0.625, (0.875 + 1.0) / 2]
+    assert r.ece(4) == pytest.approx((0.125 + 0.375 + 0.375 + 2 * 0.0625) / 5, abs=1e-15)
+    y, p = [1, 0, 1, 0, 1, 0], [1.0, 0.0, 0.5, 0.25, 0.9, 0.3]
+    exact = se.BinaryAccumulator()
+    exact.update_many(y, p)
+    got, want = exact.get().calibration_curve(4), calibration_curve(y, p, n_bins=4)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-15)
