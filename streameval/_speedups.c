@@ -1968,10 +1968,16 @@ calibration_chunk(const double *restrict x, const uint8_t *restrict labels, Py_s
     const double b_scale = units ? CAL_MAGIC : 1.0, l_scale = units ? CAL_LOG_UNIT : 1.0;
     const double shift = units ? CAL_MAGIC : 0.0; /* adding 2^52 leaves the whole number of units in the low bits */
     const uint64_t shift_bits = units ? CAL_MAGIC_BITS : 0;
+    /* the labels as 64-bit masks and the in-range masks as 64-bit words, each read or written in a loop of its
+     * own: with bytes in it, the arithmetic's loop was vectorised 64 events at a time (745 instructions, 162 of
+     * them spills to the stack), now 8 (66 instructions, 4 spills); the arithmetic's own operations bound it */
+    uint64_t pos_masks[CHUNK], in_masks[CHUNK];
+    for (Py_ssize_t j = 0; j < m; j++)
+        pos_masks[j] = 0 - (uint64_t)(labels[j] & 1);
     for (Py_ssize_t j = 0; j < m; j++) {
         double p = x[j];
         double om = 1.0 - p;
-        uint64_t pos = 0 - (uint64_t)(labels[j] & 1);
+        uint64_t pos = pos_masks[j];
         FloatBits P = {.d = p}, OM = {.d = om};
         FloatBits Q = {.u = (P.u & pos) | (OM.u & ~pos)}, D = {.u = (OM.u & pos) | (P.u & ~pos)};
         uint64_t in = 0 - (uint64_t)((p >= 0.0) & (p <= 1.0));
@@ -1995,8 +2001,10 @@ calibration_chunk(const double *restrict x, const uint8_t *restrict labels, Py_s
         FloatBits B = {.d = D.d * D.d * b_scale + shift}, L = {.d = -log_q * l_scale + shift};
         brier[j].u = (B.u - shift_bits) & in;
         logloss[j].u = (L.u - shift_bits) & in;
-        outside[j] = (uint8_t)(~in & 1);
+        in_masks[j] = in;
     }
+    for (Py_ssize_t j = 0; j < m; j++)
+        outside[j] = (uint8_t)(~in_masks[j] & 1);
 }
 
 /* Add a part (brier, -, log loss, -, outside, positives, events) into running sums of the same layout: the
