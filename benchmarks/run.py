@@ -1199,8 +1199,8 @@ def main() -> None:
         f"## Windows per event ({window_n:,} events, each window fresh)",
         "",
         "Goals: at most 3x a no-op call; the monitor at most 1.5x the accumulator it wraps (the first row). A "
-        "monitor's record computes the metrics it holds: every scalar metric of a binary report of 2,187 bins of "
-        "probabilities took 0.19-0.20 ms when this text was written (0.23 ms at 3,141 bins, 25 us for `auc` and "
+        "monitor's record computes the metrics it holds: every scalar metric of a binary report of 2,291 bins of "
+        "probabilities took 0.19 ms when this text was written (0.21 ms at 3,148 bins, 23 to 26 us for `auc` and "
         "`accuracy`), so recorded every 1,000 events that is about 0.2 us an event. The segmented loop "
         "includes each of its four segments leaving the exact regime at its 8,193rd distinct score (about 0.3 ms "
         "each). The windows marked exact keep every distinct score of their events (a budget of twice their "
