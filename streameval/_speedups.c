@@ -1955,8 +1955,8 @@ typedef union {
     uint64_t u;
 } FloatBits;
 
-/* Per event of x[0:m]: the Brier and log-loss terms (whole units when `units`, else the doubles' bits) and
- * whether p is outside [0, 1] (its terms are 0). */
+/* Per event of x[0:m] (m at most CHUNK: a chunk's masks are kept on the stack): the Brier and log-loss terms
+ * (whole units when `units`, else the doubles' bits) and whether p is outside [0, 1] (its terms are 0). */
 VECTOR_CLONES CALIBRATION_MATH static void
 calibration_chunk(const double *restrict x, const uint8_t *restrict labels, Py_ssize_t m, int units,
                   FloatBits *restrict brier, FloatBits *restrict logloss, uint8_t *restrict outside)
