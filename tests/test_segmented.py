@@ -574,6 +574,9 @@ def test_segments_counted_before_in_one_pass_equal_each_counted_apart(events, dt
     first = (everyone, rng.random(everyone.size) < 0.5, rng.random(everyone.size))
     one_pass, apart = _binned_segments(*first, threshold=threshold), _binned_segments(*first, threshold=threshold)
     with pytest.MonkeyPatch.context() as patch:
+        from streameval import segmented
+
+        patch.setattr(segmented, "ONE_BY_ONE_UP_TO", 0)  # small batches too: the one pass, not event by event
         calls = _spy_on_grouped_count(patch)
         one_pass.update_many(codes, y, s)
         _counted_apart(patch, apart, codes, y, s)
@@ -1026,3 +1029,105 @@ def test_an_emptied_segmented_starts_new_segments_as_its_source_and_a_copy_as_it
     gc.collect()
     lone.update("eu", "a", {"a": 0.9, "b": 0.1})  # its source is gone: the factory's, learning (a, b)
     assert lone["eu"].classes == ("a", "b")
+
+
+def _segment_batch(form, values):
+    """Segment values in one of the forms a caller gives: an int or str numpy array, or a list."""
+    return np.array(values) if form == "array" else list(values)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["int", "str"]), st.sampled_from(["array", "list"]))
+def test_small_batches_of_segments_counted_before_equal_the_same_events_one_at_a_time(seed, names, form):
+    """Small batches whose segments exist go to them event by event (checked whole first); with a new segment,
+    or larger, they take the batch path. Either way the segments equal those fed the same events one at a time
+    by ``update``: unweighted, weighted by a column, by a keyword column or by one weight for all."""
+    import streameval.segmented as segmented
+
+    rng = np.random.default_rng(seed)
+    pool = [0, 1, 2, 3, 7] if names == "int" else ["eu", "us", "asia", "africa", "oc"]
+    batches, per_event = se.Segmented(se.BinaryAccumulator), se.Segmented(se.BinaryAccumulator)
+    for acc in (batches, per_event):
+        acc.update_many(pool[:4], [1, 0, 1, 0], [0.9, 0.2, 0.6, 0.4])
+    one_by_one = []
+    real = segmented.Segmented._counted_one_by_one
+
+    def spy(self, *args):
+        counted = real(self, *args)
+        one_by_one.append(counted)
+        return counted
+
+    segmented.Segmented._counted_one_by_one = spy
+    try:
+        for step in range(12):  # a batch past the size and one with a new segment take the batch path
+            n = 300 if step == 3 else int(rng.choice([1, 3, 10, 40]))
+            codes = rng.integers(0, 5 if step == 6 else 4, n)
+            codes[0] = 4 if step == 6 else codes[0]
+            values = [pool[c] for c in codes]
+            y, s = rng.random(n) < 0.4, rng.random(n).round(3)
+            weighting = rng.choice(["none", "column", "keyword", "scalar"])
+            w = rng.random(n) + 0.25
+            columns = [y, s] if rng.random() < 0.5 else [y.tolist(), s.tolist()]
+            segments = _segment_batch(form, values)
+            if weighting == "none":
+                batches.update_many(segments, *columns)
+            elif weighting == "column":
+                batches.update_many(segments, *columns, w)
+            elif weighting == "keyword":
+                batches.update_many(segments, *columns, w=w)
+            else:
+                batches.update_many(segments, *columns, w=2.0)
+            for i in range(n):
+                weight = {"none": 1.0, "scalar": 2.0}.get(weighting, float(w[i]))
+                per_event.update(values[i], bool(y[i]), float(s[i]), w=weight)
+            assert one_by_one[-1] is (step not in (3, 6))
+            assert batches == per_event and batches.segments == per_event.segments
+    finally:
+        segmented.Segmented._counted_one_by_one = real
+
+
+def test_a_small_batch_with_a_bad_event_changes_no_segment_and_is_explained_as_by_the_batch_path(monkeypatch):
+    """A small batch of segments counted before is checked whole before any of its events is counted: a negative
+    weight after good ones leaves every segment as it was (unweighted counts stay whole), with the batch path's
+    message."""
+    import streameval.segmented as segmented
+
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update_many(["a", "b"], [1, 0], [0.9, 0.2])
+    before = seg.to_bytes()
+    batch = (["a", "b", "a"], [1, 0, 1], [0.4, 0.5, 0.6])
+    with pytest.raises(ValueError) as one_by_one:
+        seg.update_many(*batch, w=[0.5, 0.5, -1.0])
+    assert seg.to_bytes() == before
+    monkeypatch.setattr(segmented, "ONE_BY_ONE_UP_TO", 0)
+    with pytest.raises(ValueError) as batch_path:
+        seg.update_many(*batch, w=[0.5, 0.5, -1.0])
+    assert str(one_by_one.value) == str(batch_path.value)
+    assert "w must be finite and >= 0, got -1.0 at index 2" in str(one_by_one.value)
+    assert seg.to_bytes() == before
+
+
+def test_a_small_batch_one_by_one_that_a_segment_refuses_takes_the_events_before_back_out(monkeypatch):
+    """Past the check, a segment may still refuse an event (its total weight would pass the largest float): the
+    events counted before it leave their segments, as the batch path's parts do, and the batch path explains
+    the refusal. (Weighted sums are floats: taking an event back out restores them to the bit where adding it
+    rounded nothing, as here, where it is the segment's one event again.)"""
+    import streameval.segmented as segmented
+
+    taken_out = []
+    real_undo = segmented.Segmented._undo
+
+    def undo(self, applied):
+        taken_out.append([key for key, _ in applied])
+        real_undo(self, applied)
+
+    monkeypatch.setattr(segmented.Segmented, "_undo", undo)
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update_many(["a", "b"], [1, 1], [1.0, 0.5], w=[1e308, 0.25])
+    before = seg.to_bytes()
+    with pytest.raises(ValueError, match="overflow"):
+        seg.update_many(["b", "a"], [1, 1], [0.5, 1.0], w=[0.25, 1e308])
+    assert taken_out[0] == ["b"]  # the event counted one by one into b, then the batch path's own parts
+    assert seg.to_bytes() == before
+    seg.update_many(["b", "b"], [1, 0], [1.0, 0.5], w=[0.25, 0.25])
+    assert seg["b"].get().n == 0.75
