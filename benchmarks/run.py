@@ -1252,8 +1252,9 @@ def main() -> None:
         f"## Small batches ({window_n:,} events in batches of 10 and of 100)",
         "",
         "`update_many` of a small batch stores its events where per-event updates go (without weights or, for a "
-        "`BinaryAccumulator`, with float64 weights), a `Segmented` batch is checked whole and counted into its "
-        "segments in place, a `TimeWindow` batch in one pane into that pane. Each kind fed the same events in batches "
+        "`BinaryAccumulator`, with float64 weights), a `Segmented` batch of segments counted before is checked whole "
+        "and goes to them event by event, a `TimeWindow` batch in one pane into that pane. Each kind fed the same "
+        "events in batches "
         "and one at a time by `update`, alternately; the ratio is the loop's time over the batches' (higher is "
         "better: above 1, a batch costs less than its events one by one). Reads are not included.",
         "",

@@ -268,13 +268,14 @@ def _list_rows(values: list[Any] | tuple[Any, ...]) -> _ListRows:
 
 
 def _small_segment_values(segments: Any) -> list[Any] | None:
-    """A batch's segment values as a list when they are plain str or int values (a numpy array of integers or
-    strings, or a list of exact str and int values); ``None`` for anything else."""
+    """A batch's segment values as a list when there are 1 to ``ONE_BY_ONE_UP_TO`` of them and they are plain str
+    or int values (a numpy array of integers or strings, or a list of exact str and int values); ``None`` for
+    anything else (a larger batch is not looked at)."""
     if type(segments) is np.ndarray:
-        if segments.ndim != 1 or segments.dtype.kind not in "iuU":
+        if segments.ndim != 1 or not 0 < segments.size <= ONE_BY_ONE_UP_TO or segments.dtype.kind not in "iuU":
             return None
         return segments.tolist()
-    if type(segments) is list and set(map(type, segments)) <= {str, int}:
+    if type(segments) is list and 0 < len(segments) <= ONE_BY_ONE_UP_TO and set(map(type, segments)) <= {str, int}:
         return segments
     return None
 
@@ -528,9 +529,9 @@ class Segmented(AccumulatorBase):
         segments. ``False`` with nothing changed otherwise: the batch path counts the batch or explains why not.
         """
         values = _small_segment_values(segments)
-        n = 0 if values is None else len(values)
-        if values is None or not columns or n > ONE_BY_ONE_UP_TO:
+        if values is None or not columns:
             return False
+        n = len(values)
         rows: list[list[Any]] = []  # each column's values, an event each
         for column in columns:
             row = _event_values(column, n)

@@ -1131,3 +1131,18 @@ def test_a_small_batch_one_by_one_that_a_segment_refuses_takes_the_events_before
     assert seg.to_bytes() == before
     seg.update_many(["b", "b"], [1, 0], [1.0, 0.5], w=[0.25, 0.25])
     assert seg["b"].get().n == 0.75
+
+
+def test_a_batch_past_the_small_size_is_not_read_event_by_event():
+    """Only batches of at most ``ONE_BY_ONE_UP_TO`` events have their segment values read into a list (a batch of
+    10^6 read so cost 5 ms of a 6 ms count); a larger one, and anything but int or str values, take the batch
+    path untouched."""
+    from streameval import segmented
+
+    limit = segmented.ONE_BY_ONE_UP_TO
+    assert segmented._small_segment_values(np.arange(limit)) == list(range(limit))
+    assert segmented._small_segment_values(["a", 2]) == ["a", 2]
+    for too_many in (np.arange(limit + 1), list(range(limit + 1)), np.array(["a"] * (limit + 1))):
+        assert segmented._small_segment_values(too_many) is None
+    for other in (np.arange(3.0), np.array([True]), [("a", 1)], [1.5], [], np.arange(0)):
+        assert segmented._small_segment_values(other) is None
