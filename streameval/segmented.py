@@ -567,6 +567,7 @@ class Segmented(AccumulatorBase):
                     done += 1
         except BaseException as exc:
             self._undo(_events_by_segment(values[:done], rows, keywords))
+            self._routes.clear()  # a segment taken back may be a new accumulator (a kind without in-place sums)
             if isinstance(exc, (TypeError, ValueError)):
                 return False
             raise
