@@ -1021,14 +1021,15 @@ class ScoreHistogram:
                 cast(exact.pos[start:].sum()), cast(exact.neg[start:].sum()),
                 cast(exact.neg[:start].sum()), cast(exact.pos[:start].sum()),
             )  # fmt: skip
+        if self._t_is_edge:  # the threshold's bin and every bin above it predict positive: split below that bin
+            keys, neg, pos, (_, tn, fn, fp, tp) = self.binned()._counts.histogram_split(self.bins, self._t_key - 1)
+            return HistogramView(
+                None, _readonly(keys), _readonly(neg), _readonly(pos), cast(tp), cast(fp), cast(tn), cast(fn)
+            )
         keys, neg, pos, (_, neg_below, pos_below, fp, tp) = self.binned()._counts.histogram_split(
             self.bins, self._t_key
         )
-        if self._t_is_edge:
-            t_neg = self._counts.count_at(int(self._t_codes[0]))
-            t_pos = self._counts.count_at(int(self._t_codes[1]))
-        else:
-            t_neg, t_pos = self._above[0], self._above[1]
+        t_neg, t_pos = self._above[0], self._above[1]
         # below the threshold: lower bins, and the threshold's bin less what is at or above it (never below 0)
         tn, fn = neg_below - t_neg, pos_below - t_pos
         if weighted:
