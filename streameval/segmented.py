@@ -10,6 +10,7 @@ measures of Fairlearn (``fairlearn.metrics``) with the same definitions.
 
 from __future__ import annotations
 
+import functools
 import math
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
@@ -31,6 +32,9 @@ __all__ = ["Segmented", "SegmentedReport"]
 DEFAULT_MAX_SEGMENTS = 10_000
 COUNT_APART_UP_TO = 64  # a batch reaching more segments counted before checks itself whole and counts in place
 ONE_BY_ONE_UP_TO = 256  # a batch this small of segments counted before goes to them event by event
+# the same with keywords of each event's own (a dict a call): as costly as the batch path at about 64 events
+# (72-80 against 70-77 us), less at 32 (46-52 against 81-97 us), into 4 segments
+ONE_BY_ONE_KEYWORDS_UP_TO = 48
 # the columns of a summary, where the report has them, and which way is worse
 SUMMARY_METRICS = (
     "n", "auc", "average_precision", "precision", "recall", "f1", "fpr", "selection_rate", "brier", "ece",
@@ -267,15 +271,15 @@ def _list_rows(values: list[Any] | tuple[Any, ...]) -> _ListRows:
     return _object_rows(values).view(_ListRows)
 
 
-def _small_segment_values(segments: Any) -> list[Any] | None:
-    """A batch's segment values as a list when there are 1 to ``ONE_BY_ONE_UP_TO`` of them and they are plain str
-    or int values (a numpy array of integers or strings, or a list of exact str and int values); ``None`` for
-    anything else (a larger batch is not looked at)."""
+def _small_segment_values(segments: Any, limit: int) -> list[Any] | None:
+    """A batch's segment values as a list when there are 1 to ``limit`` of them and they are plain str or int
+    values (a numpy array of integers or strings, or a list of exact str and int values); ``None`` for anything
+    else (a larger batch is not looked at)."""
     if type(segments) is np.ndarray:
-        if segments.ndim != 1 or not 0 < segments.size <= ONE_BY_ONE_UP_TO or segments.dtype.kind not in "iuU":
+        if segments.ndim != 1 or not 0 < segments.size <= limit or segments.dtype.kind not in "iuU":
             return None
         return segments.tolist()
-    if type(segments) is list and 0 < len(segments) <= ONE_BY_ONE_UP_TO and set(map(type, segments)) <= {str, int}:
+    if type(segments) is list and 0 < len(segments) <= limit and set(map(type, segments)) <= {str, int}:
         return segments
     return None
 
@@ -287,25 +291,6 @@ def _event_values(value: Any, n: int) -> list[Any] | None:
     if type(value) is list and len(value) == n:
         return value
     return None
-
-
-def _events_by_segment(
-    values: list[Any], rows: list[list[Any]], keywords: list[tuple[str, Any, list[Any] | None]]
-) -> list[tuple[Hashable, tuple[list[Any], dict[str, Any]]]]:
-    """Events given one by one, by segment: each segment's columns and keywords (``Segmented._undo``'s parts)."""
-    by_segment: dict[Hashable, list[int]] = {}
-    for i, segment in enumerate(values):
-        by_segment.setdefault(segment, []).append(i)
-    return [
-        (
-            segment,
-            (
-                [[row[i] for i in events] for row in rows],
-                {k: v if row is None else [row[i] for i in events] for k, v, row in keywords},
-            ),
-        )
-        for segment, events in by_segment.items()
-    ]
 
 
 class Segmented(AccumulatorBase):
@@ -521,52 +506,54 @@ class Segmented(AccumulatorBase):
 
     def _counted_one_by_one(self, segments: Any, columns: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Whether a small batch of segments counted before, named by str or int values, was counted event by
-        event through their accumulators' ``update`` (10 events into 4 segments: 10.6-10.9 against 43.0-44.8 us,
-        str segments 11.2-12.9 against 86.8-90.4; 100 events: 23.7-24.0 against 48.5-51.8 us). Its
-        columns give one value an event (1-D numpy arrays of numbers or bools, or lists; keywords may give one
-        value for all). The batch is checked whole by an empty accumulator first, as the batch path checks a batch
-        it counts in place, and an event a segment still refuses takes the events before it back out of their
-        segments. ``False`` with nothing changed otherwise: the batch path counts the batch or explains why not.
+        event through their accumulators' ``update`` (10 events into 4 segments: 11.9-12.7 against 44.5-51.6 us,
+        str segments 12.7-13.6 against 100.4-107.4; 100 events: 27.1-28.1 against 51.2-66.5 us). Its columns
+        give one value an event (1-D numpy arrays of numbers or bools, or lists; keywords one value for all, or
+        one an event in a batch of up to ``ONE_BY_ONE_KEYWORDS_UP_TO``). The batch is checked whole by an empty
+        accumulator first, as the batch path checks a batch it counts in place, and an event a segment still
+        refuses takes the events before it back out of their segments. ``False`` with nothing changed
+        otherwise: the batch path counts the batch or explains why not.
         """
-        values = _small_segment_values(segments)
+        own = [k for k, v in kwargs.items() if not is_one_value(v)]  # keywords of each event's own
+        values = _small_segment_values(segments, ONE_BY_ONE_KEYWORDS_UP_TO if own else ONE_BY_ONE_UP_TO)
         if values is None or not columns:
             return False
         n = len(values)
-        rows: list[list[Any]] = []  # each column's values, an event each
-        for column in columns:
+        rows: list[list[Any]] = []  # each column's values, an event each, then each such keyword's
+        for column in (*columns, *(kwargs[k] for k in own)):
             row = _event_values(column, n)
             if row is None:
                 return False
             rows.append(row)
-        keywords = [(k, v, None if is_one_value(v) else _event_values(v, n)) for k, v in kwargs.items()]
-        if any(row is None and not is_one_value(v) for _, v, row in keywords):
-            return False
+        fixed = {k: v for k, v in kwargs.items() if k not in own}  # one value for every event
         updates = {}
         for key in set(values):
             # a new segment (the batch path makes it), or a kind written against the batch protocol alone
             update = getattr(self._segments.get(key), "update", None)
             if update is None:
                 return False
-            updates[key] = update
+            updates[key] = functools.partial(update, **fixed) if fixed else update
         try:
             self._template.copy().update_many(*columns, **kwargs)
         except (TypeError, ValueError):
             return False
-        done = 0
+        width, done = len(columns), 0
         try:
-            if not keywords and len(rows) == 2:
-                for segment, a, b in zip(values, rows[0], rows[1], strict=True):
-                    updates[segment](a, b)
+            if own:
+                for segment, event, given in zip(
+                    values, zip(*rows[:width], strict=True), zip(*rows[width:], strict=True), strict=True
+                ):
+                    updates[segment](*event, **dict(zip(own, given, strict=True)))
                     done += 1
             else:
-                for i, segment in enumerate(values):
-                    updates[segment](
-                        *[row[i] for row in rows],
-                        **{k: v if row is None else row[i] for k, v, row in keywords},
-                    )
+                for segment, event in zip(values, zip(*rows, strict=True), strict=True):
+                    updates[segment](*event)
                     done += 1
         except BaseException as exc:
-            self._undo(_events_by_segment(values[:done], rows, keywords))
+            # the events counted so far taken back out of their segments, as the batch path takes its parts
+            taken = {k: v if k in fixed else v[:done] for k, v in kwargs.items()}
+            batch = _by_segment(segments[:done], tuple(c[:done] for c in columns), taken)
+            self._undo(list(zip(batch.keys, batch.parts, strict=True)))
             self._routes.clear()  # a segment taken back may be a new accumulator (a kind without in-place sums)
             if isinstance(exc, (TypeError, ValueError)):
                 return False

@@ -500,9 +500,9 @@ def test_reliability_diagram_draws_the_curve():
 def test_a_bin_whose_edges_pass_one_is_clipped_to_one_and_bins_within_it_are_taken_as_they_are():
     """Uniform bins over [0, 1]: a score of 1.0 is counted in the bin above the last, whose upper edge is inf;
     clipped, its scores sit at 1.0 (the last calibration bin then holds 0.9's bin spread over [0.75, 1] and
-    1.0). Range-free bins of probabilities lie within [0, 1] and are read as they are: the same curve as
-    scikit-learn's while exact."""
-    from sklearn.calibration import calibration_curve
+    1.0). Range-free bins of probabilities below 1 lie within [0, 1] and are read as they are: the same bins
+    as from their edges clipped."""
+    from streameval import binary_report, calibration
 
     acc = se.BinaryAccumulator(bins=se.Bins.uniform(0.0, 1.0, 4), exact_up_to=0)
     acc.update_many([1, 0, 1, 0, 1], [1.0, 0.0, 0.5, 0.25, 0.9])
@@ -512,8 +512,12 @@ def test_a_bin_whose_edges_pass_one_is_clipped_to_one_and_bins_within_it_are_tak
     assert prob_true.tolist() == [0.0, 0.0, 1.0, 1.0]
     assert prob_pred.tolist() == [0.125, 0.375, 0.625, (0.875 + 1.0) / 2]
     assert r.ece(4) == pytest.approx((0.125 + 0.375 + 0.375 + 2 * 0.0625) / 5, abs=1e-15)
-    y, p = [1, 0, 1, 0, 1, 0], [1.0, 0.0, 0.5, 0.25, 0.9, 0.3]
-    exact = se.BinaryAccumulator()
-    exact.update_many(y, p)
-    got, want = exact.get().calibration_curve(4), calibration_curve(y, p, n_bins=4)
-    np.testing.assert_allclose(got, want, rtol=0, atol=1e-15)
+    rng = np.random.default_rng(3)
+    binned = se.BinaryAccumulator(exact_up_to=0)
+    binned.update_many(rng.random(5000) < 0.4, np.concatenate([[0.0], rng.random(4999)]))  # in [0, 1)
+    r = binned.get()
+    lo, hi = r.edges, r.bins.upper_edges(r.keys)
+    assert binary_report._within_zero_and_one(lo) is lo and binary_report._within_zero_and_one(hi) is hi
+    clipped = calibration.calibration_bins(np.clip(lo, 0, 1), np.clip(hi, 0, 1), r.neg, r.pos, False, 15, "uniform")
+    for got, want in zip(r.calibration_bins(15), clipped, strict=True):
+        np.testing.assert_array_equal(got, want)

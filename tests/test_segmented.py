@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import pickle
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -917,7 +918,6 @@ def test_compiled_codes_of_str_and_int_segments_equal_the_plain_path():
     """Lists and object arrays of str and int segments, coded in C through a dict: the same segments in the same
     order of first appearance, and the same codes, as pandas' factorization (or numpy's) gives; anything else
     (bools, floats, tuples, None) left to that path."""
-    from unittest import mock
 
     from streameval import _numeric, segmented
 
@@ -1031,11 +1031,6 @@ def test_an_emptied_segmented_starts_new_segments_as_its_source_and_a_copy_as_it
     assert lone["eu"].classes == ("a", "b")
 
 
-def _segment_batch(form, values):
-    """Segment values in one of the forms a caller gives: an int or str numpy array, or a list."""
-    return np.array(values) if form == "array" else list(values)
-
-
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from(["int", "str"]), st.sampled_from(["array", "list"]))
 def test_small_batches_of_segments_counted_before_equal_the_same_events_one_at_a_time(seed, names, form):
@@ -1053,12 +1048,10 @@ def test_small_batches_of_segments_counted_before_equal_the_same_events_one_at_a
     real = segmented.Segmented._counted_one_by_one
 
     def spy(self, *args):
-        counted = real(self, *args)
-        one_by_one.append(counted)
-        return counted
+        one_by_one.append(real(self, *args))
+        return one_by_one[-1]
 
-    segmented.Segmented._counted_one_by_one = spy
-    try:
+    with mock.patch.object(segmented.Segmented, "_counted_one_by_one", spy):
         for step in range(12):  # a batch past the size and one with a new segment take the batch path
             n = 300 if step == 3 else int(rng.choice([1, 3, 10, 40]))
             codes = rng.integers(0, 5 if step == 6 else 4, n)
@@ -1068,7 +1061,7 @@ def test_small_batches_of_segments_counted_before_equal_the_same_events_one_at_a
             weighting = rng.choice(["none", "column", "keyword", "scalar"])
             w = rng.random(n) + 0.25
             columns = [y, s] if rng.random() < 0.5 else [y.tolist(), s.tolist()]
-            segments = _segment_batch(form, values)
+            segments = np.array(values) if form == "array" else values
             if weighting == "none":
                 batches.update_many(segments, *columns)
             elif weighting == "column":
@@ -1082,28 +1075,17 @@ def test_small_batches_of_segments_counted_before_equal_the_same_events_one_at_a
                 per_event.update(values[i], bool(y[i]), float(s[i]), w=weight)
             assert one_by_one[-1] is (step not in (3, 6))
             assert batches == per_event and batches.segments == per_event.segments
-    finally:
-        segmented.Segmented._counted_one_by_one = real
 
 
-def test_a_small_batch_with_a_bad_event_changes_no_segment_and_is_explained_as_by_the_batch_path(monkeypatch):
+def test_a_small_batch_with_a_bad_event_changes_no_segment_and_is_explained_as_by_the_batch_path():
     """A small batch of segments counted before is checked whole before any of its events is counted: a negative
-    weight after good ones leaves every segment as it was (unweighted counts stay whole), with the batch path's
-    message."""
-    import streameval.segmented as segmented
-
+    weight after good ones leaves every segment as it was (unweighted counts stay whole), and the batch path
+    names the event."""
     seg = se.Segmented(se.BinaryAccumulator)
     seg.update_many(["a", "b"], [1, 0], [0.9, 0.2])
     before = seg.to_bytes()
-    batch = (["a", "b", "a"], [1, 0, 1], [0.4, 0.5, 0.6])
-    with pytest.raises(ValueError) as one_by_one:
-        seg.update_many(*batch, w=[0.5, 0.5, -1.0])
-    assert seg.to_bytes() == before
-    monkeypatch.setattr(segmented, "ONE_BY_ONE_UP_TO", 0)
-    with pytest.raises(ValueError) as batch_path:
-        seg.update_many(*batch, w=[0.5, 0.5, -1.0])
-    assert str(one_by_one.value) == str(batch_path.value)
-    assert "w must be finite and >= 0, got -1.0 at index 2" in str(one_by_one.value)
+    with pytest.raises(ValueError, match=r"w must be finite and >= 0, got -1.0 at index 2"):
+        seg.update_many(["a", "b", "a"], [1, 0, 1], [0.4, 0.5, 0.6], w=[0.5, 0.5, -1.0])
     assert seg.to_bytes() == before
 
 
@@ -1133,16 +1115,27 @@ def test_a_small_batch_one_by_one_that_a_segment_refuses_takes_the_events_before
     assert seg["b"].get().n == 0.75
 
 
-def test_a_batch_past_the_small_size_is_not_read_event_by_event():
-    """Only batches of at most ``ONE_BY_ONE_UP_TO`` events have their segment values read into a list (a batch of
-    10^6 read so cost 5 ms of a 6 ms count); a larger one, and anything but int or str values, take the batch
-    path untouched."""
+def test_a_batch_past_the_small_size_is_not_read_event_by_event(monkeypatch):
+    """Only batches of at most ``ONE_BY_ONE_UP_TO`` events (``ONE_BY_ONE_KEYWORDS_UP_TO`` with keywords of each
+    event's own) have their values read into lists (a batch of 10^6 read so cost 5 ms of a 6 ms count); a larger
+    one, and anything but int or str segment values, take the batch path untouched."""
     from streameval import segmented
 
     limit = segmented.ONE_BY_ONE_UP_TO
-    assert segmented._small_segment_values(np.arange(limit)) == list(range(limit))
-    assert segmented._small_segment_values(["a", 2]) == ["a", 2]
+    assert segmented._small_segment_values(np.arange(limit), limit) == list(range(limit))
+    assert segmented._small_segment_values(["a", 2], limit) == ["a", 2]
     for too_many in (np.arange(limit + 1), list(range(limit + 1)), np.array(["a"] * (limit + 1))):
-        assert segmented._small_segment_values(too_many) is None
+        assert segmented._small_segment_values(too_many, limit) is None
     for other in (np.arange(3.0), np.array([True]), [("a", 1)], [1.5], [], np.arange(0)):
-        assert segmented._small_segment_values(other) is None
+        assert segmented._small_segment_values(other, limit) is None
+    read = []
+    real = segmented._event_values
+    monkeypatch.setattr(segmented, "_event_values", lambda value, n: read.append(n) or real(value, n))
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update_many(["a", "b"], [1, 0], [0.9, 0.2])
+    m = segmented.ONE_BY_ONE_KEYWORDS_UP_TO
+    for n, w in ((m + 1, np.full(m + 1, 0.5)), (m + 1, 0.5), (m, np.full(m, 0.5))):
+        read.clear()
+        seg.update_many(["a"] * n, np.ones(n, bool), np.full(n, 0.3), w=w)
+        assert bool(read) is (n <= m or np.ndim(w) == 0), (n, w)
+    assert seg["a"].n == 2 * (m + 1) * 0.5 + m * 0.5 + 1
