@@ -44,7 +44,7 @@ from .histogram import (
     add_checking_grouped,
     check_exact_up_to,
 )
-from .protocol import AccumulatorBase
+from .protocol import SURELY_FINITE_BELOW, AccumulatorBase
 from .regression_report import Moments
 from .scores import ScoreAccumulator
 
@@ -599,6 +599,12 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         new._sums = self._sums
         new._reset_buffers()
         return new
+
+    def _can_take(self, weight: float) -> bool:
+        # a weight's Brier term is at most 1 and its log-loss term at most -log(eps) = 36.04: far below the largest
+        # float, neither sum can pass it
+        counted = float(self._hist.total()) if self._hist.is_weighted else 2.0**64  # whole counts: below 2^64
+        return counted + self._n_unit + self._weighted_total + weight < SURELY_FINITE_BELOW
 
     def _merge_in(self, other: BinaryAccumulator, sign: int) -> None:
         other._flush()

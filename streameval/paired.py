@@ -14,7 +14,7 @@ from ._events import CellTally
 from ._validation import as_labels, as_scores, as_weights, check_label_pair, check_real, check_same_length, check_total
 from .confusion import ConfusionReport
 from .inference import PairedReport, count_value
-from .protocol import AccumulatorBase
+from .protocol import SURELY_FINITE_BELOW, AccumulatorBase
 
 __all__ = ["PairedAccumulator", "PairedReport"]
 
@@ -193,6 +193,12 @@ class PairedAccumulator(AccumulatorBase):
         return count_value(self._counts.sum())
 
     # -- combining ----------------------------------------------------------
+    def _can_take(self, weight: float) -> bool:
+        return float(self._counts.sum()) + weight < SURELY_FINITE_BELOW  # counts alone
+
+    def _restore(self, saved: PairedAccumulator) -> None:
+        self._counts = saved._counts  # the whole state; the per-event path counts into it from now on
+
     def copy(self) -> PairedAccumulator:
         """An independent accumulator with the same counts."""
         new = self.emptied()

@@ -33,6 +33,11 @@ A = TypeVar("A", bound="AccumulatorBase")
 P = TypeVar("P", bound="Accumulator")
 
 
+# a total weight below this, times a term of at most 2^20 per unit weight (a Brier or log-loss term, a count), stays
+# far below the largest float (2^1024): see AccumulatorBase._can_take
+SURELY_FINITE_BELOW = 2.0**1000
+
+
 @runtime_checkable
 class Accumulator(Protocol):
     """What every accumulator kind offers.
@@ -150,6 +155,30 @@ class AccumulatorBase:
 
     def _scale_in(self, factor: float) -> None:  # pragma: no cover - every kind defines it
         raise NotImplementedError
+
+    def _restore(self, saved: Any) -> None:
+        """Take back, in place, the state of ``saved``: a copy of this accumulator made before a change that must
+        be undone to the bit (a segment's part of a weighted batch that another segment refused, where taking
+        the events back out would leave float sums within rounding of what they were, or float counts where
+        there were whole ones). This object stays the one callers hold; ``saved`` is not to be used after.
+
+        Here this object takes the copy's attributes, then makes its per-event buffers afresh (the copy's are
+        bound to the copy; events stored in this one's since the copy are the change undone). A kind whose state
+        lies elsewhere takes it back its own way.
+        """
+        state = dict(vars(saved))
+        vars(self).clear()
+        vars(self).update(state)
+        self._reset_buffers()
+
+    def _can_take(self, weight: float) -> bool:
+        """Whether events of total weight ``weight``, whatever their values, surely count in without a refusal for
+        a total or a sum past the largest float (a segment that surely can is not saved before a weighted batch);
+        ``False`` (not known) here, as for a kind whose sums grow with the events' values."""
+        return False
+
+    def _reset_buffers(self) -> None:
+        """Per-event buffers of this object's own, empty (a kind without them has nothing to do)."""
 
     def update_many_grouped(self, accumulators: list[Any], groups: EventGroups, *args: Any, **kwargs: Any) -> bool:
         """Count a batch into accumulators of this one's kind and configuration at once, event i into

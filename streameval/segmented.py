@@ -11,6 +11,7 @@ measures of Fairlearn (``fairlearn.metrics``) with the same definitions.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
@@ -465,6 +466,7 @@ class Segmented(AccumulatorBase):
                 in_place = False  # scores in the classes it learnt): each segment's events checked by its own
         parts: list[tuple[Hashable, Any, Any]] = []  # (segment, its accumulator or None when new, its events')
         applied: list[tuple[Hashable, Any]] = []  # (segment, what was added: None when new, or its events)
+        saved = self._saved_if_weighted(keys, columns, kwargs)
         try:
             for key, (args, keywords) in zip(keys, batch.parts, strict=True):
                 target = self._segments.get(key)
@@ -501,8 +503,37 @@ class Segmented(AccumulatorBase):
                     self._segments[key] = target
                     applied.append((key, part))
         except BaseException:
-            self._undo(applied)
+            self._undo(applied, saved)
             raise
+
+    def _saved_if_weighted(
+        self, keys: Iterable[Hashable], columns: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> dict[Hashable, Any]:
+        """Copies of the segments ``keys`` counted before, when a weighted batch could take one of them past the
+        largest float (none for a batch without weights): such a batch may be refused past its check, and taking
+        its events back out of the segments it reached would leave float sums within rounding of what they were
+        (and float counts where they were whole). A refusal puts these copies back (:meth:`_put_back`). Where
+        the kind tells of every one of them that the batch's total weight surely fits (``_can_take``), none
+        can refuse and none is copied: a copy files the events stored for it (10 weighted events into 4
+        segments: 0.4 ms instead of 21 us)."""
+        weight = _batch_weight(type(self._template), columns, kwargs)
+        if weight is None:
+            return {}
+        reached = {key: self._segments[key] for key in keys if key in self._segments}
+        if all(getattr(acc, "_can_take", _cannot_tell)(weight) for acc in reached.values()):
+            return {}
+        return {key: acc.copy() for key, acc in reached.items()}
+
+    def _put_back(self, saved: dict[Hashable, Any]) -> None:
+        """The segments saved before a refused batch as they were: each accumulator takes its copy's state back
+        in place (the object a caller may hold stays the segment's), or, of a kind without that, is replaced."""
+        for key, copy in saved.items():
+            restore = getattr(self._segments.get(key), "_restore", None)
+            if restore is not None:
+                restore(copy)
+            else:
+                self._segments[key] = copy
+        self._routes.clear()  # a restored segment's update is its copy's
 
     def _counted_one_by_one(self, segments: Any, columns: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Whether a small batch of segments counted before, named by str or int values, was counted event by
@@ -537,6 +568,7 @@ class Segmented(AccumulatorBase):
             self._template.copy().update_many(*columns, **kwargs)
         except (TypeError, ValueError):
             return False
+        saved = self._saved_if_weighted(updates, columns, kwargs)
         width, done = len(columns), 0
         try:
             if own:
@@ -550,10 +582,14 @@ class Segmented(AccumulatorBase):
                     updates[segment](*event)
                     done += 1
         except BaseException as exc:
-            # the events counted so far taken back out of their segments, as the batch path takes its parts
-            taken = {k: v if k in fixed else v[:done] for k, v in kwargs.items()}
-            batch = _by_segment(segments[:done], tuple(c[:done] for c in columns), taken)
-            self._undo(list(zip(batch.keys, batch.parts, strict=True)))
+            # the events counted so far taken back out of their segments, as the batch path takes its parts (or,
+            # weighted, the segments put back as they were)
+            if saved:
+                self._put_back(saved)
+            else:
+                taken = {k: v if k in fixed else v[:done] for k, v in kwargs.items()}
+                batch = _by_segment(segments[:done], tuple(c[:done] for c in columns), taken)
+                self._undo(list(zip(batch.keys, batch.parts, strict=True)))
             self._routes.clear()  # a segment taken back may be a new accumulator (a kind without in-place sums)
             if isinstance(exc, (TypeError, ValueError)):
                 return False
@@ -598,17 +634,22 @@ class Segmented(AccumulatorBase):
             except ValueError as exc:
                 raise ValueError(f"{what} {show(key)} cannot join the others: {exc}") from None
 
-    def _undo(self, applied: list[tuple[Hashable, Any]]) -> None:
-        """Take a failed batch's events back out of the segments it reached (new ones go)."""
+    def _undo(self, applied: list[tuple[Hashable, Any]], saved: dict[Hashable, Any] | None = None) -> None:
+        """Take a failed batch's events back out of the segments it reached (new ones go; those ``saved`` before
+        the batch are put back as they were)."""
+        saved = saved or {}
         for key, added in reversed(applied):
             if added is None:
                 self._segments.pop(key, None)
+                continue
+            if key in saved:
                 continue
             if isinstance(added, tuple):  # counted in place: its events, counted again to be taken out
                 part = self._template.copy()
                 part.update_many(*added[0], **added[1])
                 added = part
             self._segments[key] -= added
+        self._put_back({key: saved[key] for key, _ in applied if key in saved})
 
     def revert_many(self, segments: Any, *columns: Any, **kwargs: Any) -> None:
         """Take a batch of events counted before back out (:meth:`update_many`'s arguments); all of them or, on bad
@@ -630,11 +671,15 @@ class Segmented(AccumulatorBase):
                 raise ValueError(f"cannot take out events of segment {show(key)}: it was never counted")
         self._routes.clear()
         taken: list[tuple[Any, list[Any], dict[str, Any]]] = []  # (accumulator, its events) taken out so far
+        saved = self._saved_if_weighted(batch.keys, columns, kwargs)  # weighted: put back, not counted back in
         try:
             for key, (args, keywords) in zip(batch.keys, batch.parts, strict=True):
                 self._segments[key].revert_many(*args, **keywords)
                 taken.append((self._segments[key], args, keywords))
         except BaseException:
+            if saved:
+                self._put_back(saved)
+                raise
             for acc, args, keywords in reversed(taken):  # counted back in: those segments as they were
                 acc.update_many(*args, **keywords)
             raise
@@ -725,6 +770,10 @@ class Segmented(AccumulatorBase):
         getattr(self._template, "check_mergeable", self._template.merge)(other._template)
         # each of other's segments joins its own here, or any of these: checked before anything changes
         self._check_joins(list(other._segments.items()), "segment")
+
+    def _restore(self, saved: Segmented) -> None:
+        self._segments = saved._segments  # the copy's accumulators: its own, not shared with it
+        self._routes.clear()
 
     def _merge_in(self, other: Segmented, sign: int) -> None:
         self._routes.clear()
@@ -828,6 +877,51 @@ class _SegmentBatch(NamedTuple):
     cols: list[Any]  # the accumulators' positional columns, checked for length
     kw: dict[str, Any]  # and keyword columns
     parts: list[tuple[list[Any], dict[str, Any]]]  # each segment's events: its columns and keyword columns
+
+
+@functools.cache
+def _weight_place(kind: Any) -> int | None:
+    """Where a kind's ``update_many`` takes weights ``w`` among its positional arguments (the count of them when
+    by keyword only); ``None`` where it takes none, -1 where it may take them anywhere (``*args``)."""
+    try:
+        params = list(inspect.signature(kind.update_many).parameters.values())[1:]
+    except (AttributeError, TypeError, ValueError):
+        return -1
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    for place, param in enumerate(params):
+        if param.name == "w":
+            return place if param.kind in positional else len(params)
+        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            return -1
+    return None
+
+
+def _cannot_tell(weight: float) -> bool:
+    """A kind written against the protocol alone: whether it takes a weight without a refusal is not known."""
+    return False
+
+
+def _batch_weight(kind: type, columns: tuple[Any, ...], kwargs: dict[str, Any]) -> float | None:
+    """The total weight that a batch's arguments for accumulators of ``kind`` give (``None``: no weights; inf where
+    it is not known: a kind that may take them anywhere, or weights that are not numbers)."""
+    place = _weight_place(kind)
+    if place == -1:
+        return math.inf
+    weights = kwargs.get("w")
+    if weights is None and place is not None and place < len(columns):
+        weights = columns[place]
+    if weights is None:
+        return None
+    try:
+        if np.ndim(weights) == 0:  # one weight for every event
+            n = len(columns[0]) if columns else 1
+            return float(weights) * n
+        total = (
+            math.fsum(weights) if isinstance(weights, list) else float(np.sum(np.asarray(weights, dtype=np.float64)))
+        )
+    except (TypeError, ValueError):
+        return math.inf
+    return total if total >= 0 else math.inf
 
 
 def _by_segment(segments: Any, columns: tuple[Any, ...], kwargs: dict[str, Any]) -> _SegmentBatch:

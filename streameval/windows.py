@@ -737,14 +737,14 @@ class TimeWindow:
         # late: already outside the window when it arrived (events that leave the window because
         # later events of the same batch advance the time are not late, just expired)
         before = -math.inf if self._latest is None else self._latest - self.panes + 1
+        # the panes that exist summed first, as new accumulators: a total weight past the largest float refuses the
+        # batch here, before any pane changes (adding in place, a pane after another could refuse)
+        summed = {p: self._ring[p].merge(acc) for p, (acc, _) in fresh.items() if p >= oldest and p in self._ring}
         for p, (acc, events) in fresh.items():
             if p < before:
                 self.n_late += events
             elif p >= oldest:
-                if p in self._ring:
-                    self._ring[p] += acc  # the window owns its panes: add in place
-                else:
-                    self._ring[p] = acc
+                self._ring[p] = summed.get(p, acc)
         self._latest = latest
         # the panes that left: none is older than the window before (nothing was there when there was no window),
         # so by their numbers from there, or, past a jump of more panes than the ring holds, by a look at every

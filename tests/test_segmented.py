@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import pickle
+from typing import Any
 from unittest import mock
 
 import numpy as np
@@ -1089,30 +1090,61 @@ def test_a_small_batch_with_a_bad_event_changes_no_segment_and_is_explained_as_b
     assert seg.to_bytes() == before
 
 
-def test_a_small_batch_one_by_one_that_a_segment_refuses_takes_the_events_before_back_out(monkeypatch):
+def test_a_small_batch_one_by_one_that_a_segment_refuses_puts_the_segments_back(monkeypatch):
     """Past the check, a segment may still refuse an event (its total weight would pass the largest float): the
-    events counted before it leave their segments, as the batch path's parts do, and the batch path explains
-    the refusal. (Weighted sums are floats: taking an event back out restores them to the bit where adding it
-    rounded nothing, as here, where it is the segment's one event again.)"""
+    segments of a weighted batch are saved before its first event and put back as they were (the one-by-one
+    path's segments, then the batch path's own), and the batch path explains the refusal."""
     import streameval.segmented as segmented
 
-    taken_out = []
-    real_undo = segmented.Segmented._undo
+    put_back = []
+    real = segmented.Segmented._put_back
 
-    def undo(self, applied):
-        taken_out.append([key for key, _ in applied])
-        real_undo(self, applied)
+    def recorded(self, saved):
+        put_back.append(sorted(saved))
+        real(self, saved)
 
-    monkeypatch.setattr(segmented.Segmented, "_undo", undo)
+    monkeypatch.setattr(segmented.Segmented, "_put_back", recorded)
     seg = se.Segmented(se.BinaryAccumulator)
     seg.update_many(["a", "b"], [1, 1], [1.0, 0.5], w=[1e308, 0.25])
     before = seg.to_bytes()
     with pytest.raises(ValueError, match="overflow"):
         seg.update_many(["b", "a"], [1, 1], [0.5, 1.0], w=[0.25, 1e308])
-    assert taken_out[0] == ["b"]  # the event counted one by one into b, then the batch path's own parts
+    assert put_back == [["a", "b"], ["b"]]  # both saved one by one; the batch path had added b when a refused
     assert seg.to_bytes() == before
     seg.update_many(["b", "b"], [1, 0], [1.0, 0.5], w=[0.25, 0.25])
     assert seg["b"].get().n == 0.75
+
+
+def test_a_small_unweighted_batch_one_by_one_that_a_segment_refuses_takes_the_events_before_back_out(monkeypatch):
+    """Unweighted, nothing is saved: an event a segment refuses past the check (here a refusal made up for the
+    test) takes the events counted before it back out of their segments, whole counts to the bit."""
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update_many(["a", "b"], [1, 0], [0.9, 0.2])
+    before = seg.to_bytes()
+    refusing = seg["b"]
+    real = se.BinaryAccumulator.update
+
+    def update(self, *args, **kwargs):
+        if self is refusing:
+            raise ValueError("a refusal past the check")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(se.BinaryAccumulator, "update", update)
+    monkeypatch.setattr(se.BinaryAccumulator, "update_many", _refusing_many(refusing))
+    with pytest.raises(ValueError, match="past the check"):
+        seg.update_many(["a", "a", "b"], [1, 0, 1], [0.4, 0.5, 0.6])
+    assert seg.to_bytes() == before
+
+
+def _refusing_many(refusing):
+    real = se.BinaryAccumulator.update_many
+
+    def update_many(self, *args, **kwargs):
+        if self is refusing:
+            raise ValueError("a refusal past the check")
+        return real(self, *args, **kwargs)
+
+    return update_many
 
 
 def test_a_batch_past_the_small_size_is_not_read_event_by_event(monkeypatch):
@@ -1139,3 +1171,75 @@ def test_a_batch_past_the_small_size_is_not_read_event_by_event(monkeypatch):
         seg.update_many(["a"] * n, np.ones(n, bool), np.full(n, 0.3), w=w)
         assert bool(read) is (n <= m or np.ndim(w) == 0), (n, w)
     assert seg["a"].n == 2 * (m + 1) * 0.5 + m * 0.5 + 1
+
+
+ROUNDING_KINDS = {  # a factory and the arguments of event i (a weight goes by w=)
+    "binary": (se.BinaryAccumulator, lambda i: (i % 2, 0.1 + 0.8 * (i % 7) / 7)),
+    "regression": (se.RegressionAccumulator, lambda i: (0.1 * (i % 5), 0.05 * (i % 3))),
+    "scores": (se.ScoreAccumulator, lambda i: (0.1 * (i % 9),)),
+    "multiclass": (lambda: se.MulticlassAccumulator(classes=[0, 1, 2]), lambda i: (i % 3, (i + 1) % 3)),
+    "paired": (lambda: se.PairedAccumulator(threshold=0.5), lambda i: (i % 2, 0.2 * (i % 5), 0.9 - 0.2 * (i % 4))),
+}
+
+
+def _columns(event: Any, n: int, start: int = 0) -> list[list[Any]]:
+    return [list(column) for column in zip(*(event(start + i) for i in range(n)), strict=True)]
+
+
+@pytest.mark.parametrize("n", [6, 300, 3_000])  # event by event, counted in place, counted apart
+@pytest.mark.parametrize("kind", list(ROUNDING_KINDS))
+def test_a_weighted_batch_refused_past_its_check_leaves_every_segment_as_it_was(kind, n):
+    """A weighted batch that one segment refuses past the whole-batch check (its total weight would pass the
+    largest float) leaves the segments it reached before as they were, to the bit: whole counts stay whole
+    (taken back out, the weighted events left float counts) and float sums are not left within rounding of
+    what they were. Each segment stays the object a caller holds, and takes events after."""
+    make, event = ROUNDING_KINDS[kind]
+    seg = se.Segmented(make)
+    seg.update_many(["a", "b", "a", "b", "a"], *_columns(event, 5))
+    seg.update("c", *event(13), w=1e308)
+    held = seg["a"]
+    before = seg.to_bytes()
+    names = ["a", "b"] * ((n - 1) // 2) + ["a"] * ((n - 1) % 2) + ["c"]
+    weights = [0.1 + 0.7 * (i % 3) for i in range(n - 1)] + [1e308]
+    with pytest.raises(ValueError, match="overflow"):
+        seg.update_many(names, *_columns(event, n, 11), w=weights)
+    assert seg.to_bytes() == before
+    assert seg["a"] is held
+    seg.update("a", *event(3))  # per-event updates go to the segment as it is now
+    seg.update_many(["b", "a"], *_columns(event, 2, 4))
+    expected = se.Segmented.from_bytes(before)
+    expected.update("a", *event(3))
+    expected.update_many(["b", "a"], *_columns(event, 2, 4))
+    assert seg.to_bytes() == expected.to_bytes()
+
+
+@pytest.mark.parametrize("kind", ["binary", "regression", "scores"])
+def test_a_weighted_revert_refused_in_one_segment_leaves_the_others_as_they_were(kind):
+    """Taking weighted events out of two segments, the second of which never counted its event: the first
+    segment's events were taken out, then counted back in, which left its float sums within rounding of what
+    they were; it is now put back as it was."""
+    make, event = ROUNDING_KINDS[kind]
+    seg = se.Segmented(make)
+    weights = [0.1, 0.2, 0.7, 0.3, 1.1, 0.9]
+    seg.update_many(["a", "a", "a", "b", "b", "b"], *_columns(event, 6), w=weights)
+    before = seg.to_bytes()
+    out = _columns(event, 3)
+    never = _columns(event, 1, 40)  # an event b never counted: its score (or y) is new there
+    with pytest.raises(ValueError):
+        seg.revert_many(["a", "a", "b"], *[o[:2] + m for o, m in zip(out, never, strict=True)], w=[0.1, 0.2, 5.0])
+    assert seg.to_bytes() == before
+
+
+def test_a_small_weight_that_takes_a_full_segment_past_the_largest_float_leaves_the_others_as_they_were():
+    """A segment of a total weight just below the largest float refuses a part of weight 1e300 (the batch,
+    past the small ones, counted apart): the whole batch's weight is small beside the largest float, yet the
+    other segment, unweighted before, is put back with whole counts."""
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update_many(["a", "a"], [1, 0], [0.9, 0.2])
+    seg.update_many(["c"], [1], [0.8], w=[1.7976931348623e308])  # within 1e295 of the largest float
+    before = seg.to_bytes()
+    n = 1_100
+    with pytest.raises(ValueError, match="overflow"):
+        seg.update_many(["a"] * (n - 1) + ["c"], [1] * n, [0.7] * n, w=[0.5] * (n - 1) + [1e300])
+    assert seg.to_bytes() == before
+    assert seg["a"].get().n == 2 and isinstance(seg["a"].get().n, int)

@@ -680,6 +680,28 @@ def test_a_time_windows_new_pane_refuses_an_event_its_panes_refuse(batch):
     assert win.get().confusion_matrix.tolist() == [[1, 0], [0, 1]]
 
 
+@pytest.mark.parametrize("refusing", ["earlier", "later"])
+def test_a_batch_over_panes_that_a_later_pane_refuses_changes_no_pane(refusing):
+    """A batch over two panes of the window, one of which refuses its part past the batch's check (its total
+    weight would pass the largest float): no pane changes. Before, the panes were added to one by one, and a
+    pane added before the refusing one kept its part."""
+    import pickle
+
+    win = se.TimeWindow(se.BinaryAccumulator, width=20.0, panes=2)
+    big = [1e308, 1.0] if refusing == "earlier" else [1.0, 1e308]
+    win.update_many([1, 0], [0.9, 0.2], t=[1.0, 11.0], w=big)
+    before = pickle.dumps(win)
+    with pytest.raises(ValueError, match="overflow"):
+        win.update_many(
+            [1, 0, 1], [0.8, 0.3, 0.6], t=[2.0, 12.0, 13.0], w=[3.0 if b == 1.0 else b for b in big] + [2.0]
+        )
+    assert pickle.dumps(win) == before
+    win.update(1, 0.7, t=14.0)  # the latest pane still takes per-event updates
+    expected = pickle.loads(before)
+    expected.update(1, 0.7, t=14.0)
+    assert pickle.dumps(win) == pickle.dumps(expected)
+
+
 @pytest.mark.parametrize("size", [50, 700, 5000])
 def test_sequences_given_before_a_class_was_learnt_leave_a_window_later(size):
     """Score sequences of two classes, then a third class learnt, then sequences of three: the window's
