@@ -19,9 +19,14 @@ from a few methods the kind defines itself:
 
 from __future__ import annotations
 
+import functools
+import inspect
+import math
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+
+import numpy as np
 
 from . import io
 from ._numeric import EventGroups
@@ -437,3 +442,50 @@ class AccumulatorBase:
     def __reduce__(self) -> tuple[Any, tuple[bytes]]:
         """Pickle the compact state (the format's bytes), not the in-memory layout."""
         return io.from_bytes, (io.to_bytes(self, level=1),)
+
+
+@functools.cache
+def _weight_place(kind: Any) -> int | None:
+    """Where a kind's ``update_many`` takes weights ``w`` among its positional arguments (the count of them when
+    by keyword only); ``None`` where it takes none, -1 where it may take them anywhere (``*args``)."""
+    try:
+        params = list(inspect.signature(kind.update_many).parameters.values())[1:]
+    except (AttributeError, TypeError, ValueError):
+        return -1
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    for place, param in enumerate(params):
+        if param.name == "w":
+            return place if param.kind in positional else len(params)
+        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            return -1
+    return None
+
+
+def batch_weight(kind: type, columns: tuple[Any, ...], kwargs: dict[str, Any]) -> float | None:
+    """The total weight that a batch's arguments for accumulators of ``kind`` give (``None``: no weights; inf where
+    it is not known: a kind that may take them anywhere, or weights that are not numbers)."""
+    place = _weight_place(kind)
+    if place == -1:
+        return math.inf
+    weights = kwargs.get("w")
+    if weights is None and place is not None and place < len(columns):
+        weights = columns[place]
+    if weights is None:
+        return None
+    try:
+        if np.ndim(weights) == 0:  # one weight for every event
+            n = len(columns[0]) if columns else 1
+            return float(weights) * n
+        total = (
+            math.fsum(weights) if isinstance(weights, list) else float(np.sum(np.asarray(weights, dtype=np.float64)))
+        )
+    except (TypeError, ValueError):
+        return math.inf
+    return total if total >= 0 else math.inf
+
+
+def can_take(acc: Any, weight: float) -> bool:
+    """Whether an accumulator surely takes events of total weight ``weight`` without a refusal for a sum past the
+    largest float (its kind's ``_can_take``; ``False`` for a kind written against the protocol alone)."""
+    can = getattr(acc, "_can_take", None)
+    return can is not None and bool(can(weight))

@@ -45,6 +45,7 @@ from ._validation import (
 )
 from .averaging import metric_value
 from .drift import drift, drift_record
+from .protocol import can_take
 from .segmented import SegmentedReport
 
 __all__ = ["Decayed", "Monitor", "Sliding", "TimeWindow"]
@@ -737,14 +738,24 @@ class TimeWindow:
         # late: already outside the window when it arrived (events that leave the window because
         # later events of the same batch advance the time are not late, just expired)
         before = -math.inf if self._latest is None else self._latest - self.panes + 1
-        # the panes that exist summed first, as new accumulators: a total weight past the largest float refuses the
-        # batch here, before any pane changes (adding in place, a pane after another could refuse)
-        summed = {p: self._ring[p].merge(acc) for p, (acc, _) in fresh.items() if p >= oldest and p in self._ring}
+        # where a pane that exists could refuse its part (a total weight past the largest float), every such pane
+        # is summed first, as a new accumulator, so that a refusal comes before any pane changes (added to in
+        # place, a pane after another could refuse); else they are added to in place
+        reached = [(p, acc) for p, (acc, _) in fresh.items() if p >= oldest and p in self._ring]
+        weight = sum(acc.n for _, acc in reached)
+        summed = {} if all(can_take(self._ring[p], weight) for p, _ in reached) else {
+            p: self._ring[p].merge(acc) for p, acc in reached
+        }  # fmt: skip
         for p, (acc, events) in fresh.items():
             if p < before:
                 self.n_late += events
             elif p >= oldest:
-                self._ring[p] = summed.get(p, acc)
+                if p in summed:
+                    self._ring[p] = summed[p]
+                elif p in self._ring:
+                    self._ring[p] += acc  # the window owns its panes: add in place
+                else:
+                    self._ring[p] = acc
         self._latest = latest
         # the panes that left: none is older than the window before (nothing was there when there was no window),
         # so by their numbers from there, or, past a jump of more panes than the ring holds, by a look at every
