@@ -513,8 +513,9 @@ class Segmented(AccumulatorBase):
         its events back out of the segments it reached would leave float sums within rounding of what they were
         (and float counts where they were whole). A refusal puts these copies back (:meth:`_put_back`). Where
         the kind tells of every one of them that the batch's total weight surely fits (``_can_take``), none
-        can refuse and none is copied: a copy files the events stored for it (10 weighted events into 4
-        segments: 0.4 ms instead of 21 us)."""
+        can refuse and none is copied: a copy files the events stored for it. Weighted batches of 10 events into 4
+        segments: binary (it tells) 29-30 against 20-21 us before these copies; regression 410 against 114-124,
+        scores 596-615 against 111-114, multiclass 122-133 against 56-57 (kinds that cannot tell yet)."""
         weight = batch_weight(type(self._template), columns, kwargs)
         if weight is None:
             return {}
