@@ -26,11 +26,9 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
-import numpy as np
-
 from . import io
 from ._numeric import EventGroups
-from ._validation import check_real
+from ._validation import as_weights, check_real
 
 __all__ = ["Accumulator", "AccumulatorBase"]
 
@@ -171,9 +169,8 @@ class AccumulatorBase:
         bound to the copy; events stored in this one's since the copy are the change undone). A kind whose state
         lies elsewhere takes it back its own way.
         """
-        state = dict(vars(saved))
         vars(self).clear()
-        vars(self).update(state)
+        vars(self).update(vars(saved))
         self._reset_buffers()
 
     def _can_take(self, weight: float) -> bool:
@@ -454,34 +451,29 @@ def _weight_place(kind: Any) -> int | None:
         return -1
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     for place, param in enumerate(params):
-        if param.name == "w":
-            return place if param.kind in positional else len(params)
+        if param.name == "w":  # by keyword only: read from the keywords alone
+            return place if param.kind in positional else None
         if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
             return -1
     return None
 
 
-def batch_weight(kind: type, columns: tuple[Any, ...], kwargs: dict[str, Any]) -> float | None:
-    """The total weight that a batch's arguments for accumulators of ``kind`` give (``None``: no weights; inf where
-    it is not known: a kind that may take them anywhere, or weights that are not numbers)."""
+def batch_weight(kind: type, columns: tuple[Any, ...], kwargs: dict[str, Any], n: int) -> float | None:
+    """The total weight of a batch of ``n`` events whose arguments for accumulators of ``kind`` give weights ``w``
+    (by keyword or in their place), read as the kinds read them (:func:`~streameval._validation.as_weights`):
+    ``None`` without weights or where each is 1 (counted as whole events); inf where it is not known (a kind
+    that may take them anywhere, or weights that the kind refuses)."""
     place = _weight_place(kind)
     if place == -1:
         return math.inf
     weights = kwargs.get("w")
     if weights is None and place is not None and place < len(columns):
         weights = columns[place]
-    if weights is None:
-        return None
     try:
-        if np.ndim(weights) == 0:  # one weight for every event
-            n = len(columns[0]) if columns else 1
-            return float(weights) * n
-        total = (
-            math.fsum(weights) if isinstance(weights, list) else float(np.sum(np.asarray(weights, dtype=np.float64)))
-        )
+        read = as_weights("w", weights, n)
     except (TypeError, ValueError):
         return math.inf
-    return total if total >= 0 else math.inf
+    return None if read is None else float(read.sum())
 
 
 def can_take(acc: Any, weight: float) -> bool:

@@ -465,7 +465,7 @@ class Segmented(AccumulatorBase):
                 in_place = False  # scores in the classes it learnt): each segment's events checked by its own
         parts: list[tuple[Hashable, Any, Any]] = []  # (segment, its accumulator or None when new, its events')
         applied: list[tuple[Hashable, Any]] = []  # (segment, what was added: None when new, or its events)
-        saved = self._saved_if_weighted(keys, columns, kwargs)
+        saved = self._saved_if_weighted(keys, columns, kwargs, n)
         try:
             for key, (args, keywords) in zip(keys, batch.parts, strict=True):
                 target = self._segments.get(key)
@@ -506,7 +506,7 @@ class Segmented(AccumulatorBase):
             raise
 
     def _saved_if_weighted(
-        self, keys: Iterable[Hashable], columns: tuple[Any, ...], kwargs: dict[str, Any]
+        self, keys: Iterable[Hashable], columns: tuple[Any, ...], kwargs: dict[str, Any], n: int
     ) -> dict[Hashable, Any]:
         """Copies of the segments ``keys`` counted before, when a weighted batch could take one of them past the
         largest float (none for a batch without weights): such a batch may be refused past its check, and taking
@@ -514,9 +514,10 @@ class Segmented(AccumulatorBase):
         (and float counts where they were whole). A refusal puts these copies back (:meth:`_put_back`). Where
         the kind tells of every one of them that the batch's total weight surely fits (``_can_take``), none
         can refuse and none is copied: a copy files the events stored for it. Weighted batches of 10 events into 4
-        segments: binary (it tells) 29-30 against 20-21 us before these copies; regression 410 against 114-124,
-        scores 596-615 against 111-114, multiclass 122-133 against 56-57 (kinds that cannot tell yet)."""
-        weight = batch_weight(type(self._template), columns, kwargs)
+        segments, against the undo by subtraction before: binary, whose segments tell and are not copied, 29-30
+        against 20-21 us (binned segments: the check itself); regression 410 against 114-124, scores 596-615
+        against 111-114, multiclass 122-133 against 56-57 (kinds that cannot tell yet: copied every batch)."""
+        weight = batch_weight(type(self._template), columns, kwargs, n)
         if weight is None:
             return {}
         reached = {key: self._segments[key] for key in keys if key in self._segments}
@@ -542,7 +543,8 @@ class Segmented(AccumulatorBase):
         give one value an event (1-D numpy arrays of numbers or bools, or lists; keywords one value for all, or
         one an event in a batch of up to ``ONE_BY_ONE_KEYWORDS_UP_TO``). The batch is checked whole by an empty
         accumulator first, as the batch path checks a batch it counts in place, and an event a segment still
-        refuses takes the events before it back out of their segments. ``False`` with nothing changed
+        refuses takes the events before it back out of their segments (or, where the batch is weighted, puts
+        back the segments saved before it: :meth:`_saved_if_weighted`). ``False`` with nothing changed
         otherwise: the batch path counts the batch or explains why not.
         """
         own = [k for k, v in kwargs.items() if not is_one_value(v)]  # keywords of each event's own
@@ -568,7 +570,7 @@ class Segmented(AccumulatorBase):
             self._template.copy().update_many(*columns, **kwargs)
         except (TypeError, ValueError):
             return False
-        saved = self._saved_if_weighted(updates, columns, kwargs)
+        saved = self._saved_if_weighted(updates, columns, kwargs, n)
         width, done = len(columns), 0
         try:
             if own:
@@ -671,7 +673,7 @@ class Segmented(AccumulatorBase):
                 raise ValueError(f"cannot take out events of segment {show(key)}: it was never counted")
         self._routes.clear()
         taken: list[tuple[Any, list[Any], dict[str, Any]]] = []  # (accumulator, its events) taken out so far
-        saved = self._saved_if_weighted(batch.keys, columns, kwargs)  # weighted: put back, not counted back in
+        saved = self._saved_if_weighted(batch.keys, columns, kwargs, batch.codes.size)  # put back, not counted in
         try:
             for key, (args, keywords) in zip(batch.keys, batch.parts, strict=True):
                 self._segments[key].revert_many(*args, **keywords)

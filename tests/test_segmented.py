@@ -1216,8 +1216,9 @@ def test_a_weighted_batch_refused_past_its_check_leaves_every_segment_as_it_was(
 @pytest.mark.parametrize("kind", ["binary", "regression", "scores"])
 def test_a_weighted_revert_refused_in_one_segment_leaves_the_others_as_they_were(kind):
     """Taking weighted events out of two segments, the second of which never counted its event: the first
-    segment's events were taken out, then counted back in, which left its float sums within rounding of what
-    they were; it is now put back as it was."""
+    segment's events were taken out, then counted back in, which left the regression and score moments within
+    rounding of what they were; those segments are now put back as they were. (Binary segments tell that they
+    take the weight, are not saved and are counted back in: whole to the bit here, as before.)"""
     make, event = ROUNDING_KINDS[kind]
     seg = se.Segmented(make)
     weights = [0.1, 0.2, 0.7, 0.3, 1.1, 0.9]
