@@ -63,6 +63,9 @@ LARGE_WEIGHT = 1e290
 # the same for a value of a regression's or a score accumulator's event beyond this, refused at once when the
 # moments or sums would overflow; FLUSH_EVERY values below it square to less than 1e304
 LARGE_VALUE = 1e150
+# a weighted event is stored while the stored weights, it included, sum to at most this (the buffer's room, lowered
+# by its owner where what it counted is within this of the largest float): past it the owner files them at once
+WEIGHTED_ROOM = 1e300
 _TICK = 256  # the Python twin checks its buffer every _TICK events (a small int stays cached)
 _UNIT = 1.0  # the default weight: identity with it selects the fast path
 
@@ -110,6 +113,7 @@ class PyEventBuffer:
     _wlabels: array[int]
     _wweights: array[float]
     _wtotal: float
+    _weighted_room: float  # the stored weights' room (the compiled update stores a weighted event within it)
 
     def _set_labels(self, pos_label: Any, neg_label: Any) -> None:
         """Set the two labels and empty the buffer."""
@@ -118,6 +122,7 @@ class PyEventBuffer:
         self._route = {neg_label: self._buf_neg.append, pos_label: self._buf_pos.append}
         self._room = _TICK
         self._drop_weighted()
+        self._weighted_room = WEIGHTED_ROOM
 
     # events of a weight other than 1, in their order: stored by the checked path (the compiled twin stores plain
     # ones itself), filed by the owner

@@ -719,14 +719,16 @@ typedef struct {
     Py_ssize_t wn;    /* events of a weight other than 1 held */
     Py_ssize_t wcap;
     double wtotal;    /* their weights' sum, added in their order */
+    double wroom;     /* stored while wtotal stays at most this (the owner's _weighted_room, <= WEIGHTED_ROOM) */
     double *wscores;
     uint8_t *wlabels;
     double *wweights;
 } EventBuffer;
 
-/* A weighted event is stored by update() while the weights held, it included, sum to at most this; past it the
- * checked path files them first (WEIGHTED_FLUSH_ABOVE in binary.py), so that a total weight that overflows is
- * refused by the call that brings it. */
+/* A weighted event is stored by update() while the weights held, it included, sum to at most the buffer's room:
+ * this, or less where the owner's counted total or sums are within this of the largest float (it sets
+ * _weighted_room); past it the checked path files them first, so that a total weight that overflows is refused by
+ * the call that brings it. */
 #define WEIGHTED_ROOM 1e300
 
 static PyObject *str_flush;
@@ -944,7 +946,7 @@ EventBuffer_update(EventBuffer *self, PyObject *const *args, size_t nargsf, PyOb
                 Py_RETURN_NONE;
             }
             /* finite, >= 0 (NaN fails), room for it, not the one that fills the buffer: the checked path files */
-            if (w >= 0.0 && w <= WEIGHTED_ROOM && self->wtotal + w <= WEIGHTED_ROOM && self->wn + 1 < CAPACITY) {
+            if (w >= 0.0 && w <= WEIGHTED_ROOM && self->wtotal + w <= self->wroom && self->wn + 1 < CAPACITY) {
                 if (self->wn >= self->wcap && has_weighted_storage(self, self->wn + 1) < 0)
                     return NULL;
                 push_weighted(self, is_pos, score, w);
@@ -1180,6 +1182,7 @@ EventBuffer_set_labels(EventBuffer *self, PyObject *const *args, Py_ssize_t narg
     self->n = 0;
     self->wn = 0;
     self->wtotal = 0.0;
+    self->wroom = WEIGHTED_ROOM;
     Py_RETURN_NONE;
 }
 
@@ -1230,6 +1233,26 @@ EventBuffer_get_weighted_total(EventBuffer *self, void *Py_UNUSED(closure))
 }
 
 static PyObject *
+EventBuffer_get_weighted_room(EventBuffer *self, void *Py_UNUSED(closure))
+{
+    return PyFloat_FromDouble(self->wroom);
+}
+
+static int
+EventBuffer_set_weighted_room(EventBuffer *self, PyObject *value, void *Py_UNUSED(closure))
+{
+    double room = value == NULL ? -1.0 : PyFloat_AsDouble(value);
+    if (room == -1.0 && PyErr_Occurred())
+        return -1;
+    if (!(room >= 0.0 && room <= WEIGHTED_ROOM)) {
+        PyErr_SetString(PyExc_ValueError, "_weighted_room must be within [0, 1e300]");
+        return -1;
+    }
+    self->wroom = room;
+    return 0;
+}
+
+static PyObject *
 EventBuffer_get_weighted_nbytes(EventBuffer *self, void *Py_UNUSED(closure))
 {
     return PyLong_FromSsize_t(self->wcap * (Py_ssize_t)(2 * sizeof(double) + 1));
@@ -1265,6 +1288,8 @@ static PyGetSetDef EventBuffer_getset[] = {
     {"_unit_nbytes", (getter)EventBuffer_get_unit_nbytes, NULL, "Bytes of the event buffer.", NULL},
     {"_n_weighted", (getter)EventBuffer_get_n_weighted, NULL, "Weighted events stored.", NULL},
     {"_weighted_total", (getter)EventBuffer_get_weighted_total, NULL, "The stored weights' sum.", NULL},
+    {"_weighted_room", (getter)EventBuffer_get_weighted_room, (setter)EventBuffer_set_weighted_room,
+     "The stored weights' room: update() stores a weighted event while their sum stays within it.", NULL},
     {"_weighted_nbytes", (getter)EventBuffer_get_weighted_nbytes, NULL, "Bytes of the weighted events' buffer.",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from array import array
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -19,7 +20,7 @@ from ._codec import (
     encode_label,
     require_fields,
 )
-from ._events import _UNIT, FLUSH_EVERY, EventBuffer, small_float_arrays
+from ._events import _UNIT, FLUSH_EVERY, WEIGHTED_ROOM, EventBuffer, small_float_arrays
 from ._numeric import EventGroups
 from ._validation import (
     as_labels,
@@ -63,7 +64,9 @@ def _default_neg_label(pos_label: Any) -> Any:
     raise ValueError(f"neg_label must be given when pos_label is not 0, 1 or a bool, got pos_label={pos_label!r}")
 
 
-WEIGHTED_FLUSH_ABOVE = 1e300  # stored weights summing past this are filed (WEIGHTED_ROOM in _speedups.c)
+_LARGEST_FLOAT = sys.float_info.max
+# per unit of weight, an event's Brier term is at most 1 and its log-loss term at most -log(eps) = 36.04
+_LOG_LOSS_TERM_UP_TO = 37.0
 
 
 class BinaryAccumulator(EventBuffer, AccumulatorBase):
@@ -140,6 +143,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
     # twin): it stores plain unit-weight events and sends the rest here.
     def _reset_buffers(self) -> None:
         self._set_labels(self.pos_label, self.neg_label)
+        self._mind_the_room()  # what is counted may be near the largest float (a copy, a restored state)
         self._labels = {self.neg_label: False, self.pos_label: True}
         # events reverted one by one: out of the counts at once, their calibration terms taken out of the sums at
         # the next filing (a batch of them, by the compiled pass)
@@ -175,10 +179,10 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         self._file_weighted_if_full(1)
 
     def _file_weighted_if_full(self, added: int) -> None:
-        """File the stored events once the weighted ones fill their buffer or their weights pass 1e300 (the
-        compiled ``update`` stores none past that: it comes here); where filing refuses them (the total weight
-        overflows), the last ``added`` are taken back and the others kept."""
-        if self._n_weighted >= FLUSH_EVERY or self._weighted_total > WEIGHTED_FLUSH_ABOVE:
+        """File the stored events once the weighted ones fill their buffer or their weights pass the buffer's
+        room (the compiled ``update`` stores none past it: it comes here); where filing refuses them (the total
+        weight or the sums overflow), the last ``added`` are taken back and the others kept."""
+        if self._n_weighted >= FLUSH_EVERY or self._weighted_total > self._weighted_room:
             try:
                 self._flush()
             except ValueError:  # the total weight overflows: refuse these events, keep the others
@@ -223,6 +227,21 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
             sums = plus(self._sums, CalibrationSums.of(x, is_pos, weights))
         self._hist.add(x, is_pos, weights)
         self._sums = sums
+        if weights is not None:  # whole events move a total or sum near the largest float by less than its spacing
+            self._mind_the_room()
+
+    def _mind_the_room(self) -> None:
+        """Set the stored weights' room (at most ``WEIGHTED_ROOM``) from what is counted: stored weights that sum
+        to at most it, counted in, take neither the total weight nor the sums past the largest float (their terms
+        at most 1 and 37 per unit of weight, with a margin of 2). Whole counts are far from it: the full room."""
+        if not self._hist.is_weighted:
+            self._weighted_room = WEIGHTED_ROOM
+            return
+        left = _LARGEST_FLOAT - float(self._hist.total())
+        if self._sums is not None:
+            brier, log_loss = self._sums.brier_total, self._sums.log_loss_total
+            left = min(left, _LARGEST_FLOAT - brier, (_LARGEST_FLOAT - log_loss) / _LOG_LOSS_TERM_UP_TO)
+        self._weighted_room = min(WEIGHTED_ROOM, max(left / 2, 0.0))
 
     # -- batch path ---------------------------------------------------------
     def update_many(self, y: npt.ArrayLike, scores: npt.ArrayLike, w: npt.ArrayLike | float | None = None) -> None:
@@ -355,6 +374,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         for acc, part in zip(targets, sums, strict=True):
             if part[0]:  # events of this group in the batch (a group without any: its sums as they are)
                 acc._sums = plus(acc._sums, CalibrationSums(*part))
+                acc._mind_the_room()
         accumulators[:] = targets
         return True
 
@@ -614,11 +634,13 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         sums = plus(self._sums, other._sums, sign)
         self._hist.merge_in(other._hist, sign)
         self._sums = sums
+        self._mind_the_room()
 
     def _scale_in(self, factor: float) -> None:
         self._flush()
         self._hist.scale_in(factor)
         self._sums = None if self._sums is None else self._sums.scaled(factor)
+        self._mind_the_room()
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, BinaryAccumulator):
@@ -712,6 +734,7 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
                     f"calibration counts {counted[0]} events, {counted[1]} positive, but the histogram counts "
                     f"{int(neg.sum() + pos.sum())}, {int(pos.sum())} positive"
                 )
+        acc._mind_the_room()
         return acc
 
     def __repr__(self) -> str:

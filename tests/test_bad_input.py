@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import decimal
+import math
 import subprocess
 import sys
 
@@ -318,6 +320,79 @@ def test_per_event_weights_whose_total_overflows_are_refused_at_the_update(kind,
     for _ in range(2):  # events after the refusal count, and every read works
         acc.update(*event, w=1e306)
         acc.get()
+
+
+NEAR_THE_LARGEST_FLOAT = 1.7976931348623e308  # 1.6e295 below it
+
+
+COUNTED_THERE = {
+    "counted": lambda acc: acc,
+    "copied": lambda acc: acc.copy(),
+    "loaded": lambda acc: type(acc).from_bytes(acc.to_bytes()),
+    "merged": lambda acc: acc.emptied() + acc,
+}
+
+
+@pytest.mark.parametrize("kind", list(PER_EVENT_KINDS))
+@pytest.mark.parametrize("wrapped", ["alone", "segmented"])
+@pytest.mark.parametrize("step", [1e300, 1e296, 1e294, 1.0])
+@pytest.mark.parametrize("came", list(COUNTED_THERE))
+def test_a_weight_that_takes_a_total_near_the_largest_float_past_it_is_refused_at_the_update(kind, wrapped, step, came):
+    """A counted total within a stored event's room of the largest float (counted there, or copied, loaded or
+    merged in): the update that passes it is refused and changes nothing, and every read after works (the
+    stored weights' room counts what is counted)."""
+    make, event = PER_EVENT_KINDS[kind]
+    event = (1, 0.9) if kind == "binary" else event  # a log-loss term below 1: its sum stays finite too
+    acc = make() if wrapped == "alone" else se.Segmented(make)
+    event = event if wrapped == "alone" else ("s", *event)
+    acc.update(*event, w=NEAR_THE_LARGEST_FLOAT)
+    acc = COUNTED_THERE[came](acc)
+    acc.get()
+    before = acc.to_bytes()
+    overflows = not math.isfinite(NEAR_THE_LARGEST_FLOAT + step)
+    with pytest.raises(ValueError, match="overflow") if overflows else contextlib.nullcontext():
+        acc.update(*event, w=step)
+    if overflows:
+        assert acc.to_bytes() == before
+    report = acc.get() if wrapped == "alone" else acc.get()["s"]
+    weight = report.weight if kind in ("regression", "scores") else report.n
+    assert weight == NEAR_THE_LARGEST_FLOAT + (0.0 if overflows else step)
+
+
+@pytest.mark.parametrize("wrapped", ["alone", "segmented"])
+@pytest.mark.parametrize("step", [1e300, 1e296, 1e294])
+def test_a_small_weighted_batch_that_takes_a_total_near_the_largest_float_past_it_is_refused(wrapped, step):
+    """The same for a small batch of float arrays, which the per-event buffer stores whole."""
+    acc = se.BinaryAccumulator() if wrapped == "alone" else se.Segmented(se.BinaryAccumulator)
+    one, two = ((), ()) if wrapped == "alone" else ((np.array(["s"]),), (np.array(["s", "s"]),))
+    acc.update_many(*one, np.array([1]), np.array([0.8]), np.array([NEAR_THE_LARGEST_FLOAT]))
+    acc.get()
+    before = acc.to_bytes()
+    overflows = not math.isfinite(NEAR_THE_LARGEST_FLOAT + step + 1.0)
+    with pytest.raises(ValueError, match="overflow") if overflows else contextlib.nullcontext():
+        acc.update_many(*two, np.array([1, 0]), np.array([0.7, 0.4]), np.array([step, 1.0]))
+    if overflows:
+        assert acc.to_bytes() == before
+    report = acc.get() if wrapped == "alone" else acc.get()["s"]
+    assert report.n == NEAR_THE_LARGEST_FLOAT + (0.0 if overflows else step + 1.0)
+
+
+@pytest.mark.parametrize("step, overflows", [(1e300, True), (1e297, False)])
+def test_a_weight_that_takes_the_log_loss_sum_near_the_largest_float_past_it_is_refused_at_the_update(step, overflows):
+    """The same where the log-loss sum is what lies near the largest float (a term of 36 per unit of weight) while
+    the total weight is 36 times below it: 1e300 more of that term passes it, 1e297 does not."""
+    one = se.BinaryAccumulator()
+    one.update(1, 1e-20, w=2.0)
+    term = one.get().log_loss  # of a positive scored 1e-20: -log(eps)
+    acc = se.BinaryAccumulator()
+    acc.update(1, 1e-20, w=sys.float_info.max / term * (1 - 1e-9))  # the sum 1.8e299 below the largest float
+    acc.get()
+    before = acc.to_bytes()
+    with pytest.raises(ValueError, match="overflow") if overflows else contextlib.nullcontext():
+        acc.update(1, 1e-20, w=step)
+    if overflows:
+        assert acc.to_bytes() == before
+    assert acc.get().log_loss == pytest.approx(term)
 
 
 PROTOCOL_CASES = [
