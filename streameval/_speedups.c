@@ -35,6 +35,10 @@
  *   row_argmax        the predicted class of each row of class scores (ties to
  *                     the class first in a given order).
  *   score_columns     a block of rows of class scores written class by class.
+ *   count_columns     every class's scores of a matrix counted into its own
+ *                     table, a block of rows at a time written class by
+ *                     class into a buffer that stays in cache (the twin
+ *                     counts each column apart).
  *   dict_rows         a list of dicts of class scores read into a matrix
  *                     (plain float scores of exactly the classes).
  *   object_codes      a list of str and int segments coded in order of first
@@ -4976,6 +4980,17 @@ group_tables(PyObject *tables, uint64_t n_pages, Table *tbs, Py_buffer *held, Py
     return 0;
 }
 
+/* Release the buffers group_tables held (n_held tables), and free them and the tables. */
+static void
+release_tables(Table *tbs, Py_buffer *held, Py_ssize_t n_held)
+{
+    for (Py_ssize_t t = 0; t < n_held; t++)
+        for (int j = 0; j < 3; j++)
+            PyBuffer_Release(&held[3 * t + j]);
+    PyMem_Free(held);
+    PyMem_Free(tbs);
+}
+
 /* Add the scratch table's rows (counts, and the group * n_pages + page of each) to the tables, giving rows to
  * new pages; nonzero (nothing more added) at a row of no table, or past a table's rows or slots. */
 static int
@@ -5220,11 +5235,7 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
     result = Py_BuildValue("(ONNNNN)", refused ? Py_True : Py_False, need, stored, above, found, rest);
 done:
     PyMem_Free(sums);
-    for (Py_ssize_t t = 0; t < n_held; t++)
-        for (int k = 0; k < 3; k++)
-            PyBuffer_Release(&held[3 * t + k]);
-    PyMem_Free(held);
-    PyMem_Free(tbs);
+    release_tables(tbs, held, n_held);
     PyMem_Free(new_pages);
     PyMem_RawFree(map.slots);
     PyMem_Free(dense);
@@ -5284,13 +5295,149 @@ merge_grouped(PyObject *Py_UNUSED(module), PyObject *args)
             PyTuple_SET_ITEM(result, t, s);
     }
 done:
-    for (Py_ssize_t t = 0; t < n_held; t++)
-        for (int j = 0; j < 3; j++)
-            PyBuffer_Release(&held[3 * t + j]);
-    PyMem_Free(held);
-    PyMem_Free(tbs);
+    release_tables(tbs, held, n_held);
     PyBuffer_Release(&cb);
     PyBuffer_Release(&pb);
+    return result;
+}
+
+PyDoc_STRVAR(count_columns_doc,
+"count_columns(scores, y, block_rows, tables, sign, t_neg, t_pos, check_threshold, threshold, shift, tag_shift,\n"
+"              start, end, stored, above) -> (row, column, offset)\n\n"
+"Count every column c of a row-major matrix of scores (float64, n rows of k = len(tables) columns, no NaN)\n"
+"into tables[c] (a tuple ``(base, page_of_row, counts, n_stored)`` of whole counts of a range-free scheme of this\n"
+"shift), each score labelled 1 where its row's class ``y`` (int64, in [0, k), else refused before anything is\n"
+"counted) is c: what count_range_free does\n"
+"for each column apart, adding ``sign`` (1 or -1), but reading the matrix once. Rows come in blocks of\n"
+"``block_rows`` (at most 2^16), each written column by column into a buffer, then each column counted. Positions are (row of a block's start, column, offset within the block): it counts from\n"
+"``start`` up to ``end`` (``(n, 0, 0)``: the end), and stops before the first score whose page needs a row\n"
+"when its table has none left. Returns where it stopped; writes each table's rows in use into ``stored``\n"
+"(int64, k) and adds each table's signed negatives and positives at the threshold codes into ``above``\n"
+"(int64, 2k).");
+
+#define COLUMN_BLOCK_UP_TO (1 << 16) /* rows of a block at most */
+
+static PyObject *
+count_columns(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer xb, yb, sb, ab;
+    Py_ssize_t block, r0, c0, o0, r1, c1, o1;
+    PyObject *tables;
+    int sign, check_threshold, shift, tag_shift;
+    unsigned long long t_neg, t_pos;
+    double threshold;
+    if (!PyArg_ParseTuple(args, "y*y*nO!iKKpdii(nnn)(nnn)w*w*", &xb, &yb, &block, &PyTuple_Type, &tables, &sign,
+                          &t_neg, &t_pos, &check_threshold, &threshold, &shift, &tag_shift, &r0, &c0, &o0, &r1, &c1,
+                          &o1, &sb, &ab))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t k = PyTuple_GET_SIZE(tables), n_held = 0;
+    Py_ssize_t n = yb.len / (Py_ssize_t)sizeof(int64_t);
+    Table *tbs = PyMem_Calloc((size_t)(k ? k : 1), sizeof(Table));
+    Py_buffer *held = PyMem_Calloc((size_t)(k ? k : 1) * 3, sizeof(Py_buffer));
+    double *buf = NULL;
+    if (tbs == NULL || held == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int starts_ok = block >= 1 && block <= COLUMN_BLOCK_UP_TO && r0 >= 0 && r0 % block == 0 && r1 <= n &&
+                    (r1 % block == 0 || r1 == n) && c0 >= 0 && c0 < k && c1 >= 0 && c1 < k && o0 >= 0 &&
+                    o0 < block && o1 >= 0 && o1 < block &&
+                    (r0 < r1 || (r0 == r1 && (c0 < c1 || (c0 == c1 && o0 <= o1))));
+    if (k < 1 || yb.len % 8 || xb.len != n * k * (Py_ssize_t)sizeof(double) || !starts_ok || shift < 8 ||
+        shift > 63 || tag_shift != 64 - shift || (sign != 1 && sign != -1) || sb.len != k * 8 ||
+        ab.len != 2 * k * 8) {
+        PyErr_SetString(PyExc_ValueError, "count_columns: inconsistent arguments");
+        goto done;
+    }
+    uint64_t n_pages = ((uint64_t)1 << (66 - shift)) >> PAGE_BITS;
+    if (group_tables(tables, n_pages, tbs, held, &n_held))
+        goto done;
+    Py_ssize_t stride = block + 8; /* not a power of two: the columns' lines fall in different cache sets */
+    buf = PyMem_Malloc((size_t)(k * stride) * sizeof(double));
+    if (buf == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t c = 0; c < k; c++) {
+        tbs[c].sign = sign;
+        tbs[c].check_threshold = check_threshold;
+        tbs[c].t_neg = t_neg;
+        tbs[c].t_pos = t_pos;
+        tbs[c].threshold = threshold;
+    }
+    const double *x = (const double *)xb.buf;
+    const int64_t *y = (const int64_t *)yb.buf;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if ((uint64_t)y[i] >= (uint64_t)k) {
+            PyErr_Format(PyExc_ValueError, "count_columns: class index %lld at row %zd out of range",
+                         (long long)y[i], i);
+            goto done;
+        }
+    uint64_t codes[CHUNK];
+    uint8_t lab[CHUNK];
+    Py_ssize_t row = r0, column = c0, offset = o0;
+    int bad_slot = 0, at_end = 0, need_row = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (; row < n && row <= r1; row += block, column = 0, offset = 0) {
+        Py_ssize_t m = n - row < block ? n - row : block;
+        for (Py_ssize_t j = 0; j < m; j++) { /* the block column by column: k streams of m scores */
+            const double *from = x + (row + j) * k;
+            for (Py_ssize_t c = 0; c < k; c++)
+                buf[c * stride + j] = from[c];
+        }
+        for (; column < k; column++, offset = 0) {
+            Py_ssize_t last = m;
+            if (row == r1 && column >= c1) {
+                if (column > c1) {
+                    at_end = 1;
+                    break;
+                }
+                last = o1;
+            }
+            Table *tb = &tbs[column];
+            while (offset < last) { /* the column's scores of the block, a chunk at a time */
+                Py_ssize_t todo = last - offset < CHUNK ? last - offset : CHUNK;
+                for (Py_ssize_t j = 0; j < todo; j++)
+                    lab[j] = y[row + offset + j] == (int64_t)column;
+                const double *xs = buf + column * stride + offset;
+                codes_chunk(xs, lab, todo, shift, tag_shift, codes);
+                Py_ssize_t counted = count_chunk(tb, codes, xs, todo);
+                offset += counted;
+                if (tb->bad) {
+                    bad_slot = 1;
+                    break;
+                }
+                if (counted < todo) { /* a page needs a row: the caller gives its table more */
+                    need_row = 1;
+                    break;
+                }
+            }
+            if (need_row || bad_slot)
+                break;
+        }
+        if (at_end || need_row || bad_slot)
+            break;
+    }
+    Py_END_ALLOW_THREADS
+    int64_t *stored = (int64_t *)sb.buf, *above = (int64_t *)ab.buf; /* what was counted, also before a refusal */
+    for (Py_ssize_t c = 0; c < k; c++) {
+        stored[c] = tbs[c].n_stored;
+        above[2 * c] += tbs[c].above[0];
+        above[2 * c + 1] += tbs[c].above[1];
+    }
+    if (bad_slot) {
+        PyErr_SetString(PyExc_ValueError, "count_columns: a score falls outside its table");
+        goto done;
+    }
+    result = need_row ? Py_BuildValue("nnn", row, column, offset) : Py_BuildValue("nnn", r1, c1, o1);
+done:
+    release_tables(tbs, held, n_held);
+    PyMem_Free(buf);
+    PyBuffer_Release(&xb);
+    PyBuffer_Release(&yb);
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&ab);
     return result;
 }
 
@@ -6909,6 +7056,7 @@ static PyMethodDef module_methods[] = {
     {"group_by_code", group_by_code, METH_VARARGS, group_by_code_doc},
     {"group_lookup", group_lookup, METH_VARARGS, group_lookup_doc},
     {"count_grouped_range_free", count_grouped_range_free, METH_VARARGS, count_grouped_range_free_doc},
+    {"count_columns", count_columns, METH_VARARGS, count_columns_doc},
     {"merge_grouped", merge_grouped, METH_VARARGS, merge_grouped_doc},
     {"lower_hull", lower_hull, METH_VARARGS, lower_hull_doc},
     {"combine_exact", combine_exact, METH_VARARGS, combine_exact_doc},

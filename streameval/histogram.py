@@ -22,7 +22,7 @@ from ._compiled import SPEEDUPS
 from ._numeric import EventGroups
 from ._validation import check_total
 from .bins import BLOCK, Bins, Workspace
-from .state import GROUPED_IN_PLACE_UP_TO, LabelledCounts, count_grouped
+from .state import GROUPED_IN_PLACE_UP_TO, LabelledCounts, count_columns, count_grouped
 
 __all__ = [
     "DEFAULT_EXACT_UP_TO", "ExactCounts", "HashedCounts", "HistogramView", "ScoreHistogram", "batch_kernel",
@@ -1154,6 +1154,37 @@ def add_checking_grouped(
     for h, part in zip(hists, above, strict=True):
         h._add_above(part)
     return [] if sums is None else sums
+
+
+def add_columns(hists: list[ScoreHistogram], y: npt.NDArray[np.int64], scores: npt.NDArray[np.float64]) -> bool:
+    """Count each column c of a C-contiguous matrix of checked scores (no NaN) into ``hists[c]``, positive where
+    the row's class index ``y`` is c, in one compiled pass over the matrix (:func:`state.count_columns`); whether
+    they were counted (else nothing changed: the caller counts each column apart).
+
+    Only for histograms of one range-free scheme and threshold, in the binned regime with whole counts: one
+    class's scores, each taken apart, are what :meth:`ScoreHistogram.add` counts, in the same bins.
+    """
+    first = hists[0]
+    kernel = batch_kernel(first.bins)
+    if (
+        kernel is None
+        or kernel[0] is not SPEEDUPS.count_range_free  # type: ignore[union-attr]
+        or scores.ndim != 2
+        or len(hists) != scores.shape[1]
+        or not scores.flags.c_contiguous
+        or any(
+            h._exact is not None
+            or h._counts.is_weighted
+            or (h.bins is not first.bins and h.bins != first.bins)
+            or h.threshold != first.threshold
+            for h in hists
+        )
+    ):
+        return False
+    above = count_columns([h._counts for h in hists], y, scores, first._at_threshold(), kernel[1])
+    for h, part in zip(hists, above, strict=True):
+        h._add_above(part)
+    return True
 
 
 NEW_GROUPS_UP_TO = 64  # empty exact tables that add_checking_grouped may take into bins in one batch

@@ -2185,3 +2185,89 @@ def test_a_large_batch_into_a_new_table_grows_it_in_few_steps_and_gives_back_the
     rows = one._hist._counts
     assert rows._page_of_row.size <= rows._n_stored + state._growth(rows._n_stored)
     assert len(resizes) > 5 and all(b - a <= 16 for a, b in zip([0, *resizes], resizes, strict=False))
+
+
+def _spread_scores(rng, n, k):
+    """Scores over many orders of magnitude: each class's binned table takes new pages all through a batch."""
+    return rng.normal(size=(n, k)) * 10.0 ** rng.uniform(-30, 30, (n, k))
+
+
+@needs_compiled
+@pytest.mark.parametrize("k", [2, 7, 128])
+def test_multiclass_binned_classes_counted_in_one_pass_equal_counting_each_column(k, monkeypatch):
+    """Up to 128 classes of binned counts are counted in one pass over the matrix; tables short of rows are given
+    more and the pass goes on where it stopped (many times here): the counts of numpy's pass per column."""
+    from streameval import histogram, state
+
+    rng = np.random.default_rng(k)
+    n = 3_000 if k == 128 else 20_000
+    scores, y = _spread_scores(rng, n, k), rng.integers(0, k, n)
+    passes, grown = [], []
+    count = histogram.count_columns
+    monkeypatch.setattr(histogram, "count_columns", lambda *a: (passes.append(1), count(*a))[1])
+    make_room = state.LabelledCounts._make_room
+    monkeypatch.setattr(state.LabelledCounts, "_make_room", lambda t, *a: (grown.append(1), make_room(t, *a))[1])
+    compiled = se.MulticlassAccumulator(classes=list(range(k)), exact_up_to=0)
+    compiled.update_many(y[: n // 2], scores[: n // 2])
+    compiled.update_many(y[n // 2 :], scores[n // 2 :])  # into tables that hold counts
+    assert len(passes) == 2 and len(grown) > 2 * k
+    monkeypatch.undo()
+    with pytest.MonkeyPatch.context() as patch:
+        from streameval import multiclass
+
+        patch.setattr(multiclass, "SPEEDUPS", None)
+        plain = se.MulticlassAccumulator(classes=list(range(k)), exact_up_to=0)
+        plain.update_many(y, scores)
+    assert compiled == plain
+    assert compiled.to_bytes() == plain.to_bytes()
+
+
+@needs_compiled
+def test_multiclass_one_pass_that_fails_to_grow_a_table_takes_back_what_it_counted(monkeypatch):
+    """A table that cannot be given more rows mid-pass: the error propagates, and every table is as before."""
+    from streameval import state
+
+    rng = np.random.default_rng(3)
+    acc = se.MulticlassAccumulator(classes=list(range(5)), exact_up_to=0)
+    acc.update_many(rng.integers(0, 5, 1000), _spread_scores(rng, 1000, 5))
+    before = acc.to_bytes()
+    calls = []
+    make_room = state.LabelledCounts._make_room
+
+    def fails_on_the_third(table, *args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise MemoryError("no room")
+        return make_room(table, *args)
+
+    monkeypatch.setattr(state.LabelledCounts, "_make_room", fails_on_the_third)
+    with pytest.raises(MemoryError):
+        acc.update_many(rng.integers(0, 5, 5000), _spread_scores(rng, 5000, 5))
+    monkeypatch.undo()
+    assert len(calls) == 3
+    assert acc.to_bytes() == before
+
+
+@needs_compiled
+def test_count_columns_refuses_inconsistent_arguments_and_class_indices_out_of_range():
+    from streameval._compiled import SPEEDUPS
+    from streameval.histogram import batch_kernel
+
+    acc = se.MulticlassAccumulator(classes=[0, 1], exact_up_to=0)
+    acc.update_many([0, 1], [[0.2, 0.8], [0.6, 0.4]])
+    before = acc.to_bytes()
+    tables = tuple((h._counts._base, h._counts._page_of_row, h._counts._counts, h._counts._n_stored) for h in acc._ovr)
+    hist = acc._ovr[0]
+    scheme = batch_kernel(hist.bins)[1]
+    scores = np.array([[0.2, 0.8], [0.6, 0.4]])
+    stored, above = np.empty(2, dtype=np.int64), np.zeros(4, dtype=np.int64)
+    good = (scores, np.array([0, 1]), 2, tables, 1, *hist._at_threshold(), *scheme, (0, 0, 0), (2, 0, 0), stored, above)
+    for at, bad in [(0, scores[:1]), (1, np.array([0, 2])), (1, np.array([0, -1])), (2, 0), (2, 1 << 17), (4, 0),
+                    (11, (1, 0, 0)), (11, (0, 2, 0)), (12, (3, 0, 0)), (13, np.empty(3, dtype=np.int64)),
+                    (14, np.zeros(3, dtype=np.int64))]:  # fmt: skip
+        args = list(good)
+        args[at] = bad
+        with pytest.raises(ValueError, match="count_columns"):
+            SPEEDUPS.count_columns(*args)
+    assert acc.to_bytes() == before
+    assert SPEEDUPS.count_columns(*good) == (2, 0, 0)
