@@ -244,6 +244,7 @@ typedef struct {
     void *shadow;            /* same layout as counts, or NULL (for small batches) */
     uint64_t n_slots;
     int counts_float, sign, check_threshold, bad;
+    int counts_u32;          /* counts is a uint32 scratch of the same slots (count_columns; sign 1 only) */
     unsigned long long t_neg, t_pos;
     double threshold;
     long long above[2];
@@ -305,7 +306,13 @@ static Py_ssize_t
 count_chunk(Table *tb, const uint64_t *codes, const double *xs, Py_ssize_t m)
 {
     Py_ssize_t j = 0;
-    if (tb->counts_float) {
+    if (tb->counts_u32) {
+        if (tb->check_threshold) {
+            COUNT_ONE_BY_ONE(uint32_t, 1)
+        } else {
+            COUNT_ONE_BY_ONE(uint32_t, 0)
+        }
+    } else if (tb->counts_float) {
         if (tb->check_threshold) {
             COUNT_CHUNK(double, 1)
         } else {
@@ -4398,25 +4405,11 @@ PyDoc_STRVAR(score_columns_doc,
 "stride]): the scores of one class become contiguous. Eight rows at a time, so each column gets a whole cache\n"
 "line; a stride that is not a power of two keeps the columns' lines in different cache sets.");
 
-static PyObject *
-score_columns(PyObject *Py_UNUSED(module), PyObject *args)
+/* Columns 0 to width - 1 of m rows of k scores (row-major, from xs) written column by column into cols, each
+ * column `stride` apart. */
+static void
+write_columns(const double *xs, Py_ssize_t k, Py_ssize_t m, Py_ssize_t width, double *cols, Py_ssize_t stride)
 {
-    Py_buffer scores, out;
-    Py_ssize_t k, start, stop, first, last, stride;
-    if (!PyArg_ParseTuple(args, "y*nnnnnw*n", &scores, &k, &start, &stop, &first, &last, &out, &stride))
-        return NULL;
-    PyObject *result = NULL;
-    Py_ssize_t rows = k > 0 ? scores.len / (Py_ssize_t)sizeof(double) / k : 0;
-    Py_ssize_t m = stop - start, width = last - first;
-    if (k < 1 || scores.len != rows * k * (Py_ssize_t)sizeof(double) || start < 0 || stop < start || stop > rows ||
-        first < 0 || last > k || width < 1 || stride < m ||
-        out.len < ((width - 1) * stride + m) * (Py_ssize_t)sizeof(double)) {
-        PyErr_SetString(PyExc_ValueError, "score_columns: inconsistent arguments");
-        goto done;
-    }
-    const double *xs = (const double *)scores.buf + start * k + first;
-    double *cols = (double *)out.buf;
-    Py_BEGIN_ALLOW_THREADS
     Py_ssize_t whole = m - m % 8;
     for (Py_ssize_t i0 = 0; i0 < whole; i0 += 8) { /* 8 rows: one whole cache line of each column */
         const double *r = xs + i0 * k;
@@ -4436,6 +4429,28 @@ score_columns(PyObject *Py_UNUSED(module), PyObject *args)
         for (Py_ssize_t j = 0; j < width; j++)
             cols[j * stride + i] = xs[i * k + j];
     }
+}
+
+static PyObject *
+score_columns(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer scores, out;
+    Py_ssize_t k, start, stop, first, last, stride;
+    if (!PyArg_ParseTuple(args, "y*nnnnnw*n", &scores, &k, &start, &stop, &first, &last, &out, &stride))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t rows = k > 0 ? scores.len / (Py_ssize_t)sizeof(double) / k : 0;
+    Py_ssize_t m = stop - start, width = last - first;
+    if (k < 1 || scores.len != rows * k * (Py_ssize_t)sizeof(double) || start < 0 || stop < start || stop > rows ||
+        first < 0 || last > k || width < 1 || stride < m ||
+        out.len < ((width - 1) * stride + m) * (Py_ssize_t)sizeof(double)) {
+        PyErr_SetString(PyExc_ValueError, "score_columns: inconsistent arguments");
+        goto done;
+    }
+    const double *xs = (const double *)scores.buf + start * k + first;
+    double *cols = (double *)out.buf;
+    Py_BEGIN_ALLOW_THREADS
+    write_columns(xs, k, m, width, cols, stride);
     Py_END_ALLOW_THREADS
     result = Py_None;
     Py_INCREF(result);
@@ -5305,15 +5320,16 @@ PyDoc_STRVAR(count_columns_doc,
 "count_columns(scores, y, block_rows, tables, sign, t_neg, t_pos, check_threshold, threshold, shift, tag_shift,\n"
 "              start, end, stored, above) -> (row, column, offset)\n\n"
 "Count every column c of a row-major matrix of scores (float64, n rows of k = len(tables) columns, no NaN)\n"
-"into tables[c] (a tuple ``(base, page_of_row, counts, n_stored)`` of whole counts of a range-free scheme of this\n"
-"shift), each score labelled 1 where its row's class ``y`` (int64, in [0, k), else refused before anything is\n"
-"counted) is c: what count_range_free does\n"
-"for each column apart, adding ``sign`` (1 or -1), but reading the matrix once. Rows come in blocks of\n"
-"``block_rows`` (at most 2^16), each written column by column into a buffer, then each column counted. Positions are (row of a block's start, column, offset within the block): it counts from\n"
-"``start`` up to ``end`` (``(n, 0, 0)``: the end), and stops before the first score whose page needs a row\n"
-"when its table has none left. Returns where it stopped; writes each table's rows in use into ``stored``\n"
-"(int64, k) and adds each table's signed negatives and positives at the threshold codes into ``above``\n"
-"(int64, 2k).");
+"into tables[c] (a tuple ``(base, page_of_row, counts, n_stored)`` of whole counts of a range-free scheme of\n"
+"this shift), each score labelled 1 where its row's class ``y`` (int64, in [0, k), else refused before\n"
+"anything is counted) is c: what count_range_free does for each column apart, adding ``sign`` (1 or -1), but\n"
+"reading the matrix once. Rows come in blocks of ``block_rows`` (at most 2^16), each written column by column\n"
+"into a buffer, then each column counted (into 32-bit scratch tables added to the counts before it returns,\n"
+"where the batch brings eight scores a slot or more). Positions are (row of a block's start, column, offset\n"
+"within the block): it counts from ``start`` up to ``end`` (``(n, 0, 0)``: the end), and stops before the\n"
+"first score whose page needs a row when its table has none left. Returns where it stopped; writes each\n"
+"table's rows in use into ``stored`` (int64, k) and adds each table's signed negatives and positives at the\n"
+"threshold codes into ``above`` (int64, 2k).");
 
 #define COLUMN_BLOCK_UP_TO (1 << 16) /* rows of a block at most */
 
@@ -5336,6 +5352,8 @@ count_columns(PyObject *Py_UNUSED(module), PyObject *args)
     Table *tbs = PyMem_Calloc((size_t)(k ? k : 1), sizeof(Table));
     Py_buffer *held = PyMem_Calloc((size_t)(k ? k : 1) * 3, sizeof(Py_buffer));
     double *buf = NULL;
+    uint32_t *scratch = NULL;
+    Py_ssize_t *first_row = NULL; /* k + 1 starts of each class's rows in rows_by_class, then k next ones, then m */
     if (tbs == NULL || held == NULL) {
         PyErr_NoMemory();
         goto done;
@@ -5355,9 +5373,34 @@ count_columns(PyObject *Py_UNUSED(module), PyObject *args)
         goto done;
     Py_ssize_t stride = block + 8; /* not a power of two: the columns' lines fall in different cache sets */
     buf = PyMem_Malloc((size_t)(k * stride) * sizeof(double));
-    if (buf == NULL) {
+    first_row = PyMem_Malloc((size_t)(2 * k + 1 + block) * sizeof(Py_ssize_t));
+    if (buf == NULL || first_row == NULL) {
         PyErr_NoMemory();
         goto done;
+    }
+    Py_ssize_t *next_row = first_row + k + 1, *rows_by_class = next_row + k;
+    /* many scores a slot: counted into uint32 scratch tables (half the bytes: more of the k tables stay in cache),
+     * added to the counts before returning */
+    uint64_t slots = 0;
+    for (Py_ssize_t c = 0; c < k; c++)
+        slots += tbs[c].n_slots;
+    uint64_t scores = (uint64_t)(n - r0) * (uint64_t)k;
+    if (sign == 1 && scores >= 8 * slots && (uint64_t)n < UINT32_MAX) {
+        scratch = PyMem_Calloc((size_t)(slots ? slots : 1), sizeof(uint32_t));
+        if (scratch == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    int64_t **counts_of = scratch ? PyMem_Malloc((size_t)k * sizeof(int64_t *)) : NULL;
+    if (scratch && counts_of == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t c = 0, at = 0; scratch && c < k; at += (Py_ssize_t)tbs[c].n_slots, c++) {
+        counts_of[c] = tbs[c].counts;
+        tbs[c].counts = scratch + at;
+        tbs[c].counts_u32 = 1;
     }
     for (Py_ssize_t c = 0; c < k; c++) {
         tbs[c].sign = sign;
@@ -5375,17 +5418,23 @@ count_columns(PyObject *Py_UNUSED(module), PyObject *args)
             goto done;
         }
     uint64_t codes[CHUNK];
-    uint8_t lab[CHUNK];
+    uint8_t no_labels[CHUNK] = {0};
+    const uint64_t positive = (uint64_t)1 << (tag_shift + 1); /* a code's label bit (codes_chunk's) */
     Py_ssize_t row = r0, column = c0, offset = o0;
     int bad_slot = 0, at_end = 0, need_row = 0;
     Py_BEGIN_ALLOW_THREADS
     for (; row < n && row <= r1; row += block, column = 0, offset = 0) {
         Py_ssize_t m = n - row < block ? n - row : block;
-        for (Py_ssize_t j = 0; j < m; j++) { /* the block column by column: k streams of m scores */
-            const double *from = x + (row + j) * k;
-            for (Py_ssize_t c = 0; c < k; c++)
-                buf[c * stride + j] = from[c];
-        }
+        write_columns(x + row * k, k, m, k, buf, stride); /* the block column by column: k streams of m scores */
+        /* the block's rows by class (a counting sort): a column's positives are its class's rows */
+        memset(first_row, 0, (size_t)(k + 1) * sizeof(Py_ssize_t));
+        for (Py_ssize_t j = 0; j < m; j++)
+            first_row[y[row + j] + 1]++;
+        for (Py_ssize_t c = 0; c < k; c++)
+            first_row[c + 1] += first_row[c];
+        memcpy(next_row, first_row, (size_t)k * sizeof(Py_ssize_t));
+        for (Py_ssize_t j = 0; j < m; j++)
+            rows_by_class[next_row[y[row + j]]++] = j;
         for (; column < k; column++, offset = 0) {
             Py_ssize_t last = m;
             if (row == r1 && column >= c1) {
@@ -5396,12 +5445,15 @@ count_columns(PyObject *Py_UNUSED(module), PyObject *args)
                 last = o1;
             }
             Table *tb = &tbs[column];
+            Py_ssize_t pos = first_row[column]; /* the next of the class's rows, in order */
+            while (pos < first_row[column + 1] && rows_by_class[pos] < offset)
+                pos++;
             while (offset < last) { /* the column's scores of the block, a chunk at a time */
                 Py_ssize_t todo = last - offset < CHUNK ? last - offset : CHUNK;
-                for (Py_ssize_t j = 0; j < todo; j++)
-                    lab[j] = y[row + offset + j] == (int64_t)column;
                 const double *xs = buf + column * stride + offset;
-                codes_chunk(xs, lab, todo, shift, tag_shift, codes);
+                codes_chunk(xs, no_labels, todo, shift, tag_shift, codes); /* as negatives, then the positives */
+                for (; pos < first_row[column + 1] && rows_by_class[pos] < offset + todo; pos++)
+                    codes[rows_by_class[pos] - offset] += positive;
                 Py_ssize_t counted = count_chunk(tb, codes, xs, todo);
                 offset += counted;
                 if (tb->bad) {
@@ -5419,7 +5471,16 @@ count_columns(PyObject *Py_UNUSED(module), PyObject *args)
         if (at_end || need_row || bad_slot)
             break;
     }
+    for (Py_ssize_t c = 0; scratch && c < k; c++) { /* the scratch counts into the tables' */
+        const uint32_t *from = tbs[c].counts;
+        int64_t *to = counts_of[c];
+        Py_ssize_t used = tbs[c].n_stored << PAGE_BITS;
+        for (Py_ssize_t s = 0; s < used; s++)
+            to[s] += from[s];
+        tbs[c].counts = to;
+    }
     Py_END_ALLOW_THREADS
+    PyMem_Free(counts_of);
     int64_t *stored = (int64_t *)sb.buf, *above = (int64_t *)ab.buf; /* what was counted, also before a refusal */
     for (Py_ssize_t c = 0; c < k; c++) {
         stored[c] = tbs[c].n_stored;
@@ -5434,6 +5495,8 @@ count_columns(PyObject *Py_UNUSED(module), PyObject *args)
 done:
     release_tables(tbs, held, n_held);
     PyMem_Free(buf);
+    PyMem_Free(scratch);
+    PyMem_Free(first_row);
     PyBuffer_Release(&xb);
     PyBuffer_Release(&yb);
     PyBuffer_Release(&sb);

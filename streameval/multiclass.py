@@ -69,9 +69,12 @@ def _storable(n: int, k: int) -> bool:
 
 
 # classes whose binned counts a batch's matrix is counted into in one pass, a block of rows at a time written out
-# class by class into a buffer that stays in cache; their tables then share the cache. Counted before, per batch,
-# alternated against the pass per block of classes below: 10 classes (10^6 rows) 45 against 47-49 ms, 30 classes
-# 77-79 against 90-97, 100 classes 101-114 against 116-118, but 300 classes 244-284 against 173-178
+# class by class into a buffer that stays in cache; their tables then share the cache (32-bit scratch tables where
+# a batch brings eight scores a slot or more). Counted before, per batch, three runs alternated against the pass
+# per block of classes below: 10 classes (10^6 rows) 44.1-52.1 against 48.8-58.5 ms, 30 classes 65.3-75.1 against
+# 97.3-102.5, 100 classes 103.0-106.0 against 120.8-129.8, 128 classes 87.2-103.7 against 114.4-126.5; 200
+# classes 112.6-113.6 against 119.8-123.4 (two runs), 300 classes 127.6-136.9 against 122.9-134.3, 500 classes
+# 204.3-220.5 against 117.9-119.4
 COLUMNS_IN_ONE_PASS_UP_TO = 128
 
 

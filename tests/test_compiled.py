@@ -2223,6 +2223,29 @@ def test_multiclass_binned_classes_counted_in_one_pass_equal_counting_each_colum
 
 
 @needs_compiled
+@pytest.mark.parametrize("k", [3, 100])
+def test_multiclass_one_pass_of_many_scores_a_slot_equals_counting_each_column(k):
+    """Eight scores a slot or more (few distinct scores, a large batch) are counted into 32-bit scratch tables
+    first, then added to the counts: the counts of numpy's pass per column, the threshold's too."""
+    rng = np.random.default_rng(k)
+    n = 40_000 if k == 3 else 12_000
+    scores = np.round(rng.random((n, k)), 2)
+    y = rng.integers(0, k, n)
+    compiled = se.MulticlassAccumulator(classes=list(range(k)), exact_up_to=0)
+    for part in (slice(0, 10), slice(10, n)):  # the tables' pages first, then the batch of many scores a slot
+        compiled.update_many(y[part], scores[part])
+    with pytest.MonkeyPatch.context() as patch:
+        from streameval import multiclass
+
+        patch.setattr(multiclass, "SPEEDUPS", None)
+        plain = se.MulticlassAccumulator(classes=list(range(k)), exact_up_to=0)
+        plain.update_many(y, scores)
+    assert compiled.to_bytes() == plain.to_bytes()
+    report = compiled.get()
+    assert report.per_class[1].tp + report.per_class[1].fn == int((y == 1).sum())
+
+
+@needs_compiled
 def test_multiclass_one_pass_that_fails_to_grow_a_table_takes_back_what_it_counted(monkeypatch):
     """A table that cannot be given more rows mid-pass: the error propagates, and every table is as before."""
     from streameval import state
