@@ -36,9 +36,9 @@
  *                     the class first in a given order).
  *   score_columns     a block of rows of class scores written class by class.
  *   count_columns     every class's scores of a matrix counted into its own
- *                     table, a block of rows at a time written class by
- *                     class into a buffer that stays in cache (the twin
- *                     counts each column apart).
+ *                     table, 64 classes a pass, a block of rows at a time
+ *                     written class by class into a buffer that stays in
+ *                     cache (the twin counts each column apart).
  *   dict_rows         a list of dicts of class scores read into a matrix
  *                     (plain float scores of exactly the classes).
  *   object_codes      a list of str and int segments coded in order of first
@@ -5317,19 +5317,19 @@ done:
 }
 
 PyDoc_STRVAR(count_columns_doc,
-"count_columns(scores, y, block_rows, tables, sign, t_neg, t_pos, check_threshold, threshold, shift, tag_shift,\n"
-"              start, end, stored, above) -> (row, column, offset)\n\n"
-"Count every column c of a row-major matrix of scores (float64, n rows of k = len(tables) columns, no NaN)\n"
-"into tables[c] (a tuple ``(base, page_of_row, counts, n_stored)`` of whole counts of a range-free scheme of\n"
-"this shift), each score labelled 1 where its row's class ``y`` (int64, in [0, k), else refused before\n"
-"anything is counted) is c: what count_range_free does for each column apart, adding ``sign`` (1 or -1), but\n"
-"reading the matrix once. Rows come in blocks of ``block_rows`` (at most 2^16), each written column by column\n"
-"into a buffer, then each column counted (into 32-bit scratch tables added to the counts before it returns,\n"
-"where the batch brings eight scores a slot or more). Positions are (row of a block's start, column, offset\n"
-"within the block): it counts from ``start`` up to ``end`` (``(n, 0, 0)``: the end), and stops before the\n"
-"first score whose page needs a row when its table has none left. Returns where it stopped; writes each\n"
-"table's rows in use into ``stored`` (int64, k) and adds each table's signed negatives and positives at the\n"
-"threshold codes into ``above`` (int64, 2k).");
+"count_columns(scores, y, block_rows, first, tables, sign, t_neg, t_pos, check_threshold, threshold, shift,\n"
+"              tag_shift, start, end, stored, above) -> (row, column, offset)\n\n"
+"Count every column first + c of a row-major matrix of scores (float64, n rows, no NaN), for c below k =\n"
+"len(tables), into tables[c] (a tuple ``(base, page_of_row, counts, n_stored)`` of whole counts of a range-\n"
+"free scheme of this shift), each score labelled 1 where its row's class ``y`` (int64, a column of the\n"
+"matrix, else refused before anything is counted) is first + c: what count_range_free does for each column\n"
+"apart, adding ``sign`` (1 or -1), but reading the matrix once. Rows come in blocks of ``block_rows`` (at\n"
+"most 2^16), each block's k columns written column by column into a buffer, then each column counted (into\n"
+"32-bit scratch tables added to the counts before it returns, where the batch brings eight scores a slot or\n"
+"more). Positions are (row of a block's start, column, offset within the block): it counts from ``start`` up\n"
+"to ``end`` (``(n, 0, 0)``: the end), and stops before the first score whose page needs a row when its table\n"
+"has none left. Returns where it stopped; writes each table's rows in use into ``stored`` (int64, k) and adds\n"
+"each table's signed negatives and positives at the threshold codes into ``above`` (int64, 2k).");
 
 #define COLUMN_BLOCK_UP_TO (1 << 16) /* rows of a block at most */
 
@@ -5337,12 +5337,13 @@ static PyObject *
 count_columns(PyObject *Py_UNUSED(module), PyObject *args)
 {
     Py_buffer xb, yb, sb, ab;
-    Py_ssize_t block, r0, c0, o0, r1, c1, o1;
+    Py_ssize_t block, first, r0, c0, o0, r1, c1, o1;
     PyObject *tables;
     int sign, check_threshold, shift, tag_shift;
     unsigned long long t_neg, t_pos;
     double threshold;
-    if (!PyArg_ParseTuple(args, "y*y*nO!iKKpdii(nnn)(nnn)w*w*", &xb, &yb, &block, &PyTuple_Type, &tables, &sign,
+    if (!PyArg_ParseTuple(args, "y*y*nnO!iKKpdii(nnn)(nnn)w*w*", &xb, &yb, &block, &first, &PyTuple_Type, &tables,
+                          &sign,
                           &t_neg, &t_pos, &check_threshold, &threshold, &shift, &tag_shift, &r0, &c0, &o0, &r1, &c1,
                           &o1, &sb, &ab))
         return NULL;
@@ -5362,7 +5363,9 @@ count_columns(PyObject *Py_UNUSED(module), PyObject *args)
                     (r1 % block == 0 || r1 == n) && c0 >= 0 && c0 < k && c1 >= 0 && c1 < k && o0 >= 0 &&
                     o0 < block && o1 >= 0 && o1 < block &&
                     (r0 < r1 || (r0 == r1 && (c0 < c1 || (c0 == c1 && o0 <= o1))));
-    if (k < 1 || yb.len % 8 || xb.len != n * k * (Py_ssize_t)sizeof(double) || !starts_ok || shift < 8 ||
+    Py_ssize_t width = n > 0 ? xb.len / (Py_ssize_t)sizeof(double) / n : first + k; /* the matrix's columns */
+    if (k < 1 || yb.len % 8 || xb.len != n * width * (Py_ssize_t)sizeof(double) || first < 0 || first + k > width ||
+        !starts_ok || shift < 8 ||
         shift > 63 || tag_shift != 64 - shift || (sign != 1 && sign != -1) || sb.len != k * 8 ||
         ab.len != 2 * k * 8) {
         PyErr_SetString(PyExc_ValueError, "count_columns: inconsistent arguments");
@@ -5412,7 +5415,7 @@ count_columns(PyObject *Py_UNUSED(module), PyObject *args)
     const double *x = (const double *)xb.buf;
     const int64_t *y = (const int64_t *)yb.buf;
     for (Py_ssize_t i = 0; i < n; i++)
-        if ((uint64_t)y[i] >= (uint64_t)k) {
+        if ((uint64_t)y[i] >= (uint64_t)width) {
             PyErr_Format(PyExc_ValueError, "count_columns: class index %lld at row %zd out of range",
                          (long long)y[i], i);
             goto done;
@@ -5425,16 +5428,22 @@ count_columns(PyObject *Py_UNUSED(module), PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     for (; row < n && row <= r1; row += block, column = 0, offset = 0) {
         Py_ssize_t m = n - row < block ? n - row : block;
-        write_columns(x + row * k, k, m, k, buf, stride); /* the block column by column: k streams of m scores */
+        write_columns(x + row * width + first, width, m, k, buf, stride); /* the block's k columns: k streams */
         /* the block's rows by class (a counting sort): a column's positives are its class's rows */
         memset(first_row, 0, (size_t)(k + 1) * sizeof(Py_ssize_t));
-        for (Py_ssize_t j = 0; j < m; j++)
-            first_row[y[row + j] + 1]++;
+        for (Py_ssize_t j = 0; j < m; j++) {
+            uint64_t at = (uint64_t)(y[row + j] - first);
+            first_row[at < (uint64_t)k ? at + 1 : 0]++; /* rows of other classes counted at 0: never read */
+        }
+        first_row[0] = 0;
         for (Py_ssize_t c = 0; c < k; c++)
             first_row[c + 1] += first_row[c];
         memcpy(next_row, first_row, (size_t)k * sizeof(Py_ssize_t));
-        for (Py_ssize_t j = 0; j < m; j++)
-            rows_by_class[next_row[y[row + j]]++] = j;
+        for (Py_ssize_t j = 0; j < m; j++) {
+            uint64_t at = (uint64_t)(y[row + j] - first);
+            if (at < (uint64_t)k)
+                rows_by_class[next_row[at]++] = j;
+        }
         for (; column < k; column++, offset = 0) {
             Py_ssize_t last = m;
             if (row == r1 && column >= c1) {

@@ -2246,28 +2246,35 @@ def test_multiclass_one_pass_of_many_scores_a_slot_equals_counting_each_column(k
 
 
 @needs_compiled
-def test_multiclass_one_pass_that_fails_to_grow_a_table_takes_back_what_it_counted(monkeypatch):
-    """A table that cannot be given more rows mid-pass: the error propagates, and every table is as before."""
+@pytest.mark.parametrize("k, failing", [(5, "third"), (100, "last")])
+def test_multiclass_one_pass_that_fails_to_grow_a_table_takes_back_what_it_counted(k, failing, monkeypatch):
+    """A table that cannot be given more rows mid-pass (the third time, or the last, in the second pass over 64
+    columns): the error propagates, and every table is as before."""
     from streameval import state
 
     rng = np.random.default_rng(3)
-    acc = se.MulticlassAccumulator(classes=list(range(5)), exact_up_to=0)
-    acc.update_many(rng.integers(0, 5, 1000), _spread_scores(rng, 1000, 5))
+    counted = se.MulticlassAccumulator(classes=list(range(k)), exact_up_to=0)
+    counted.update_many(rng.integers(0, k, 1000), _spread_scores(rng, 1000, k))
+    acc = counted.copy()  # with the rows of a copy, as the one counted below to learn how often they grow
     before = acc.to_bytes()
+    y, scores = rng.integers(0, k, 5000), _spread_scores(rng, 5000, k)
     calls = []
     make_room = state.LabelledCounts._make_room
+    monkeypatch.setattr(state.LabelledCounts, "_make_room", lambda t, *a: (calls.append(1), make_room(t, *a))[1])
+    counted.copy().update_many(y, scores)  # how many times the batch gives tables rows
+    fail_at, calls[:] = (3 if failing == "third" else len(calls)), []
 
-    def fails_on_the_third(table, *args):
+    def fails(table, *args):
         calls.append(1)
-        if len(calls) == 3:
+        if len(calls) == fail_at:
             raise MemoryError("no room")
         return make_room(table, *args)
 
-    monkeypatch.setattr(state.LabelledCounts, "_make_room", fails_on_the_third)
+    monkeypatch.setattr(state.LabelledCounts, "_make_room", fails)
     with pytest.raises(MemoryError):
-        acc.update_many(rng.integers(0, 5, 5000), _spread_scores(rng, 5000, 5))
+        acc.update_many(y, scores)
     monkeypatch.undo()
-    assert len(calls) == 3
+    assert len(calls) == fail_at
     assert acc.to_bytes() == before
 
 
@@ -2284,10 +2291,12 @@ def test_count_columns_refuses_inconsistent_arguments_and_class_indices_out_of_r
     scheme = batch_kernel(hist.bins)[1]
     scores = np.array([[0.2, 0.8], [0.6, 0.4]])
     stored, above = np.empty(2, dtype=np.int64), np.zeros(4, dtype=np.int64)
-    good = (scores, np.array([0, 1]), 2, tables, 1, *hist._at_threshold(), *scheme, (0, 0, 0), (2, 0, 0), stored, above)
-    for at, bad in [(0, scores[:1]), (1, np.array([0, 2])), (1, np.array([0, -1])), (2, 0), (2, 1 << 17), (4, 0),
-                    (11, (1, 0, 0)), (11, (0, 2, 0)), (12, (3, 0, 0)), (13, np.empty(3, dtype=np.int64)),
-                    (14, np.zeros(3, dtype=np.int64))]:  # fmt: skip
+    good = (
+        scores, np.array([0, 1]), 2, 0, tables, 1, *hist._at_threshold(), *scheme, (0, 0, 0), (2, 0, 0), stored, above
+    )  # fmt: skip
+    for at, bad in [(0, scores[:1]), (1, np.array([0, 2])), (1, np.array([0, -1])), (2, 0), (2, 1 << 17), (3, -1),
+                    (3, 1), (5, 0), (12, (1, 0, 0)), (12, (0, 2, 0)), (13, (3, 0, 0)),
+                    (14, np.empty(3, dtype=np.int64)), (15, np.zeros(3, dtype=np.int64))]:  # fmt: skip
         args = list(good)
         args[at] = bad
         with pytest.raises(ValueError, match="count_columns"):
