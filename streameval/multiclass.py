@@ -31,7 +31,7 @@ from .binary_report import BinaryReport
 from .bins import Bins
 from .histogram import DEFAULT_EXACT_UP_TO, ScoreHistogram, add_columns, check_exact_up_to
 from .multiclass_report import MulticlassReport
-from .protocol import AccumulatorBase
+from .protocol import SURELY_FINITE_BELOW, AccumulatorBase
 
 __all__ = ["MulticlassAccumulator", "MulticlassReport"]
 
@@ -797,6 +797,12 @@ class MulticlassAccumulator(AccumulatorBase):
         return self._total()
 
     # -- combining ----------------------------------------------------------
+    def _can_take(self, weight: float) -> bool:
+        # the total weight is all that can overflow (the tables' totals are each at most it): the stored events
+        # counted first (a logical no-op), then the confusion matrix's sum
+        self._flush()
+        return float(self._cm.sum(dtype=np.float64)) + weight < SURELY_FINITE_BELOW
+
     def copy(self) -> MulticlassAccumulator:
         """An independent accumulator with the same counts."""
         self._flush()
