@@ -380,12 +380,14 @@ class PyClassRows:
         if len(self._y) == FLUSH_EVERY:
             self._on_full()
 
-    def push_many(self, y: np.ndarray, pred: np.ndarray, scores: np.ndarray, k: int) -> bool:
-        """Store a small batch of checked unit-weight events (int64 class and predicted class indices, ``k``
-        float64 scores each), if they fit in the buffer (after a flush of the events held when they do not fit
-        beside them); whether they were."""
+    def push_many(
+        self, y: np.ndarray, pred: np.ndarray, scores: np.ndarray, k: int, weights: np.ndarray | None = None
+    ) -> bool:
+        """Store a small batch of checked events (int64 class and predicted class indices, ``k`` float64 scores
+        each, float64 weights or ``None`` for weights of 1), if they fit in the buffer (after a flush of the events
+        held when they do not fit beside them); whether they were."""
         m = y.size
-        if m > FLUSH_EVERY:
+        if m > FLUSH_EVERY or (weights is not None and weights.size != m):
             return False
         if m and len(self._y) + m > FLUSH_EVERY:
             self._on_full()
@@ -394,7 +396,11 @@ class PyClassRows:
         self._y.extend(y.tolist())
         self._pred.extend(pred.tolist())
         self._scores.extend(np.asarray(scores, dtype=np.float64).reshape(-1).tolist())
-        self._weights.extend([1.0] * m)
+        if weights is None:
+            self._weights.extend([1.0] * m)
+        else:
+            self._weights.extend(weights.tolist())
+            self.weighted |= bool((weights != 1.0).any())
         return True
 
     def arrays(self) -> tuple[bytes, bytes, bytes, bytes | None]:

@@ -2773,19 +2773,26 @@ ClassRows_push(ClassRows *self, PyObject *const *args, Py_ssize_t nargs)
     return class_rows_store(self, y, pred, row, k, w);
 }
 
-/* push_many(y, pred, scores, k): a small batch of checked unit-weight events (int64 class and predicted class
- * indices, -1 for a predicted class found when counted; k float64 scores each, row by row), stored if they fit
- * in the buffer, after a flush of the events held when they do not fit beside them; whether they were. */
+/* push_many(y, pred, scores, k, weights=None): a small batch of checked events (int64 class and predicted class
+ * indices, -1 for a predicted class found when counted; k float64 scores each, row by row; float64 weights, or
+ * None for weights of 1), stored if they fit in the buffer, after a flush of the events held when they do not fit
+ * beside them; whether they were. */
 static PyObject *
 ClassRows_push_many(ClassRows *self, PyObject *args)
 {
-    Py_buffer yb, pb, sb;
+    Py_buffer yb, pb, sb, wb = {0};
     Py_ssize_t k;
-    if (!PyArg_ParseTuple(args, "y*y*y*n", &yb, &pb, &sb, &k))
+    PyObject *w_obj = Py_None;
+    if (!PyArg_ParseTuple(args, "y*y*y*n|O", &yb, &pb, &sb, &k, &w_obj))
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t m = yb.len / 8;
-    if (yb.len % 8 || pb.len != yb.len || k < 0 || k > 256 || sb.len != m * k * (Py_ssize_t)sizeof(double)) {
+    if (w_obj != Py_None && PyObject_GetBuffer(w_obj, &wb, PyBUF_SIMPLE) < 0) {
+        wb.obj = NULL;
+        goto done;
+    }
+    if (yb.len % 8 || pb.len != yb.len || k < 0 || k > 256 || sb.len != m * k * (Py_ssize_t)sizeof(double) ||
+        (wb.obj != NULL && wb.len != yb.len)) {
         PyErr_SetString(PyExc_ValueError, "push_many: inconsistent arguments");
         goto done;
     }
@@ -2798,14 +2805,19 @@ ClassRows_push_many(ClassRows *self, PyObject *args)
     memcpy(self->pred + self->n, pb.buf, (size_t)m * 8);
     if (k)
         memcpy(self->scores + self->n * k, sb.buf, (size_t)(m * k) * sizeof(double));
-    for (Py_ssize_t j = 0; j < m; j++)
-        self->weights[self->n + j] = 1.0;
+    const double *w = wb.obj != NULL ? (const double *)wb.buf : NULL;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        self->weights[self->n + j] = w ? w[j] : 1.0;
+        self->weighted |= w != NULL && w[j] != 1.0;
+    }
     self->n += m;
     result = Py_NewRef(Py_True);
 done:
     PyBuffer_Release(&yb);
     PyBuffer_Release(&pb);
     PyBuffer_Release(&sb);
+    if (wb.obj != NULL)
+        PyBuffer_Release(&wb);
     return result;
 }
 

@@ -581,3 +581,30 @@ def test_an_empty_batch_fixes_no_kind_of_events(empty, then):
     assert acc.get().confusion_matrix.tolist() == confusion_matrix(y, predicted, labels=["a", "b"]).tolist()
     acc.update_many(*empty)  # and after events of either kind
     assert acc.n == 4
+
+
+@pytest.mark.parametrize("binned", [False, True])
+def test_small_weighted_batches_are_stored_and_counted_as_one_batch(binned):
+    """Weighted batches of up to 1,024 events, each weight at most 1e290, are stored with the per-event updates
+    and counted with them: the counts of the same events in one batch, and of scikit-learn. A batch holding a
+    larger weight is counted at once (after the stored events), as a per-event update of one is."""
+    from sklearn.metrics import confusion_matrix
+
+    rng = np.random.default_rng(11)
+    n, k = 300, 4
+    y, p, w = rng.integers(0, k, n), rng.dirichlet(np.ones(k), n), rng.random(n) * 3
+    classes = list(range(k))
+    small = se.MulticlassAccumulator(classes=classes, exact_up_to=0 if binned else 8192)
+    for start in range(0, n, 10):
+        small.update_many(y[start : start + 10], p[start : start + 10], w[start : start + 10])
+    assert len(small._buffer) == n  # stored, not counted yet
+    whole = se.MulticlassAccumulator(classes=classes, exact_up_to=0 if binned else 8192)
+    whole.update_many(y, p, w)
+    assert small == whole
+    np.testing.assert_allclose(
+        small.get().confusion_matrix, confusion_matrix(y, p.argmax(axis=1), sample_weight=w), rtol=1e-12
+    )
+    small.update_many(y[:2], p[:2], np.array([1.0, 1e291]))  # counted at once, the stored events first
+    assert len(small._buffer) == 0
+    whole.update_many(y[:2], p[:2], np.array([1.0, 1e291]))
+    assert small == whole

@@ -1244,3 +1244,22 @@ def test_a_small_weight_that_takes_a_full_segment_past_the_largest_float_leaves_
         seg.update_many(["a"] * (n - 1) + ["c"], [1] * n, [0.7] * n, w=[0.5] * (n - 1) + [1e300])
     assert seg.to_bytes() == before
     assert seg["a"].get().n == 2 and isinstance(seg["a"].get().n, int)
+
+
+def test_a_weighted_batch_refused_by_a_multiclass_segment_holding_a_large_stored_weight_changes_no_segment():
+    """A multiclass segment tells that it surely takes a batch from its counted total and its stored events, each
+    of a weight of at most 1e290 (a larger per-event weight is counted at once): a segment holding 1.6e295 less
+    than the largest float refuses a batch's event of 1e300, after the batch's event of 0.5 in another: that one
+    is put back."""
+
+    def made() -> se.Segmented:
+        seg = se.Segmented(lambda: se.MulticlassAccumulator(classes=[0, 1]))
+        seg.update("b", 0, [0.6, 0.4])
+        seg.update("a", 0, [0.6, 0.4], w=1.7976931348623e308)
+        return seg
+
+    before, seg = made().to_bytes(), made()  # a read counts what is stored: the batch meets these untouched
+    with pytest.raises(ValueError, match="overflow"):
+        seg.update_many(["b", "a"], [0, 1], [[0.6, 0.4], [0.3, 0.7]], w=[0.5, 1e300])
+    assert seg.to_bytes() == before
+    assert seg.get()["b"].n == 1 and seg.get()["a"].n == 1.7976931348623e308
