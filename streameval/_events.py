@@ -315,18 +315,26 @@ class PyFloatEvents:
             self._on_full()
 
     def push_many(self, *columns: np.ndarray) -> bool:
-        """Store a small batch of unit-weight events (``width`` float64 columns of one length) as per-event
-        updates, if every value is finite and within ``LARGE_VALUE`` and they fit in the buffer (after a flush of
-        the events held when they do not fit beside them); whether they were stored (else nothing changed)."""
-        m = columns[0].size
-        if m > FLUSH_EVERY or not all(bool((np.abs(c) <= LARGE_VALUE).all()) for c in columns):
+        """Store a small batch of events (``width`` float64 columns of one length, then optionally their float64
+        weights) as per-event updates, if every value is finite and within ``LARGE_VALUE``, every weight in [0,
+        ``LARGE_WEIGHT``] and they fit in the buffer (after a flush of the events held when they do not fit beside
+        them); whether they were stored (else nothing changed)."""
+        values, weights = columns[: self.width], (columns[self.width] if len(columns) > self.width else None)
+        m = values[0].size
+        if m > FLUSH_EVERY or not all(bool((np.abs(c) <= LARGE_VALUE).all()) for c in values):
+            return False
+        if weights is not None and not bool(((weights >= 0.0) & (weights <= LARGE_WEIGHT)).all()):
             return False
         if len(self._weights) + m > FLUSH_EVERY:
             self._on_full()
             if len(self._weights) + m > FLUSH_EVERY:
                 return False
-        self._values.extend(np.column_stack(columns).ravel().tolist())
-        self._weights.extend([1.0] * m)
+        self._values.extend(np.column_stack(values).ravel().tolist())
+        if weights is None:
+            self._weights.extend([1.0] * m)
+        else:
+            self._weights.extend(weights.tolist())
+            self.weighted |= bool((weights != 1.0).any())
         return True
 
     def arrays(self) -> tuple[bytes, bytes | None]:

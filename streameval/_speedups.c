@@ -2433,21 +2433,22 @@ FloatEvents_push(FloatEvents *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
-/* A small batch of unit-weight events as per-event updates: `width` float64 columns of one length, stored only
- * if every value is finite and within LARGE_VALUE and they fit in the buffer, after a flush of the events held
- * when they do not fit beside them; whether they were stored (else nothing changed, and the batch path counts
- * them or explains a refusal). */
+/* A small batch of events as per-event updates: `width` float64 columns of one length, then optionally their
+ * float64 weights, stored only if every value is finite and within LARGE_VALUE, every weight in [0,
+ * LARGE_WEIGHT] (as update() stores one event), and they fit in the buffer, after a flush of the events held when
+ * they do not fit beside them; whether they were stored (else nothing changed, and the batch path counts them or
+ * explains a refusal). */
 static PyObject *
 FloatEvents_push_many(FloatEvents *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_ssize_t width = self->width, m = -1, got = 0;
-    Py_buffer cols[64];
+    Py_buffer cols[65];
     PyObject *result = NULL;
-    if (nargs != width) {
-        PyErr_Format(PyExc_TypeError, "push_many takes %zd columns", width);
+    if (nargs != width && nargs != width + 1) {
+        PyErr_Format(PyExc_TypeError, "push_many takes %zd columns, then optionally their weights", width);
         return NULL;
     }
-    for (; got < width; got++) {
+    for (; got < nargs; got++) {
         if (PyObject_GetBuffer(args[got], &cols[got], PyBUF_C_CONTIGUOUS) < 0)
             goto done;
         Py_ssize_t len = cols[got].len / (Py_ssize_t)sizeof(double);
@@ -2458,11 +2459,16 @@ FloatEvents_push_many(FloatEvents *self, PyObject *const *args, Py_ssize_t nargs
         }
         m = len;
     }
-    int plain = 1;
+    int plain = 1, weighted = 0;
     for (Py_ssize_t k = 0; k < width; k++) {
         const double *x = (const double *)cols[k].buf;
         for (Py_ssize_t j = 0; j < m; j++)
             plain &= fabs(x[j]) <= LARGE_VALUE; /* false for NaN and infinities too */
+    }
+    const double *w = nargs > width ? (const double *)cols[width].buf : NULL;
+    for (Py_ssize_t j = 0; w != NULL && j < m; j++) {
+        plain &= w[j] >= 0.0 && w[j] <= LARGE_WEIGHT; /* false for NaN too */
+        weighted |= w[j] != 1.0;
     }
     int room = plain ? room_for_many(&self->n, m, self->on_full, NULL) : 0;
     if (room <= 0 || float_events_storage(self, self->n + m) < 0) {
@@ -2472,8 +2478,9 @@ FloatEvents_push_many(FloatEvents *self, PyObject *const *args, Py_ssize_t nargs
     for (Py_ssize_t j = 0; j < m; j++) {
         for (Py_ssize_t k = 0; k < width; k++)
             self->values[(self->n + j) * width + k] = ((const double *)cols[k].buf)[j];
-        self->weights[self->n + j] = 1.0;
+        self->weights[self->n + j] = w != NULL ? w[j] : 1.0;
     }
+    self->weighted |= weighted;
     self->n += m;
     result = Py_NewRef(Py_True);
 done:
@@ -2521,7 +2528,7 @@ static PyMethodDef FloatEvents_methods[] = {
     {"push", (PyCFunction)(void (*)(void))FloatEvents_push, METH_FASTCALL,
      "push(*values, w): store one checked event."},
     {"push_many", (PyCFunction)(void (*)(void))FloatEvents_push_many, METH_FASTCALL,
-     "push_many(*columns) -> bool: store a small batch of plain unit-weight events, or nothing."},
+     "push_many(*columns[, weights]) -> bool: store a small batch of plain events, or nothing."},
     {"arrays", (PyCFunction)FloatEvents_arrays, METH_NOARGS,
      "(values as float64 bytes, row by row; weights as float64 bytes, or None when all are 1)."},
     {"clear", (PyCFunction)FloatEvents_clear, METH_NOARGS, "Empty the buffer (once its events are counted)."},

@@ -128,8 +128,12 @@ class RegressionAccumulator(AccumulatorBase):
         ...
         ValueError: y_pred must be finite, got inf at index 1
         """
-        if w is None and not len(self._out) and small_float_arrays(y, y_pred) and self._buffer.push_many(y, y_pred):
-            return  # a small batch of plain predictions, stored as per-event updates
+        if not len(self._out):  # a small batch of plain predictions, stored as per-event updates (weights too)
+            if w is None:
+                if small_float_arrays(y, y_pred) and self._buffer.push_many(y, y_pred):
+                    return
+            elif small_float_arrays(y, y_pred, w) and self._buffer.push_many(y, y_pred, w):
+                return
         yv = as_scores("y", y)
         pv = as_scores("y_pred", y_pred)
         check_same_length(("y", yv), ("y_pred", pv))

@@ -516,3 +516,52 @@ def test_small_batches_of_integer_labels_and_score_matrices_equal_the_checked_pa
         assert fast.to_bytes() == slow.to_bytes(), step
     assert fast.get().n == slow.get().n > 0
     assert 40 <= sum(stored) < len(stored)  # many at once, the others (NaN, a class not known, ...) checked
+
+
+FLOAT_KINDS = {
+    "regression": (se.RegressionAccumulator, lambda rng, n: (rng.normal(size=n), rng.normal(size=n))),
+    "scores": (se.ScoreAccumulator, lambda rng, n: (rng.random(n),)),
+}
+
+
+@pytest.mark.parametrize("kind", list(FLOAT_KINDS))
+def test_small_weighted_batches_of_float_arrays_are_stored_and_count_as_the_same_events_one_by_one(kind):
+    """Weighted batches of float arrays (values within 1e150, weights in [0, 1e290]) are stored as the same
+    events' per-event updates are: the two count the same, and equal one weighted batch to 1e-12."""
+    make, columns = FLOAT_KINDS[kind]
+    rng = np.random.default_rng(21)
+    n = 600
+    values, w = columns(rng, n), rng.random(n) * 3
+    w[::7] = 1.0
+    batched, one_by_one, whole = make(), make(), make()
+    for start in range(0, n, 12):
+        batched.update_many(*(v[start : start + 12] for v in values), w=w[start : start + 12])
+    assert len(batched._buffer) == n  # stored, not counted yet
+    for i in range(n):
+        one_by_one.update(*(float(v[i]) for v in values), w=float(w[i]))
+    whole.update_many(*values, w=w)
+    assert batched.to_bytes() == one_by_one.to_bytes()
+    a, b = batched.get(), whole.get()
+    assert a.weight == pytest.approx(b.weight, rel=1e-12)
+    field = "rmse" if kind == "regression" else "mean"
+    assert getattr(a, field) == pytest.approx(getattr(b, field), rel=1e-12)
+
+
+@pytest.mark.parametrize("kind", list(FLOAT_KINDS))
+@pytest.mark.parametrize(("bad", "message"), [(-1.0, "w"), (np.nan, "w"), (np.inf, "w"), (1e300, None)])
+def test_a_small_weighted_batch_of_float_arrays_with_a_weight_it_cannot_store_is_not_stored(kind, bad, message):
+    """A weight below 0, NaN or infinite is refused by name, and nothing changes; one past 1e290 is counted at
+    once, as a per-event update of one is: the batch path, not the store."""
+    make, columns = FLOAT_KINDS[kind]
+    rng = np.random.default_rng(22)
+    acc = make()
+    acc.update_many(*columns(rng, 5), w=np.full(5, 2.0))
+    before = acc.to_bytes()
+    values, w = columns(rng, 4), np.array([1.0, 2.0, bad, 0.5])
+    if message is None:
+        acc.update_many(*values, w=w)
+        assert len(acc._buffer) == 0 and acc.get().weight == pytest.approx(10 + 3.5 + bad)
+        return
+    with pytest.raises(ValueError, match=message):
+        acc.update_many(*values, w=w)
+    assert acc.to_bytes() == before

@@ -608,3 +608,17 @@ def test_small_weighted_batches_are_stored_and_counted_as_one_batch(binned):
     assert len(small._buffer) == 0
     whole.update_many(y[:2], p[:2], np.array([1.0, 1e291]))
     assert small == whole
+
+
+@pytest.mark.parametrize(
+    "w, message", [([1.0, np.nan], "w"), ([1.0, -2.0], "w"), ([1.0, np.inf], "w"), ([1.0, 1.0, 1.0], "w")]
+)
+def test_a_small_weighted_batch_of_bad_weights_is_refused_and_changes_nothing(w, message):
+    """Weights that may not be stored (NaN, negative, infinite, or another length) go to the checked path, which
+    refuses them by name: nothing stored, nothing counted."""
+    acc = se.MulticlassAccumulator(classes=[0, 1])
+    acc.update_many(np.array([0, 1]), np.array([[0.7, 0.3], [0.2, 0.8]]), np.array([0.5, 2.0]))
+    before = acc.to_bytes()
+    with pytest.raises(ValueError, match=message):
+        acc.update_many(np.array([0, 1]), np.array([[0.6, 0.4], [0.1, 0.9]]), np.array(w))
+    assert acc.to_bytes() == before
