@@ -1251,10 +1251,10 @@ def main() -> None:
         "",
         f"## Small batches ({window_n:,} events in batches of 10 and of 100)",
         "",
-        "`update_many` of a small batch stores its events where per-event updates go (without weights or, for a "
-        "`BinaryAccumulator`, with float64 weights), a `Segmented` batch of segments counted before is checked whole "
-        "and goes to them event by event, a `TimeWindow` batch in one pane into that pane. Each kind fed the same "
-        "events in batches "
+        "`update_many` of a small batch stores its events where per-event updates go (without weights or, for the "
+        "accumulators themselves, with float64 weights each within what a per-event update stores), a `Segmented` "
+        "batch of segments counted before is checked whole and goes to them event by event, a `TimeWindow` batch "
+        "in one pane into that pane. Each kind fed the same events in batches "
         "and one at a time by `update`, alternately; the ratio is the loop's time over the batches' (higher is "
         "better: above 1, a batch costs less than its events one by one). Reads are not included.",
         "",
