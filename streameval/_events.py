@@ -321,6 +321,10 @@ class PyFloatEvents:
         them); whether they were stored (else nothing changed)."""
         values, weights = columns[: self.width], (columns[self.width] if len(columns) > self.width else None)
         m = values[0].size
+        if len(columns) not in (self.width, self.width + 1):
+            raise TypeError(f"push_many takes {self.width} columns, then optionally their weights")
+        if any(c.size != m for c in columns):
+            raise ValueError("push_many: inconsistent arguments")
         if m > FLUSH_EVERY or not all(bool((np.abs(c) <= LARGE_VALUE).all()) for c in values):
             return False
         if weights is not None and not bool(((weights >= 0.0) & (weights <= LARGE_WEIGHT)).all()):
@@ -395,7 +399,9 @@ class PyClassRows:
         each, float64 weights or ``None`` for weights of 1), if they fit in the buffer (after a flush of the events
         held when they do not fit beside them); whether they were."""
         m = y.size
-        if m > FLUSH_EVERY or (weights is not None and weights.size != m):
+        if weights is not None and weights.size != m:
+            raise ValueError("push_many: inconsistent arguments")
+        if m > FLUSH_EVERY:
             return False
         if m and len(self._y) + m > FLUSH_EVERY:
             self._on_full()

@@ -527,8 +527,9 @@ class MulticlassAccumulator(AccumulatorBase):
         self._add_classes(new)
         # stored with the per-event updates (counted with them): unweighted, or weights each at most LARGE_WEIGHT,
         # as a per-event update stores them (10 weighted events of 5 binned classes: 114 us counted at once)
-        small_weights = weights is None or float(weights.max()) <= LARGE_WEIGHT
-        if small_weights and _storable(n, 0 if mode == "labels" else scores_arr.shape[1]):
+        if _storable(n, 0 if mode == "labels" else scores_arr.shape[1]) and (
+            weights is None or float(weights.max()) <= LARGE_WEIGHT
+        ):
             if mode == "scores":
                 pred = np.full(n, -1, dtype=np.int64) if predicted_rows is None else predicted_rows
                 table, k = np.ascontiguousarray(scores_arr, dtype=np.float64), scores_arr.shape[1]
@@ -553,14 +554,6 @@ class MulticlassAccumulator(AccumulatorBase):
         if self._mode != "scores" or type(y) is not np.ndarray or type(scores) is not np.ndarray:
             return False
         n, k = y.size, len(self._classes)
-        if w is not None and not (
-            type(w) is np.ndarray
-            and w.dtype == np.float64
-            and w.shape == (n,)
-            and w.flags.c_contiguous
-            and bool(((w >= 0.0) & (w <= LARGE_WEIGHT)).all())  # NaN fails: the checked path explains
-        ):
-            return False
         if (
             y.ndim != 1
             or y.dtype.kind not in "iu"
@@ -568,6 +561,14 @@ class MulticlassAccumulator(AccumulatorBase):
             or scores.shape != (n, k)
             or not scores.flags.c_contiguous
             or not _storable(n, k)
+        ):
+            return False
+        if w is not None and not (
+            type(w) is np.ndarray
+            and w.dtype == np.float64
+            and w.shape == (n,)
+            and w.flags.c_contiguous
+            and bool(((w >= 0.0) & (w <= LARGE_WEIGHT)).all())  # NaN fails: the checked path explains
         ):
             return False
         index = self._index

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import streameval as se
@@ -92,7 +92,10 @@ def _same_reports(da, db, rel):
     bounded = {se.RegressionReport: ("max_error", "median_absolute_error"), se.ScoreReport: ("min", "max", "median")}
     if type(da) in bounded:  # after taking events out, the extremes are known to a bin
         for name in bounded[type(da)]:
-            assert got.pop(name) == pytest.approx(want.pop(name), rel=2**-6, abs=1e-12, nan_ok=True)
+            # a weighted median whose cumulative weight ties one half exactly (weights of 0.001 may sum so) falls
+            # to either side once a merge and a subtraction round the sums: one step of the events' 0.01 grid
+            step = 0.0100001 if "median" in name else 1e-12
+            assert got.pop(name) == pytest.approx(want.pop(name), rel=2**-6, abs=step, nan_ok=True)
     assert got == pytest.approx(want, rel=rel, abs=1e-9, nan_ok=True)
 
 
@@ -106,6 +109,7 @@ def test_every_kind_satisfies_the_protocol(kind):
 @pytest.mark.parametrize("kind", list(KINDS))
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10**6), n_a=st.integers(0, 300), n_b=st.integers(1, 300), weighted=st.booleans())
+@example(seed=441, n_a=30, n_b=146, weighted=True)  # scores: the weighted median's cumulative weight ties one half
 def test_subtract_undoes_merge(kind, seed, n_a, n_b, weighted):
     a, _, _ = _fed(kind, seed, n_a, weighted)
     b, _, _ = _fed(kind, seed + 1, n_b, weighted)
