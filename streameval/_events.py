@@ -319,10 +319,10 @@ class PyFloatEvents:
         weights) as per-event updates, if every value is finite and within ``LARGE_VALUE``, every weight in [0,
         ``LARGE_WEIGHT``] and they fit in the buffer (after a flush of the events held when they do not fit beside
         them); whether they were stored (else nothing changed)."""
-        values, weights = columns[: self.width], (columns[self.width] if len(columns) > self.width else None)
-        m = values[0].size
         if len(columns) not in (self.width, self.width + 1):
             raise TypeError(f"push_many takes {self.width} columns, then optionally their weights")
+        values, weights = columns[: self.width], (columns[self.width] if len(columns) > self.width else None)
+        m = values[0].size
         if any(c.size != m for c in columns):
             raise ValueError("push_many: inconsistent arguments")
         if m > FLUSH_EVERY or not all(bool((np.abs(c) <= LARGE_VALUE).all()) for c in values):
@@ -396,12 +396,13 @@ class PyClassRows:
         self, y: np.ndarray, pred: np.ndarray, scores: np.ndarray, k: int, weights: np.ndarray | None = None
     ) -> bool:
         """Store a small batch of checked events (int64 class and predicted class indices, ``k`` float64 scores
-        each, float64 weights or ``None`` for weights of 1), if they fit in the buffer (after a flush of the events
-        held when they do not fit beside them); whether they were."""
+        each, float64 weights or ``None`` for weights of 1), if every weight is in [0, ``LARGE_WEIGHT``] (as
+        ``update`` stores one event) and they fit in the buffer (after a flush of the events held when they do
+        not fit beside them); whether they were."""
         m = y.size
         if weights is not None and weights.size != m:
             raise ValueError("push_many: inconsistent arguments")
-        if m > FLUSH_EVERY:
+        if m > FLUSH_EVERY or (weights is not None and not bool(((weights >= 0.0) & (weights <= LARGE_WEIGHT)).all())):
             return False
         if m and len(self._y) + m > FLUSH_EVERY:
             self._on_full()

@@ -2782,8 +2782,8 @@ ClassRows_push(ClassRows *self, PyObject *const *args, Py_ssize_t nargs)
 
 /* push_many(y, pred, scores, k, weights=None): a small batch of checked events (int64 class and predicted class
  * indices, -1 for a predicted class found when counted; k float64 scores each, row by row; float64 weights, or
- * None for weights of 1), stored if they fit in the buffer, after a flush of the events held when they do not fit
- * beside them; whether they were. */
+ * None for weights of 1), stored if every weight is in [0, LARGE_WEIGHT] (as update() stores one event) and they
+ * fit in the buffer, after a flush of the events held when they do not fit beside them; whether they were. */
 static PyObject *
 ClassRows_push_many(ClassRows *self, PyObject *args)
 {
@@ -2803,7 +2803,11 @@ ClassRows_push_many(ClassRows *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "push_many: inconsistent arguments");
         goto done;
     }
-    int room = room_for_many(&self->n, m, self->on_full, NULL);
+    const double *w = wb.obj != NULL ? (const double *)wb.buf : NULL;
+    int plain = 1;
+    for (Py_ssize_t j = 0; w != NULL && j < m; j++)
+        plain &= w[j] >= 0.0 && w[j] <= LARGE_WEIGHT; /* false for NaN too */
+    int room = plain ? room_for_many(&self->n, m, self->on_full, NULL) : 0;
     if (room <= 0 || class_rows_fit(self, k, self->n + m) < 0) {
         result = room < 0 || PyErr_Occurred() ? NULL : Py_NewRef(Py_False);
         goto done;
@@ -2812,7 +2816,6 @@ ClassRows_push_many(ClassRows *self, PyObject *args)
     memcpy(self->pred + self->n, pb.buf, (size_t)m * 8);
     if (k)
         memcpy(self->scores + self->n * k, sb.buf, (size_t)(m * k) * sizeof(double));
-    const double *w = wb.obj != NULL ? (const double *)wb.buf : NULL;
     for (Py_ssize_t j = 0; j < m; j++) {
         self->weights[self->n + j] = w ? w[j] : 1.0;
         self->weighted |= w != NULL && w[j] != 1.0;
@@ -5362,9 +5365,8 @@ count_columns(PyObject *Py_UNUSED(module), PyObject *args)
     unsigned long long t_neg, t_pos;
     double threshold;
     if (!PyArg_ParseTuple(args, "y*y*nnO!iKKpdii(nnn)(nnn)w*w*", &xb, &yb, &block, &first, &PyTuple_Type, &tables,
-                          &sign,
-                          &t_neg, &t_pos, &check_threshold, &threshold, &shift, &tag_shift, &r0, &c0, &o0, &r1, &c1,
-                          &o1, &sb, &ab))
+                          &sign, &t_neg, &t_pos, &check_threshold, &threshold, &shift, &tag_shift, &r0, &c0, &o0, &r1,
+                          &c1, &o1, &sb, &ab))
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t k = PyTuple_GET_SIZE(tables), n_held = 0;

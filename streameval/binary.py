@@ -374,7 +374,6 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         for acc, part in zip(targets, sums, strict=True):
             if part[0]:  # events of this group in the batch (a group without any: its sums as they are)
                 acc._sums = plus(acc._sums, CalibrationSums(*part))
-                acc._mind_the_room()
         accumulators[:] = targets
         return True
 

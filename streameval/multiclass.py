@@ -525,11 +525,10 @@ class MulticlassAccumulator(AccumulatorBase):
         # everything checked: now change state
         self._set_mode(mode)
         self._add_classes(new)
-        # stored with the per-event updates (counted with them): unweighted, or weights each at most LARGE_WEIGHT,
-        # as a per-event update stores them (10 weighted events of 5 binned classes: 114 us counted at once)
-        if _storable(n, 0 if mode == "labels" else scores_arr.shape[1]) and (
-            weights is None or float(weights.max()) <= LARGE_WEIGHT
-        ):
+        # stored with the per-event updates (counted with them), weights too where the buffer takes them (each at
+        # most LARGE_WEIGHT, as a per-event update stores them; 10 weighted events of 5 binned classes: 114 us
+        # counted at once)
+        if _storable(n, 0 if mode == "labels" else scores_arr.shape[1]):
             if mode == "scores":
                 pred = np.full(n, -1, dtype=np.int64) if predicted_rows is None else predicted_rows
                 table, k = np.ascontiguousarray(scores_arr, dtype=np.float64), scores_arr.shape[1]
@@ -563,12 +562,8 @@ class MulticlassAccumulator(AccumulatorBase):
             or not _storable(n, k)
         ):
             return False
-        if w is not None and not (
-            type(w) is np.ndarray
-            and w.dtype == np.float64
-            and w.shape == (n,)
-            and w.flags.c_contiguous
-            and bool(((w >= 0.0) & (w <= LARGE_WEIGHT)).all())  # NaN fails: the checked path explains
+        if w is not None and not (  # weights the buffer does not store: the checked path counts or explains them
+            type(w) is np.ndarray and w.dtype == np.float64 and w.shape == (n,) and w.flags.c_contiguous
         ):
             return False
         index = self._index

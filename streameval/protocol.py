@@ -443,8 +443,8 @@ class AccumulatorBase:
 
 @functools.cache
 def _weight_place(kind: Any) -> int | None:
-    """Where a kind's ``update_many`` takes weights ``w`` among its positional arguments (the count of them when
-    by keyword only); ``None`` where it takes none, -1 where it may take them anywhere (``*args``)."""
+    """Where a kind's ``update_many`` takes weights ``w`` among its positional arguments; ``None`` where it takes
+    none or by keyword only (read from the keywords), -1 where it may take them anywhere (``*args``)."""
     try:
         params = list(inspect.signature(kind.update_many).parameters.values())[1:]
     except (AttributeError, TypeError, ValueError):
