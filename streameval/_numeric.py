@@ -140,9 +140,10 @@ GROUPS_FROM = 1 << 16  # event_groups reads this many events: the groups of a ba
 
 
 def event_groups(values: np.ndarray) -> tuple[list[int], list[int], EventGroups] | None:
-    """The groups of a batch of integers, from its first ``GROUPS_FROM`` events: their distinct values in
-    ascending order, the same in order of first appearance, and each event's group among them, in one compiled
-    pass over those events (an event of another value is known by the count that reads the batch); ``None``
+    """The groups of a batch of integers, from its first ``GROUPS_FROM`` events (from all of them where one of
+    eight events sampled after those has a value they lack: values sorted or in blocks): their distinct values
+    in ascending order, the same in order of first appearance, and each event's group among them, in one
+    compiled pass over those events (an event of another value is known by the count that reads the batch); ``None``
     without the compiled module, without events, or when the values are not signed integers spread over fewer
     than 2^20 values.
 

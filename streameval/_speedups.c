@@ -4619,11 +4619,45 @@ done:
 
 PyDoc_STRVAR(group_lookup_doc,
 "group_lookup(values, width, prefix) -> (distinct, lo, lookup, appearing) or None\n\n"
-"The groups of the first `prefix` integer values (signed, `width` bytes each) when they spread over fewer\n"
-"than 2^20 values (None otherwise; the values after them are not read): the distinct values in ascending order (int64 bytes), the smallest value, and a\n"
-"table (int32 bytes) holding the group of each value - lo, or -1 for values absent, then one -1 more (where\n"
-"values outside the range look), then the distinct values again in order of first appearance. One pass, no\n"
-"codes.");
+"The groups of signed integer values (`width` bytes each) when they spread over fewer than 2^20 values (None\n"
+"otherwise): the distinct values in ascending order (int64 bytes), the smallest value, and a table (int32\n"
+"bytes) holding the group of each value - lo, or -1 for values absent, then one -1 more (where values outside\n"
+"the range look), then the distinct values again in order of first appearance. Read from the first `prefix`\n"
+"values, unless one of eight values sampled evenly after them (the last among them) has no group there: then\n"
+"from all of them (values sorted or in blocks, whose later groups the prefix does not show). One pass, no\n"
+"codes, stopping once every value of the range is seen.");
+
+/* The lookup of group_lookup from values[0:n]: span (-1 past SMALL_CODES_RANGE), lo, and in lut (span + 1
+ * int32, allocated here) 0 for each value seen, -1 else; appearing (span + 1 int64, allocated here) the values
+ * in order of first appearance, `found` of them. Returns -1 without memory (an exception set). */
+static int
+lookup_of(const char *vs, int width, Py_ssize_t n, Py_ssize_t *span, int64_t *lo, int32_t **lut, int64_t **appearing,
+          Py_ssize_t *found)
+{
+    *span = small_span(vs, width, n, lo);
+    *found = 0;
+    if (*span < 0)
+        return 0;
+    *lut = PyMem_Malloc((size_t)(*span + 1) * sizeof(int32_t)); /* and -1 past the end: where other values look */
+    *appearing = PyMem_Malloc((size_t)(*span + 1) * sizeof(int64_t));
+    if (*lut == NULL || *appearing == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int32_t *t = *lut;
+    for (Py_ssize_t v = 0; v <= *span; v++)
+        t[v] = -1;
+    Py_ssize_t k = 0;
+    for (Py_ssize_t i = 0; i < n && k < *span; i++) { /* every value of the range seen: the rest are too */
+        int64_t v = width == 8 ? ((const int64_t *)vs)[i] : read_int(vs + i * width, width);
+        if (t[v - *lo] < 0) { /* rare: the first event of a group */
+            t[v - *lo] = 0;
+            (*appearing)[k++] = v;
+        }
+    }
+    *found = k;
+    return 0;
+}
 
 static PyObject *
 group_lookup(PyObject *Py_UNUSED(module), PyObject *args)
@@ -4636,7 +4670,7 @@ group_lookup(PyObject *Py_UNUSED(module), PyObject *args)
     PyObject *result = NULL;
     int32_t *lut = NULL;
     int64_t *distinct = NULL, *appearing = NULL;
-    Py_ssize_t n = int_count(values.len, width);
+    Py_ssize_t n_all = int_count(values.len, width), n = n_all;
     if (n >= 0 && prefix >= 0 && prefix < n)
         n = prefix;
     if (n < 0 || prefix < 0) {
@@ -4645,27 +4679,30 @@ group_lookup(PyObject *Py_UNUSED(module), PyObject *args)
     }
     const char *vs = (const char *)values.buf;
     int64_t lo = 0;
-    Py_ssize_t span = small_span(vs, width, n, &lo);
+    Py_ssize_t span, found;
+    if (lookup_of(vs, width, n, &span, &lo, &lut, &appearing, &found))
+        goto done;
+    int missed = 0; /* a later value the prefix gives no group: the batch's groups are read from all of it */
+    for (int at = 1; span >= 0 && n < n_all && at <= 8; at++) {
+        int64_t v = read_int(vs + (n + (n_all - n - 1) * at / 8) * width, width);
+        missed |= (uint64_t)v - (uint64_t)lo >= (uint64_t)span || lut[v - lo] < 0;
+    }
+    if (missed) {
+        PyMem_Free(lut);
+        PyMem_Free(appearing);
+        lut = NULL;
+        appearing = NULL;
+        if (lookup_of(vs, width, n_all, &span, &lo, &lut, &appearing, &found))
+            goto done;
+    }
     if (span < 0) {
         result = Py_NewRef(Py_None);
         goto done;
     }
-    lut = PyMem_Malloc((size_t)(span + 1) * sizeof(int32_t)); /* and -1 past the end: where other values look */
     distinct = PyMem_Malloc((size_t)(span + 1) * sizeof(int64_t));
-    appearing = PyMem_Malloc((size_t)(span + 1) * sizeof(int64_t));
-    if (lut == NULL || distinct == NULL || appearing == NULL) {
+    if (distinct == NULL) {
         PyErr_NoMemory();
         goto done;
-    }
-    for (Py_ssize_t v = 0; v <= span; v++)
-        lut[v] = -1;
-    Py_ssize_t found = 0;
-    for (Py_ssize_t i = 0; i < n && found < span; i++) { /* every value of the range seen: the rest are too */
-        int64_t v = width == 8 ? ((const int64_t *)vs)[i] : read_int(vs + i * width, width);
-        if (lut[v - lo] < 0) { /* rare: the first event of a group */
-            lut[v - lo] = 0;
-            appearing[found++] = v;
-        }
     }
     found = 0;
     for (Py_ssize_t v = 0; v < span; v++) /* groups numbered in ascending order of their values */
@@ -4852,23 +4889,6 @@ grouped_sums_list(const uint64_t *sums, Py_ssize_t k)
             PyList_SET_ITEM(result, t, item);
     }
     return result;
-}
-
-/* The scratch slot of each event of a chunk, b + (code & PAGE_MASK) with b the row of its (group, page) in
- * `dense`: nonzero when every event's page has a row (else the slots are not all set). Codes fall below
- * n_pages << PAGE_BITS and groups below the table's groups, so every index is inside `dense`. */
-VECTOR_CLONES static int
-dense_slots(const uint64_t *restrict codes, const int32_t *restrict groups, uint64_t n_pages,
-            const int32_t *restrict dense, Py_ssize_t m, uint32_t *restrict slots)
-{
-    int32_t missing = 0;
-    uint32_t pages = (uint32_t)n_pages; /* the table's (group, page) pairs fit 32 bits: GROUPED_DENSE_UP_TO */
-    for (Py_ssize_t j = 0; j < m; j++) {
-        int32_t b = dense[(uint32_t)groups[j] * pages + (uint32_t)(codes[j] >> PAGE_BITS)];
-        missing |= b;
-        slots[j] = (uint32_t)b + (uint32_t)(codes[j] & PAGE_MASK);
-    }
-    return missing >= 0;
 }
 
 /* Whether any of codes[0:m] is `a` or `b`. */
@@ -5112,7 +5132,6 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
     uint64_t codes[CHUNK];
     uint8_t chunk_labels[CHUNK], outside[CHUNK];
     int32_t chunk_groups[CHUNK];
-    uint32_t slots[CHUNK];
     FloatBits brier[CHUNK], logloss[CHUNK];
     uint64_t flags[CHUNK];
     int broadcast = n_labels == 1 && n != 1, refused = 0, bad = 0, no_memory = 0, short_of_rows = 0;
@@ -5136,11 +5155,6 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
     }
     for (; i < n && !refused && !bad && !no_memory; i += CHUNK) {
         Py_ssize_t m = n - i < CHUNK ? n - i : CHUNK;
-        if (i + 8 * CHUNK < n) /* the streams read ahead of the counting: eight chunks on */
-            for (int line = 0; line < CHUNK * 8; line += 64) {
-                __builtin_prefetch((const char *)(xs + i + 8 * CHUNK) + line);
-                __builtin_prefetch(groups + (i + 8 * CHUNK) * g.width + line * g.width / 8);
-            }
         /* an event of a group the lookup does not know refuses the batch too (the caller counts it otherwise) */
         if (groups_chunk(groups, g.width, i, m, g.lo, lut, g.span, (int32_t)g.k, chunk_groups) ||
             (!broadcast && labels_chunk(lab + i * label_width, label_width, m, chunk_labels)) ||
@@ -5160,13 +5174,22 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
                     add_group_sums(sums + 7 * chunk_groups[j], part);
                 }
         }
-        /* the chunk's slots first (one tight pass while every page has its row; else one by one, giving rows),
-         * then its counts, then the threshold codes' events (a pass only for a chunk that holds one) */
-        Py_ssize_t found = 0;
-        if (dense != NULL && dense_slots(codes, chunk_groups, n_pages, dense, m, slots))
-            found = m; /* every page of the chunk has its row */
-        for (; found < m; found++) {
-            uint64_t code = codes[found], page = (uint64_t)chunk_groups[found] * n_pages + (code >> PAGE_BITS);
+        /* each event counted where its page has a row (one lookup in `dense`, a tight loop), else given one */
+        Py_ssize_t j = 0;
+        while (j < m) {
+            if (dense != NULL) {
+                uint32_t *restrict counts = sc.counts, pages = (uint32_t)n_pages;
+                for (; j < m; j++) {
+                    uint64_t code = codes[j];
+                    int32_t b = dense[(uint32_t)chunk_groups[j] * pages + (uint32_t)(code >> PAGE_BITS)];
+                    if (b < 0)
+                        break;
+                    counts[(uint32_t)b + (uint32_t)(code & PAGE_MASK)] += 1;
+                }
+                if (j == m)
+                    break;
+            }
+            uint64_t code = codes[j], page = (uint64_t)chunk_groups[j] * n_pages + (code >> PAGE_BITS);
             if (code >= code_limit) {
                 bad = 1;
                 break;
@@ -5189,13 +5212,11 @@ count_grouped_range_free(PyObject *Py_UNUSED(module), PyObject *args)
                 if (dense != NULL)
                     dense[page] = b;
             }
-            slots[found] = (uint32_t)b + (uint32_t)(code & PAGE_MASK);
+            sc.counts[(uint32_t)b + (uint32_t)(code & PAGE_MASK)] += 1;
+            j++;
         }
-        if (found < m)
+        if (j < m)
             break;
-        uint32_t *restrict counts = sc.counts;
-        for (Py_ssize_t j = 0; j < m; j++)
-            counts[slots[j]] += 1;
         if (check_threshold && any_code_of(codes, m, t_neg, t_pos))
             for (Py_ssize_t j = 0; j < m; j++)
                 if ((codes[j] == t_neg || codes[j] == t_pos) && xs[i + j] >= threshold)

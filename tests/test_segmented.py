@@ -618,7 +618,7 @@ def test_the_one_pass_count_leaves_to_the_other_path_what_it_cannot_count(monkey
     n = 80_000
     codes, y, s = rng.integers(0, 4, n), rng.random(n) < 0.3, rng.normal(0.0, 3.0, n)
     late = codes.copy()
-    late[-1] = 7  # a new segment, after the first 2^16 events
+    late[70_000] = 7  # a new segment, after the first 2^16 events and none of the eight sampled after them
     many = rng.integers(0, 4097, n)
     pd = pytest.importorskip("pandas")
     cases = [
@@ -642,6 +642,31 @@ def test_the_one_pass_count_leaves_to_the_other_path_what_it_cannot_count(monkey
     exact.update_many(codes, y, s)  # now past 8,192 distinct scores in each: binned
     exact.update_many(codes, y, s)
     assert len(calls) == (1 if se.COMPILED else 0)
+
+
+@pytest.mark.parametrize("order", ["sorted", "descending", "blocks"])
+def test_segments_sorted_or_in_blocks_are_counted_in_one_pass(monkeypatch, order):
+    """Segments whose later values the batch's first 2^16 events do not show (sorted, or in blocks) are read from
+    the whole batch: one pass counts them, as it counts them shuffled."""
+    rng = np.random.default_rng(31)
+    n = 200_000
+    codes, y, s = rng.integers(0, 4, n), rng.random(n) < 0.3, rng.normal(0.0, 3.0, n)
+    if order == "sorted":
+        codes = np.sort(codes)
+    elif order == "descending":
+        codes = np.sort(codes)[::-1].copy()
+    else:
+        codes = np.repeat(rng.permutation([2, 0, 3, 1]), n // 4)
+    one_pass, apart = _binned_segments(codes, y, s), _binned_segments(codes, y, s)
+    from streameval import histogram, state
+
+    counted = []
+    count = state.count_grouped
+    monkeypatch.setattr(histogram, "count_grouped", lambda *a, **k: (counted.append(count(*a, **k)), counted[-1])[1])
+    one_pass.update_many(codes, y, s)
+    _counted_apart(monkeypatch, apart, codes, y, s)
+    assert one_pass == apart and one_pass.segments == apart.segments == list(dict.fromkeys(codes.tolist()))
+    assert [found is not None for found in counted] == ([True] if se.COMPILED else [])  # not refused by it
 
 
 @pytest.mark.parametrize("groups", [3, 80])  # (group, page) rows found in a table, in a map that grows
@@ -705,10 +730,19 @@ def test_grouped_kernels_refuse_inconsistent_arguments():
     unknown = list(args)
     unknown[3] = np.array([0, 5], dtype=np.int64)  # a value the lookup does not hold: refused, nothing counted
     assert _speedups.count_grouped_range_free(*unknown)[0] is True
-    distinct, lo, found, appearing = _speedups.group_lookup(np.array([3, 1, 3, 2], dtype=np.int64), 8, 3)
+    known_later = np.array([3, 1, 3] + [2] + [1, 3] * 20, dtype=np.int64)  # a 2 sampled by none of the 8
+    distinct, lo, found, appearing = _speedups.group_lookup(known_later, 8, 3)
     assert np.frombuffer(distinct, dtype=np.int64).tolist() == [1, 3] and lo == 1  # the first 3 events
     assert np.frombuffer(found, dtype=np.int32).tolist() == [0, -1, 1, -1]
     assert np.frombuffer(appearing, dtype=np.int64).tolist() == [3, 1]
+    for values in ([3, 1, 3, 2], [3, 1, 3] + [1, 3] * 20 + [2], [3, 1, 3] + [0] * 41):  # a sampled 2, or a 0
+        distinct, lo, found, appearing = _speedups.group_lookup(np.array(values, dtype=np.int16), 2, 3)
+        seen = sorted(set(values))
+        assert np.frombuffer(distinct, dtype=np.int64).tolist() == seen and lo == seen[0]  # read from them all
+        assert np.frombuffer(appearing, dtype=np.int64).tolist() == list(dict.fromkeys(values))
+        assert np.frombuffer(found, dtype=np.int32).tolist()[: seen[-1] - lo + 1] == [
+            seen.index(v) if v in seen else -1 for v in range(lo, seen[-1] + 1)
+        ]
     assert _speedups.group_lookup(np.array([0, 2**30], dtype=np.int64), 8, 2) is None
 
 
