@@ -52,7 +52,6 @@ __all__ = [
     "is_small_batch",
     "log_columns",
     "small_float_arrays",
-    "str_column",
 ]
 
 FLUSH_EVERY = 4096  # per-event updates are counted in batches of this size
@@ -626,24 +625,14 @@ class PySegmentRouter:
         return self._slow(*args, **kwargs)
 
 
-def str_column(values: list[str]) -> np.ndarray:
-    """str values (segments' names) as an array of the objects themselves: what a list would be copied into,
-    value by value, before the segments are factorized."""
-    column = np.empty(len(values), dtype=object)
-    column[:] = values
-    return column
-
-
 def log_columns(taken: list[tuple[str, Any]]) -> tuple[Any, ...]:
-    """The typed run of an event log as numpy columns: float64, int64 or bool; a column of str as an array of
-    the objects; a column of dicts as their list (what ``update_many`` takes as rows of scores)."""
+    """The typed run of an event log as numpy columns: float64, int64 or bool; a column of str (segments' names)
+    as their list, which a segmented accumulator codes as it is (an array of the objects cost 18 ns an event to
+    fill, 10,000 of 4 names); a column of dicts as their list (what ``update_many`` takes as rows of scores)."""
     kinds = {"f": np.float64, "i": np.int64, "b": np.int64}
     columns: list[Any] = []
     for tag, data in taken:
-        if tag == "s":
-            columns.append(str_column(data))
-            continue
-        if tag == "o":
+        if tag in "so":
             columns.append(data)
             continue
         column = np.frombuffer(data, dtype=kinds[tag])

@@ -27,7 +27,6 @@ from ._events import (
     PaneRouter,
     is_small_batch,
     log_columns,
-    str_column,
 )
 from ._numeric import finite_and_ascending
 from ._validation import (
@@ -126,13 +125,11 @@ _SETTLE_EVERY = 4096  # per-event updates are filed (and old events taken out) i
 
 
 def _column(values: list[Any]) -> Any:
-    """A column of per-event values as a compact array when they are all plain floats, ints or bools, and as an
-    array of the objects themselves when they are all str (such as segments' names, which a log keeps so too)."""
+    """A column of per-event values as a compact array when they are all plain floats, ints or bools (anything
+    else, such as segments' names, as the list, as a log's str column is kept)."""
     kinds = set(map(type, values))
     if len(kinds) == 1:
         (kind,) = kinds
-        if kind is str:
-            return str_column(values)
         dtype = {float: np.float64, bool: np.bool_, int: np.int64}.get(kind)
         if dtype is not None:
             try:
