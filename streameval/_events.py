@@ -473,6 +473,16 @@ class PyEventLog:
         """Start counting pending events from 0."""
         self.pending = 0
 
+    def keep_many(self, columns: tuple[Any, ...]) -> bool:
+        """Keep a batch's events after the typed run, not counted (the compiled twin's): never here, where there
+        is no typed run; the owner keeps the batch itself."""
+        return False
+
+    def drop_last(self, count: int) -> None:
+        """Let the typed run's last ``count`` events go (none here)."""
+        if count != 0:
+            raise ValueError(f"drop_last: count must be in [0, 0], got {count}")
+
     def retarget(self, count_one: Callable[..., Any]) -> None:
         """Count the typed events with another update from now on (``on_odd`` counts every event here)."""
 

@@ -3197,6 +3197,115 @@ EventLog_take(EventLog *self, PyObject *Py_UNUSED(ignored))
     return out;
 }
 
+/* The log's tag of a batch's column held in `view`: 'b' for bools, 'f' for float64, 'i' for int64 (native
+ * order, 1-D), else 0. */
+static char
+log_column_tag(const Py_buffer *view)
+{
+    const char *f = view->format == NULL ? "B" : view->format;
+    if (*f == '@' || *f == '=' || (*f == '<' && PY_LITTLE_ENDIAN))
+        f++;
+    if (view->ndim != 1 || f[0] == '\0' || f[1] != '\0')
+        return 0;
+    if (f[0] == '?' && view->itemsize == 1)
+        return 'b';
+    if (f[0] == 'd' && view->itemsize == 8)
+        return 'f';
+    if ((f[0] == 'l' || f[0] == 'q') && view->itemsize == 8)
+        return 'i';
+    return 0;
+}
+
+/* keep_many(columns) -> bool: a batch's events kept after the typed run, as if each had been called (not
+ * counted: the caller counts the batch). Only 1-D C-contiguous arrays of bools, float64 or int64, as many
+ * as the run's arguments and of its tags (or any, on an empty run), while the log is not sending events to
+ * on_odd; else False with nothing changed. Raises MemoryError, with nothing kept, when the columns cannot grow. */
+static PyObject *
+EventLog_keep_many(EventLog *self, PyObject *columns)
+{
+    if (!PyTuple_Check(columns)) {
+        PyErr_SetString(PyExc_TypeError, "keep_many: columns must be a tuple");
+        return NULL;
+    }
+    Py_ssize_t arity = PyTuple_GET_SIZE(columns), n = -1;
+    if (self->odd || arity < 1 || arity > LOG_MAX_ARITY)
+        Py_RETURN_FALSE;
+    Py_buffer views[LOG_MAX_ARITY];
+    char tags[LOG_MAX_ARITY];
+    int held = 0, ok = 1;
+    for (Py_ssize_t k = 0; k < arity && ok; k++) {
+        PyObject *c = PyTuple_GET_ITEM(columns, k);
+        if (!PyObject_CheckBuffer(c) || PyObject_GetBuffer(c, &views[k], PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+            PyErr_Clear();
+            ok = 0;
+            break;
+        }
+        held++;
+        tags[k] = log_column_tag(&views[k]);
+        ok = tags[k] != 0 && (n < 0 || views[k].shape[0] == n);
+        if (ok)
+            n = views[k].shape[0];
+    }
+    ok = ok && (self->n == 0 || (arity == self->arity && memcmp(tags, self->tags, (size_t)arity) == 0));
+    for (Py_ssize_t k = 0; ok && k < arity; k++) { /* room for all of them first: nothing kept on a failure */
+        if (self->capacity[k] >= self->n + n)
+            continue;
+        Py_ssize_t grown = self->capacity[k] ? self->capacity[k] : 1024;
+        while (grown < self->n + n)
+            grown *= 2;
+        LogValue *c = PyMem_Realloc(self->columns[k], grown * sizeof(LogValue));
+        if (c == NULL) {
+            for (int h = 0; h < held; h++)
+                PyBuffer_Release(&views[h]);
+            return PyErr_NoMemory();
+        }
+        self->columns[k] = c;
+        self->capacity[k] = grown;
+    }
+    if (ok) {
+        for (Py_ssize_t k = 0; k < arity; k++) {
+            LogValue *out = self->columns[k] + self->n;
+            if (tags[k] == 'f')
+                memcpy(out, views[k].buf, (size_t)n * sizeof(double));
+            else if (tags[k] == 'i')
+                memcpy(out, views[k].buf, (size_t)n * sizeof(int64_t));
+            else
+                for (Py_ssize_t r = 0; r < n; r++)
+                    out[r].i = ((const uint8_t *)views[k].buf)[r] != 0;
+        }
+        if (self->n == 0) {
+            self->arity = (int)arity;
+            memcpy(self->tags, tags, (size_t)arity);
+        }
+        self->n += n;
+        self->pending += n;
+    }
+    for (int h = 0; h < held; h++)
+        PyBuffer_Release(&views[h]);
+    return PyBool_FromLong(ok);
+}
+
+/* drop_last(count): the typed run's last `count` events let go (a batch kept by keep_many that its owner then
+ * refused), and as many fewer pending. */
+static PyObject *
+EventLog_drop_last(EventLog *self, PyObject *arg)
+{
+    Py_ssize_t count = PyLong_AsSsize_t(arg);
+    if (count == -1 && PyErr_Occurred())
+        return NULL;
+    if (count < 0 || count > self->n || count > self->pending) {
+        PyErr_Format(PyExc_ValueError, "drop_last: count must be in [0, %zd], got %zd", self->n, count);
+        return NULL;
+    }
+    for (int k = 0; k < self->arity; k++)
+        if (LOG_HOLDS(self->tags[k]))
+            for (Py_ssize_t r = self->n - count; r < self->n; r++)
+                Py_DECREF(self->columns[k][r].o);
+    self->n -= count;
+    self->pending -= count;
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 EventLog_reset_pending(EventLog *self, PyObject *Py_UNUSED(ignored))
 {
@@ -3237,6 +3346,11 @@ static PyMethodDef EventLog_methods[] = {
     {"reset_pending", (PyCFunction)EventLog_reset_pending, METH_NOARGS,
      "Start counting pending events from 0, and store typed events again."},
     {"retarget", (PyCFunction)EventLog_retarget, METH_O, "Count the typed events with another update from now on."},
+    {"keep_many", (PyCFunction)EventLog_keep_many, METH_O,
+     "keep_many(columns) -> bool: a batch's events (a tuple of 1-D arrays of bools, float64 or int64, as the run's "
+     "arguments) kept after the typed run, not counted; False, with nothing changed, where it cannot be."},
+    {"drop_last", (PyCFunction)EventLog_drop_last, METH_O,
+     "drop_last(count): the typed run's last count events let go (a kept batch refused after)."},
     {"set_odd", (PyCFunction)EventLog_set_odd, METH_NOARGS,
      "Send every event to on_odd until reset_pending() (keeps the order of a run on_odd holds)."},
     {NULL, NULL, 0, NULL},

@@ -253,6 +253,8 @@ def python_values(column: np.ndarray) -> list[Any]:
 def table_rows(value: Any) -> Any:
     """A table of named columns (class scores by class, say) as its rows, one mapping name -> value each, as a
     list of mappings says it; anything else as it is (a 2-D array, a frame of unnamed columns: by position)."""
+    if type(value) is np.ndarray or type(value) is list:  # the usual columns: no names to look for
+        return value
     names = _named_columns(value)
     if names is None:
         return value

@@ -1377,3 +1377,133 @@ def test_batches_of_times_out_of_order_span_their_earliest_and_latest_time():
     dec.update_many([1, 0], [0.9, 0.2], t=[5.0, 1.0])
     assert dec.get().n == 1 + 2.0**-4
     assert dec.get().tp == 1
+
+
+@pytest.mark.parametrize("binned", [False, True])
+@pytest.mark.parametrize("size", [40, 5000])
+def test_small_plain_batches_kept_with_the_per_event_updates_equal_the_events_one_by_one(size, binned):
+    """Small batches of bool, int64 and float64 arrays are kept in the window's log with its per-event updates:
+    after every call the window equals one fed the same events one at a time, across filings, with refused
+    batches (nothing kept), labels of another dtype than the run so far (kept after it), float32 scores (kept
+    as a batch of their own) and a pickled copy in between."""
+    import pickle
+
+    rng = np.random.default_rng(size)
+    n = 3000
+    y, s = rng.random(n) < 0.4, rng.random(n)
+    make = (lambda: se.BinaryAccumulator(exact_up_to=0)) if binned else se.BinaryAccumulator
+    win, one = se.Sliding(make, size=size), se.Sliding(make, size=size)
+    i = kept = 0
+    while i < n:
+        m = int(rng.choice([1, 3, 10, 31, 100]))
+        part = slice(i, min(i + m, n))
+        form = int(rng.integers(0, 6))
+        typed = win._log.typed
+        if m == 1:
+            win.update(bool(y[i]), float(s[i]))
+        elif form == 0:  # int labels: the run so far holds bools, so a run of their own starts
+            win.update_many(y[part].astype(np.int64), s[part])
+        elif form == 1:  # refused whole: nothing kept, nothing counted
+            bad = s[part].copy()
+            bad[-1] = np.nan
+            with pytest.raises(ValueError, match="scores"):
+                win.update_many(y[part], bad)
+            assert win._log.typed == typed
+            continue
+        elif form == 2:  # float32 scores: not what the log keeps, a batch of their own
+            narrow = s[part].astype(np.float32)
+            win.update_many(y[part], narrow)
+            s[part] = narrow
+        elif form == 3:
+            win = pickle.loads(pickle.dumps(win))
+            win.update_many(y[part], s[part])
+        else:
+            win.update_many(y[part], s[part])
+            kept += win._log.typed == typed + part.stop - i  # kept after the log's run, no filing in between
+        for yi, si in zip(y[part].tolist(), s[part].tolist(), strict=True):
+            one.update(bool(yi), float(si))
+        i = part.stop
+        assert win.n == one.n == min(i, size)
+        assert win.accumulator() == one.accumulator()
+    assert kept > 10 or not se.COMPILED  # the compiled log kept many of them
+
+
+@pytest.mark.skipif(not se.COMPILED, reason="the compiled event log is not built here")
+def test_the_log_keeps_a_batch_of_plain_arrays_only():
+    from streameval._speedups import EventLog
+
+    counted: list[tuple[Any, ...]] = []
+    log = EventLog(lambda *a: counted.append(a), lambda: None, lambda *a: None, 1000)
+    y, s = np.array([True, False, True]), np.array([0.25, 0.5, 0.75])
+    assert log.keep_many((y, s)) and (log.typed, log.pending) == (3, 3) and not counted  # kept, not counted
+    log.update(True, 0.125)  # a per-event update of the same kinds: the run goes on
+    for refused in [
+        (y,),  # another number of arguments than the run
+        (y.astype(np.int64), s),  # other kinds than the run
+        (y, s.astype(np.float32)),
+        (y, s[:2]),  # of other lengths
+        (y, s.reshape(3, 1)),
+        (y, s[::-1]),  # not contiguous
+        (y.tolist(), s),  # a list
+        (y, s.astype(object)),
+        tuple([s] * 9),  # more arguments than the log holds
+        (),
+    ]:
+        assert log.keep_many(refused) is False and (log.typed, log.pending) == (4, 4)
+    with pytest.raises(TypeError, match="tuple"):
+        log.keep_many([y, s])
+    log.drop_last(1)
+    assert (log.typed, log.pending) == (3, 3)
+    for bad in (-1, 4):
+        with pytest.raises(ValueError, match=rf"drop_last: count must be in \[0, 3\], got {bad}"):
+            log.drop_last(bad)
+    (tag_y, data_y), (tag_s, data_s) = log.take()
+    assert (tag_y, tag_s) == ("b", "f")
+    assert np.frombuffer(data_y, np.int64).tolist() == [1, 0, 1] and np.frombuffer(data_s).tolist() == s.tolist()
+    assert log.keep_many((np.array([3, 4]), s[:2]))  # an empty run takes any kinds
+    log.set_odd()
+    assert log.keep_many((np.array([5]), s[:1])) is False  # events go to on_odd: their order is the owner's
+
+
+def test_decayed_small_plain_batches_kept_with_the_per_event_updates_equal_the_events_one_by_one():
+    """A decayed window by events keeps small batches of plain arrays with its per-event updates (checked as they
+    come, counted at the next filing at their place in the stream): it reads as one fed the same events one at
+    a time, a refused batch leaving nothing behind, and a batch of segments' codes learns them as the events do."""
+    rng = np.random.default_rng(5)
+    n = 40_000
+    y, s, codes = rng.random(n) < 0.4, rng.random(n), rng.integers(0, 3, n)
+    win, one = se.Decayed(se.BinaryAccumulator, half_life=500), se.Decayed(se.BinaryAccumulator, half_life=500)
+    seg, seg_one = (se.Decayed(lambda: se.Segmented(se.BinaryAccumulator), half_life=500) for _ in range(2))
+    i = kept = 0
+    while i < n:
+        m = int(rng.choice([1, 7, 10, 100]))
+        part = slice(i, min(i + m, n))
+        typed = win._log.typed
+        if m == 1:
+            win.update(bool(y[i]), float(s[i]))
+            seg.update(int(codes[i]), bool(y[i]), float(s[i]))
+        elif rng.random() < 0.2:  # refused whole (a NaN score): nothing kept, nothing checked
+            bad = s[part].copy()
+            bad[-1] = np.nan
+            with pytest.raises(ValueError, match="scores"):
+                win.update_many(y[part], bad)
+            with pytest.raises(ValueError, match="scores"):
+                seg.update_many(codes[part], y[part], bad)
+            assert win._log.typed == typed
+            continue
+        else:
+            win.update_many(y[part], s[part])
+            seg.update_many(codes[part], y[part], s[part])
+            kept += win._log.typed == typed + part.stop - i
+        for g, yi, si in zip(codes[part].tolist(), y[part].tolist(), s[part].tolist(), strict=True):
+            one.update(bool(yi), float(si))
+            seg_one.update(int(g), bool(yi), float(si))
+        i = part.stop
+        if i % 97 < 10 or i == n:
+            for a, b in ((win.get(), one.get()), (seg.get().overall, seg_one.get().overall)):
+                assert (a.n, a.tp, a.fp) == pytest.approx((b.n, b.tp, b.fp), rel=1e-12)  # decayed weights' sums
+                np.testing.assert_allclose(a.neg, b.neg, rtol=1e-12)
+                np.testing.assert_allclose(a.pos, b.pos, rtol=1e-12)
+                assert a.auc == pytest.approx(b.auc, rel=1e-12) and a.log_loss == pytest.approx(b.log_loss, rel=1e-12)
+    assert sorted(seg.get().segments) == [0, 1, 2]
+    assert kept > 100 or not se.COMPILED  # the compiled log kept many of them
