@@ -816,7 +816,10 @@ class TimeWindow:
 
 def _event_times(t: Any, n: int) -> tuple[np.ndarray, bool]:
     """A batch's event times, checked (one per event, finite), and whether they never fall."""
-    times = as_times("t", [t] if is_one_value(t) else t)
+    if type(t) is np.ndarray and t.dtype == np.float64 and t.ndim == 1 and t.flags.c_contiguous:  # as they are
+        times = t
+    else:
+        times = as_times("t", [t] if is_one_value(t) else t)
     if times.size != n:
         raise ValueError(f"t must have one time per event ({n}), got {times.size}")
     finite, ascending = finite_and_ascending(times)
