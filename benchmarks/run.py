@@ -956,7 +956,10 @@ def bench_segments(n: int, rows: list[str]) -> None:
         def bincount(combined: np.ndarray = combined) -> None:
             np.bincount(combined)
 
-        for label, segments in (("integer codes", codes), ("strings", names)):
+        cases = [("integer codes", codes), ("strings", names)]
+        if groups == 4:  # a stream sorted by segment (a file written segment after segment, say)
+            cases.insert(1, ("integer codes, sorted", np.sort(codes)))
+        for label, segments in cases:
             t_hand, t_ours, hand_over_ours = paired_ratio(
                 lambda segments=segments: by_hand(segments), lambda segments=segments: ours(segments), 5
             )
@@ -1307,7 +1310,9 @@ def main() -> None:
         "segment's 250,000 continuous scores here), are counted in one compiled pass over the batch (each event into "
         "its segment's bins and calibration sums, added once all of it is counted); otherwise (strings, or segments "
         "that stay exact, as the 1,000 segments' here), with at most 64 segments each segment's events are counted "
-        "apart and added, with more the batch is checked whole first and counted in place.",
+        "apart and added, with more the batch is checked whole first and counted in place. The segments of a "
+        "batch are read from its first 65,536 events, or from all of them where a later one sampled shows a segment "
+        "those lack (the sorted row: the same codes in ascending order).",
         "",
         "| segments | segment values | new segments | counted before | by hand | ours vs by hand "
         "| vs bincount, new | vs bincount, counted before |",
