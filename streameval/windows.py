@@ -139,6 +139,28 @@ def _column(values: list[Any]) -> Any:
     return values
 
 
+def _batch_length(args: tuple[Any, ...]) -> int:
+    """How many events a batch's arguments hold: its first argument's length (0 without arguments), or a
+    ``TypeError`` naming that argument and its value where it is one value, not a column of them.
+
+    Examples
+    --------
+    >>> import streameval as se
+    >>> se.Sliding(se.BinaryAccumulator, size=10).update_many(1, 0.5)
+    Traceback (most recent call last):
+    ...
+    TypeError: update_many takes a column of values an argument, one an event: argument 1 is 1
+    """
+    if not args:
+        return 0
+    try:
+        return len(args[0])
+    except TypeError:
+        raise TypeError(
+            f"update_many takes a column of values an argument, one an event: argument 1 is {show(args[0])}"
+        ) from None
+
+
 def _kept(value: Any) -> Any:
     """One event's argument as the window keeps it: a copy of a dict, list or array (such as class scores, which
     the caller may fill again for the next event); anything else as it is."""
@@ -391,7 +413,7 @@ class Sliding:
     def update_many(self, *args: Any, **kwargs: Any) -> None:
         """Count many events in order (the accumulator's ``update_many`` arguments); all of them or none."""
         args = tuple(table_rows(a) for a in args)  # a table of named columns: its rows, as named (kept so)
-        n = len(args[0]) if args else 0
+        n = _batch_length(args)
         first = max(0, n - self.size)
         if n < self.size and is_small_batch(n) and not kwargs and self._log.keep_many(args):
             # plain arrays kept in the log's columns, as its per-event updates are (a copy of their values), then
@@ -660,7 +682,7 @@ class TimeWindow:
     def update_many(self, *args: Any, t: npt.ArrayLike, **kwargs: Any) -> None:
         """Count many events with times ``t``; all of them or, on bad input, none."""
         args = tuple(table_rows(a) for a in args)  # a table of named columns: its rows (cut into panes so)
-        n = len(args[0]) if args else 0
+        n = _batch_length(args)
         times, ascending = _event_times(t, n)
         if n:
             low, high = _time_span(times, ascending)
@@ -1085,7 +1107,7 @@ class Decayed:
 
     def update_many(self, *args: Any, t: Any = None, w: Any = None, **kwargs: Any) -> None:
         """Count many events; all of them or, on bad input, none."""
-        n = len(args[0]) if args and isinstance(args[0], np.ndarray) else -1
+        n = len(args[0]) if args and isinstance(args[0], np.ndarray) and args[0].ndim == 1 else -1
         plain = self._log is not None and t is None and w is None and not kwargs and n >= 0 and is_small_batch(n)
         if plain and self._log.keep_many(args):  # plain arrays kept with the per-event updates, checked as they are
             try:  # (10 events: 2.6 against 7.7 us counted as a batch of their own, folds included)
@@ -1101,7 +1123,7 @@ class Decayed:
         self._state_changed(args, w, kwargs)
 
     def _count_many(self, args: tuple[Any, ...], t: Any, w: Any, kwargs: dict[str, Any]) -> None:
-        n = len(args[0]) if args else 0
+        n = _batch_length(args)
         weights = as_weights("w", w, n)
         if self.by == "events":  # the times are the clock and the events after it: no array of them
             if t is not None:
@@ -1354,7 +1376,7 @@ class Monitor:
         """Update the accumulator with a batch, then record if a boundary was crossed."""
         if self.by == "time" and t is None:
             raise ValueError("t is required when the monitor records by time")
-        n = len(args[0]) if args else 0
+        n = _batch_length(args)
         times, ascending = (None, True) if t is None else _event_times(t, n)  # checked before anything is counted
         if self._time_kw:
             kwargs["t"] = times  # read once: the window takes the seconds as it would have read them

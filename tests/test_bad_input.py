@@ -944,3 +944,28 @@ def test_a_binned_revert_of_an_event_never_counted_is_refused_and_changes_nothin
     ref.update_many(np.r_[np.ones(pos.size - 1), np.zeros(neg.size - 1)], np.r_[pos[1:], neg[1:]])
     assert not ref.get().is_exact
     assert _snapshot(acc) == _snapshot(ref)
+
+
+WINDOWS_OF_ONE_KIND = {
+    "Sliding": lambda: se.Sliding(se.BinaryAccumulator, size=10),
+    "Decayed": lambda: se.Decayed(se.BinaryAccumulator, half_life=10),
+    "TimeWindow": lambda: se.TimeWindow(se.BinaryAccumulator, 10.0, 2),
+    "Monitor": lambda: se.Monitor(se.BinaryAccumulator(), every=2),
+}
+
+
+@pytest.mark.parametrize("name", list(WINDOWS_OF_ONE_KIND))
+@pytest.mark.parametrize("first", [1, np.array(1), np.int64(1)])
+def test_a_window_refuses_one_value_where_a_batch_takes_a_column(name, first):
+    """A window's ``update_many`` given one value, not a column, says which argument and what it got (it read
+    the argument's length, and said only that an int has none), and keeps what it held."""
+    window = WINDOWS_OF_ONE_KIND[name]()
+    t = {"t": [0.0, 1.0]} if name == "TimeWindow" else {}
+    window.update_many([1, 0], [0.9, 0.2], **t)
+    before = window.get()
+    t = {"t": 2.0} if name == "TimeWindow" else {}
+    with pytest.raises(TypeError, match=r"update_many takes a column of values an argument, one an event: argument "
+                       r"1 is (1|array\(1\))$"):  # fmt: skip
+        window.update_many(first, 0.5, **t)
+    after = window.get()
+    assert (after.n, after.auc, after.tp, after.fp) == (before.n, before.auc, before.tp, before.fp)
