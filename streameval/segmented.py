@@ -348,7 +348,8 @@ class Segmented(AccumulatorBase):
         self.update = self._router.update  # type: ignore[method-assign]
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in ("_routes", "_router", "update", "_like")}
+        left_out = ("_routes", "_router", "update", "_like", "_checker")  # made again (the checker when needed)
+        return {k: v for k, v in self.__dict__.items() if k not in left_out}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -539,13 +540,29 @@ class Segmented(AccumulatorBase):
                 self._segments[key] = copy
         self._routes.clear()  # a restored segment's update is its copy's
 
+    def _taken_alone(self, columns: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether an accumulator of the segments' configuration takes a small batch whole (it refuses a bad one,
+        with nothing changed): a scratch accumulator kept for these checks, which has taken the batches checked
+        before and is never read (10 events into 4 segments counted before: 7.6 to 8.5 against 11.9 to 13.1 us
+        when each check copied the template, an empty accumulator, as the batch path's check still does). A batch
+        it refuses that an empty one takes (its total weight past the largest float) goes the batch path, which
+        counts it."""
+        checker = self.__dict__.get("_checker")
+        if checker is None:
+            checker = self._checker = self._template.copy()
+        try:
+            checker.update_many(*columns, **kwargs)
+        except (TypeError, ValueError):
+            return False
+        return True
+
     def _counted_one_by_one(self, segments: Any, columns: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Whether a small batch of segments counted before, named by str or int values, was counted event by
         event through their accumulators' ``update`` (10 events into 4 segments: 11.9-12.7 against 44.5-51.6 us,
         str segments 12.7-13.6 against 100.4-107.4; 100 events: 27.1-28.1 against 51.2-66.5 us). Its columns
         give one value an event (1-D numpy arrays of numbers or bools, or lists; keywords one value for all, or
-        one an event in a batch of up to ``ONE_BY_ONE_KEYWORDS_UP_TO``). The batch is checked whole by an empty
-        accumulator first, as the batch path checks a batch it counts in place, and an event a segment still
+        one an event in a batch of up to ``ONE_BY_ONE_KEYWORDS_UP_TO``). The batch is checked whole first
+        (:meth:`_taken_alone`), as the batch path checks a batch it counts in place, and an event a segment still
         refuses takes the events before it back out of their segments (or, where the batch is weighted, puts
         back the segments saved before it: :meth:`_saved_if_weighted`). ``False`` with nothing changed
         otherwise: the batch path counts the batch or explains why not.
@@ -569,9 +586,7 @@ class Segmented(AccumulatorBase):
             if update is None:
                 return False
             updates[key] = functools.partial(update, **fixed) if fixed else update
-        try:
-            self._template.copy().update_many(*columns, **kwargs)
-        except (TypeError, ValueError):
+        if not self._taken_alone(columns, kwargs):
             return False
         saved = self._saved_if_weighted(updates, columns, kwargs, n)
         width, done = len(columns), 0

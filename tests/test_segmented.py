@@ -1297,3 +1297,33 @@ def test_a_weighted_batch_refused_by_a_multiclass_segment_holding_a_large_stored
         seg.update_many(["b", "a"], [0, 1], [[0.6, 0.4], [0.3, 0.7]], w=[0.5, 1e300])
     assert seg.to_bytes() == before
     assert seg.get()["b"].n == 1 and seg.get()["a"].n == 1.7976931348623e308
+
+
+def test_small_batches_are_checked_by_a_scratch_accumulator_that_no_read_sees():
+    """Small batches into segments counted before are checked by one scratch accumulator that takes them all: a
+    batch it refuses (its total weight past the largest float) while each segment takes its part goes the batch
+    path and is counted, the results as the same events counted one by one; a copy and a pickle leave the
+    scratch accumulator out."""
+    import pickle
+
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update_many([0, 1, 2, 3], [1, 0, 1, 0], [0.9, 0.2, 0.7, 0.4])
+    one = pickle.loads(pickle.dumps(seg))
+    rng = np.random.default_rng(4)
+    for _ in range(12):  # 8 events of weight 4e306 a batch: the scratch total passes 1.8e308 at the 6th
+        codes, y, s = np.repeat(np.arange(4), 2), rng.random(8) < 0.5, rng.random(8)
+        w = np.full(8, 4e306)
+        seg.update_many(codes, y, s, w=w)
+        for g, yi, si, wi in zip(codes.tolist(), y.tolist(), s.tolist(), w.tolist(), strict=True):
+            one.update(g, yi, si, w=wi)
+    for key in range(4):
+        a, b = seg[key].get(), one[key].get()
+        assert a.n == pytest.approx(b.n, rel=1e-15) and a.n == pytest.approx(1 + 24 * 4e306, rel=1e-15)
+        np.testing.assert_allclose(a.neg, b.neg, rtol=1e-15)
+        np.testing.assert_allclose(a.pos, b.pos, rtol=1e-15)
+    copied, restored = seg.copy(), pickle.loads(pickle.dumps(seg))
+    assert copied == seg and restored == seg
+    assert "_checker" not in vars(copied) and "_checker" not in vars(restored)
+    with pytest.raises(ValueError, match="y must be 1"):  # refused whole, by the check: no segment changed
+        restored.update_many([0, 1], [1, 2], [0.5, 0.5])
+    assert restored == seg
