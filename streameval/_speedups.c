@@ -4632,12 +4632,37 @@ int64_range(const int64_t *restrict v, Py_ssize_t n, int64_t *lo, int64_t *hi)
     *hi = b;
 }
 
+/* The smallest and largest of n > 0 narrower signed integers (a loop the compiler vectorises). */
+#define NARROW_RANGE(NAME, T)                                                                               \
+    VECTOR_CLONES static void NAME(const T *restrict v, Py_ssize_t n, int64_t *lo, int64_t *hi)             \
+    {                                                                                                         \
+        T a = v[0], b = v[0];                                                                                 \
+        for (Py_ssize_t i = 1; i < n; i++) {                                                                  \
+            a = v[i] < a ? v[i] : a;                                                                          \
+            b = v[i] > b ? v[i] : b;                                                                          \
+        }                                                                                                     \
+        *lo = a;                                                                                              \
+        *hi = b;                                                                                              \
+    }
+NARROW_RANGE(int32_range, int32_t)
+NARROW_RANGE(int16_range, int16_t)
+NARROW_RANGE(int8_range, int8_t)
+
 /* The smallest and largest of n > 0 signed integers of `width` bytes. */
 static void
 int_range(const char *vs, int width, Py_ssize_t n, int64_t *lo, int64_t *hi)
 {
     if (width == 8) {
         int64_range((const int64_t *)vs, n, lo, hi);
+        return;
+    }
+    if (width == 4 || width == 2 || width == 1) {
+        if (width == 4)
+            int32_range((const int32_t *)vs, n, lo, hi);
+        else if (width == 2)
+            int16_range((const int16_t *)vs, n, lo, hi);
+        else
+            int8_range((const int8_t *)vs, n, lo, hi);
         return;
     }
     int64_t a = read_int(vs, width), b = a;
@@ -4741,6 +4766,8 @@ PyDoc_STRVAR(group_lookup_doc,
 "from all of them (values sorted or in blocks, whose later groups the prefix does not show). One pass, no\n"
 "codes, stopping once every value of the range is seen.");
 
+#define LOOKUP_RUN 64 /* values group_lookup looks at whole: all one value seen before, skipped */
+
 /* The lookup of group_lookup from values[0:n]: span (-1 past SMALL_CODES_RANGE), lo, and in lut (span + 1
  * int32, allocated here) 0 for each value seen, -1 else; appearing (span + 1 int64, allocated here) the values
  * in order of first appearance, `found` of them. Returns -1 without memory (an exception set). */
@@ -4762,11 +4789,38 @@ lookup_of(const char *vs, int width, Py_ssize_t n, Py_ssize_t *span, int64_t *lo
     for (Py_ssize_t v = 0; v <= *span; v++)
         t[v] = -1;
     Py_ssize_t k = 0;
-    for (Py_ssize_t i = 0; i < n && k < *span; i++) { /* every value of the range seen: the rest are too */
-        int64_t v = width == 8 ? ((const int64_t *)vs)[i] : read_int(vs + i * width, width);
-        if (t[v - *lo] < 0) { /* rare: the first event of a group */
-            t[v - *lo] = 0;
-            (*appearing)[k++] = v;
+    for (Py_ssize_t i = 0; i < n && k < *span;) { /* every value of the range seen: the rest are too */
+        if (i + LOOKUP_RUN <= n) { /* a run of one value seen already (values sorted, or in blocks): skipped */
+            uint64_t differ = 0;
+            int64_t first;
+#define LOOKUP_SAME(T)                                                                                      \
+    {                                                                                                         \
+        const T *b = (const T *)vs + i;                                                                       \
+        first = b[0];                                                                                         \
+        for (int j = 1; j < LOOKUP_RUN; j++)                                                                  \
+            differ |= (uint64_t)(b[j] ^ b[0]);                                                                \
+    }
+            if (width == 8)
+                LOOKUP_SAME(int64_t)
+            else if (width == 4)
+                LOOKUP_SAME(int32_t)
+            else if (width == 2)
+                LOOKUP_SAME(int16_t)
+            else
+                LOOKUP_SAME(int8_t)
+#undef LOOKUP_SAME
+            if (differ == 0 && t[first - *lo] >= 0) {
+                i += LOOKUP_RUN;
+                continue;
+            }
+        }
+        Py_ssize_t stop = i + LOOKUP_RUN < n ? i + LOOKUP_RUN : n;
+        for (; i < stop && k < *span; i++) {
+            int64_t v = width == 8 ? ((const int64_t *)vs)[i] : read_int(vs + i * width, width);
+            if (t[v - *lo] < 0) { /* rare: the first event of a group */
+                t[v - *lo] = 0;
+                (*appearing)[k++] = v;
+            }
         }
     }
     *found = k;

@@ -690,6 +690,31 @@ def test_the_one_pass_count_grows_the_segments_tables_for_new_pages(monkeypatch,
 
 
 @pytest.mark.skipif(not se.COMPILED, reason="the compiled kernels are not in use")
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
+def test_the_group_lookup_of_runs_of_one_value_finds_every_value(dtype):
+    """The lookup skips 64 values at a time where they are all one value it has seen (values sorted or in
+    blocks): runs of 1 to 200 values, a different value alone inside a run, at a run's first or last place or
+    across two stretches of 64, and the prefix's own reading, each give the distinct values in ascending order
+    and in order of first appearance, as Python finds them."""
+    from streameval import _speedups
+
+    rng = np.random.default_rng(int(np.dtype(dtype).itemsize))
+    for case in range(60):
+        runs = [(int(rng.integers(-5, 6)), int(rng.choice([1, 2, 63, 64, 65, 127, 128, 129, 200]))) for _ in range(8)]
+        values = np.concatenate([np.full(length, v, dtype=dtype) for v, length in runs])
+        if case % 3:  # one value alone somewhere inside (maybe a value seen nowhere else)
+            values[int(rng.integers(0, values.size))] = int(rng.integers(-7, 8))
+        prefix = int(rng.choice([0, 1, 64, values.size // 2, values.size]))
+        distinct, lo, lookup, appearing = _speedups.group_lookup(values, values.itemsize, prefix)
+        got, first_seen = np.frombuffer(distinct, dtype=np.int64).tolist(), np.frombuffer(appearing, np.int64).tolist()
+        n, seen = min(prefix, values.size), set(values[:prefix].tolist())
+        sampled = [int(values[n + (values.size - n - 1) * at // 8]) for at in range(1, 9)] if n < values.size else []
+        read = values if any(v not in seen for v in sampled) else values[:n]  # all, or the prefix
+        assert got == sorted(set(read.tolist())) and first_seen == list(dict.fromkeys(read.tolist()))
+        assert np.frombuffer(lookup, dtype=np.int32)[np.array(got) - lo].tolist() == list(range(len(got)))
+
+
+@pytest.mark.skipif(not se.COMPILED, reason="the compiled kernels are not in use")
 def test_grouped_kernels_refuse_inconsistent_arguments():
     from streameval import _speedups
 
