@@ -3093,6 +3093,28 @@ log_drop_copies(const char *tags, LogValue *row, Py_ssize_t count)
             Py_DECREF(row[k].o);
 }
 
+/* Room for `need` values in each of the first `arity` columns (each grown by doubling, from 1024); -1 with
+ * MemoryError set when one cannot grow (the columns keep what they hold). */
+static int
+log_room(EventLog *self, Py_ssize_t arity, Py_ssize_t need)
+{
+    for (Py_ssize_t k = 0; k < arity; k++) {
+        if (self->capacity[k] >= need)
+            continue;
+        Py_ssize_t grown = self->capacity[k] ? self->capacity[k] : 1024;
+        while (grown < need)
+            grown *= 2;
+        LogValue *c = PyMem_Realloc(self->columns[k], grown * sizeof(LogValue));
+        if (c == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->columns[k] = c;
+        self->capacity[k] = grown;
+    }
+    return 0;
+}
+
 static PyObject *
 EventLog_update(EventLog *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -3112,16 +3134,8 @@ EventLog_update(EventLog *self, PyObject *const *args, size_t nargsf, PyObject *
     }
     if (typed && self->n > 0 && (nargs != self->arity || memcmp(tags, self->tags, nargs) != 0))
         typed = 0; /* called otherwise than the run so far */
-    for (Py_ssize_t k = 0; typed && k < nargs; k++) {
-        if (self->capacity[k] > self->n)
-            continue;
-        Py_ssize_t grown = self->capacity[k] ? 2 * self->capacity[k] : 1024;
-        LogValue *c = PyMem_Realloc(self->columns[k], grown * sizeof(LogValue));
-        if (c == NULL)
-            return PyErr_NoMemory(); /* before the event is counted: nothing changed */
-        self->columns[k] = c;
-        self->capacity[k] = grown;
-    }
+    if (typed && log_room(self, nargs, self->n + 1))
+        return NULL; /* before the event is counted: nothing changed */
     if (typed) {
         /* a dict is kept as a copy of its own: the caller may fill the same dict again for the next event */
         for (Py_ssize_t k = 0; k < nargs; k++) {
@@ -3247,20 +3261,10 @@ EventLog_keep_many(EventLog *self, PyObject *columns)
             n = views[k].shape[0];
     }
     ok = ok && (self->n == 0 || (arity == self->arity && memcmp(tags, self->tags, (size_t)arity) == 0));
-    for (Py_ssize_t k = 0; ok && k < arity; k++) { /* room for all of them first: nothing kept on a failure */
-        if (self->capacity[k] >= self->n + n)
-            continue;
-        Py_ssize_t grown = self->capacity[k] ? self->capacity[k] : 1024;
-        while (grown < self->n + n)
-            grown *= 2;
-        LogValue *c = PyMem_Realloc(self->columns[k], grown * sizeof(LogValue));
-        if (c == NULL) {
-            for (int h = 0; h < held; h++)
-                PyBuffer_Release(&views[h]);
-            return PyErr_NoMemory();
-        }
-        self->columns[k] = c;
-        self->capacity[k] = grown;
+    if (ok && log_room(self, arity, self->n + n)) { /* room for all of them first: nothing kept on a failure */
+        for (int h = 0; h < held; h++)
+            PyBuffer_Release(&views[h]);
+        return NULL;
     }
     if (ok) {
         for (Py_ssize_t k = 0; k < arity; k++) {

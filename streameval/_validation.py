@@ -192,6 +192,8 @@ def as_times(name: str, value: Any) -> npt.NDArray[np.float64]:
     """A batch's event times as a 1-D float64 array (not checked for NaN or infinities: the caller's part), with
     instants read as :func:`check_time` reads one; a missing instant (NaT, None among instants) is refused by
     index."""
+    if type(value) is np.ndarray and value.dtype == np.float64 and value.ndim == 1 and value.flags.c_contiguous:
+        return value  # the usual times, the object the path below returns (0.21 against 0.72 us for 10 of them)
     arr = _one_dimensional(name, column_as_numpy(value))
     if arr.dtype.kind == "M":
         missing = np.isnat(arr)

@@ -128,12 +128,9 @@ class RegressionAccumulator(AccumulatorBase):
         ...
         ValueError: y_pred must be finite, got inf at index 1
         """
-        if not len(self._out):  # a small batch of plain predictions, stored as per-event updates (weights too)
-            if w is None:
-                if small_float_arrays(y, y_pred) and self._buffer.push_many(y, y_pred):
-                    return
-            elif small_float_arrays(y, y_pred, w) and self._buffer.push_many(y, y_pred, w):
-                return
+        columns = (y, y_pred) if w is None else (y, y_pred, w)  # a small batch of plain predictions (and weights)
+        if not len(self._out) and small_float_arrays(*columns) and self._buffer.push_many(*columns):
+            return  # stored as per-event updates
         yv = as_scores("y", y)
         pv = as_scores("y_pred", y_pred)
         check_same_length(("y", yv), ("y_pred", pv))

@@ -126,12 +126,9 @@ class ScoreAccumulator(AccumulatorBase):
         ...
         ValueError: scores must be finite, got inf at index 1
         """
-        if not len(self._out):  # a small batch of plain scores, stored as per-event updates (weights too)
-            if w is None:
-                if small_float_arrays(scores) and self._buffer.push_many(scores):
-                    return
-            elif small_float_arrays(scores, w) and self._buffer.push_many(scores, w):
-                return
+        columns = (scores,) if w is None else (scores, w)  # a small batch of plain scores (and weights)
+        if not len(self._out) and small_float_arrays(*columns) and self._buffer.push_many(*columns):
+            return  # stored as per-event updates
         x = as_scores("scores", scores, check_nan=False)
         low, high = _range(x)
         if x.size and not (math.isfinite(low) and math.isfinite(high)):  # one NaN makes both NaN: check only then
