@@ -128,9 +128,12 @@ class RegressionAccumulator(AccumulatorBase):
         ...
         ValueError: y_pred must be finite, got inf at index 1
         """
-        columns = (y, y_pred) if w is None else (y, y_pred, w)  # a small batch of plain predictions (and weights)
-        if not len(self._out) and small_float_arrays(*columns) and self._buffer.push_many(*columns):
-            return  # stored as per-event updates
+        if not len(self._out) and (  # a small batch of plain predictions (and weights): per-event updates
+            small_float_arrays(y, y_pred) and self._buffer.push_many(y, y_pred)
+            if w is None
+            else small_float_arrays(y, y_pred, w) and self._buffer.push_many(y, y_pred, w)
+        ):
+            return
         yv = as_scores("y", y)
         pv = as_scores("y_pred", y_pred)
         check_same_length(("y", yv), ("y_pred", pv))

@@ -126,9 +126,12 @@ class ScoreAccumulator(AccumulatorBase):
         ...
         ValueError: scores must be finite, got inf at index 1
         """
-        columns = (scores,) if w is None else (scores, w)  # a small batch of plain scores (and weights)
-        if not len(self._out) and small_float_arrays(*columns) and self._buffer.push_many(*columns):
-            return  # stored as per-event updates
+        if not len(self._out) and (  # a small batch of plain scores (and weights): per-event updates
+            small_float_arrays(scores) and self._buffer.push_many(scores)
+            if w is None
+            else small_float_arrays(scores, w) and self._buffer.push_many(scores, w)
+        ):
+            return
         x = as_scores("scores", scores, check_nan=False)
         low, high = _range(x)
         if x.size and not (math.isfinite(low) and math.isfinite(high)):  # one NaN makes both NaN: check only then
