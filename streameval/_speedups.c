@@ -2073,6 +2073,40 @@ add_chunk_sums(const double *x, const uint8_t *labels, Py_ssize_t m, uint64_t *s
     add_group_sums(sums, part);
 }
 
+/* The sums of w[j] * b[j] and w[j] * l[j] over a chunk, in eight lanes (each lane a running sum of every eighth
+ * product, the lanes then added in order, then the products past the last whole eight): the same additions in
+ * the same order on every machine (GCC's vector type, lowered to each clone's registers; no fused
+ * multiply-adds). One running sum per term, as before, waited on each addition: 2.78 against 2.07 ms for 10^6
+ * events without weights. */
+typedef double Lanes8 __attribute__((vector_size(64)));
+
+VECTOR_CLONES NO_FUSED_MATH static void
+weighted_term_sums(const double *restrict w, const FloatBits *restrict b, const FloatBits *restrict l, Py_ssize_t m,
+                   double *b_sum, double *l_sum)
+{
+    Lanes8 sb = {0}, sl = {0};
+    Py_ssize_t j = 0;
+    for (; j + 8 <= m; j += 8) {
+        Lanes8 wv, bv, lv;
+        memcpy(&wv, w + j, sizeof wv);
+        memcpy(&bv, b + j, sizeof bv);
+        memcpy(&lv, l + j, sizeof lv);
+        sb += wv * bv;
+        sl += wv * lv;
+    }
+    double tb = 0.0, tl = 0.0;
+    for (int k = 0; k < 8; k++) {
+        tb += sb[k];
+        tl += sl[k];
+    }
+    for (; j < m; j++) {
+        tb += w[j] * b[j].d;
+        tl += w[j] * l[j].d;
+    }
+    *b_sum = tb;
+    *l_sum = tl;
+}
+
 PyDoc_STRVAR(calibration_sums_doc,
 "calibration_sums(x, labels, width, weights) -> (positives, outside, brier, log_loss)\n\n"
 "Sums of the Brier terms (y - p)^2 and log-loss terms -log(clip(p if y else 1 - p, eps, 1 - eps)) of\n"
@@ -2137,10 +2171,9 @@ calibration_sums(PyObject *Py_UNUSED(module), PyObject *args)
             continue;
         }
         calibration_chunk(xs + start, lab, m, 0, brier, logloss, out);
-        double bs = 0.0, ls = 0.0;
+        double bs, ls;
+        weighted_term_sums(ws + start, brier, logloss, m, &bs, &ls);
         for (Py_ssize_t j = 0; j < m; j++) {
-            bs += ws[start + j] * brier[j].d;
-            ls += ws[start + j] * logloss[j].d;
             outside += out[j];
             positives += lab[j];
         }
