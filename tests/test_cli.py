@@ -7,6 +7,11 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -1181,3 +1186,64 @@ def test_segments_by_a_regressions_target_column_in_every_format(tmp_path):
         alone = se.RegressionAccumulator()
         alone.update_many(y[y == value], pred[y == value])
         assert metrics["n"] == alone.n and metrics["mae"] == pytest.approx(alone.get().mae)
+
+
+def _held_late(real: Callable[..., Any], held: list[Any]) -> Callable[..., Any]:
+    """``real`` (a pyarrow reader), whose file object a thread keeps for 0.2 s after the call: as pyarrow's own
+    threads may, after a threaded read returned or failed. ``held`` gets a weak reference to each file object."""
+
+    def late(source: Any, *args: Any, **kwargs: Any) -> Any:
+        held.append(weakref.ref(source))
+        # the thread lets go of its arguments when it is done
+        threading.Thread(target=lambda kept: time.sleep(0.2), args=(source,)).start()
+        try:
+            return real(source, *args, **kwargs)
+        finally:  # as pyarrow's reader, which is not Python code: a failed read's frame holds no file object
+            del source
+
+    return late
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_the_fast_readers_return_once_pyarrow_lets_go_of_their_file_objects(tmp_path, monkeypatch, fmt):
+    """A pyarrow reader's threads can hold the file object it reads a moment after the read: were the process
+    ending then, pyarrow would abort it ("terminate called without an active exception"). The readers return
+    once nothing holds it: for a good file, one that sends the reading to the exact reader, and a truncated
+    gzip file (the failed read's frames held the file object: the wait ran out after 10 s)."""
+    pa_csv = pytest.importorskip("pyarrow.csv")
+    pa_json = pytest.importorskip("pyarrow.json")
+    from streameval import cli
+
+    held: list[Any] = []
+    released_in_time: list[bool] = []
+
+    def wait(ref: Any, timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + 2.0
+        while ref() is not None and time.monotonic() < deadline:
+            time.sleep(0.001)
+        released_in_time.append(ref() is None)
+
+    monkeypatch.setattr(cli, "_wait_until_released", wait, raising=False)
+    if fmt == "csv":
+        monkeypatch.setattr(pa_csv, "read_csv", _held_late(pa_csv.read_csv, held))
+        good, bad = "label,score\n1,0.5\n0,0.25\n", "label,score\n1,0.5\n0\n"
+        reader = cli._arrow_csv_chunks
+    else:
+        monkeypatch.setattr(pa_json, "open_json", _held_late(pa_json.open_json, held))
+        good, bad = '{"label": 1, "score": 0.5}\n{"label": 0, "score": 0.25}\n', '{"label": 1, "score": 0.5}\n\n'
+        reader = cli._arrow_jsonl_chunks
+    whole = gzip.compress((good * 500).encode())
+    for data, opened in ((good.encode(), open), (bad.encode(), open), (whole[: len(whole) // 2], gzip.open)):
+        path = tmp_path / f"in.{fmt}"
+        path.write_bytes(data)
+        try:
+            with opened(path, "rb") as fh:
+                rows = list(reader(str(path), fh, ["label", "score"], {"score"}))
+            assert data == good.encode() and sum(r.lines.size for r in rows) == 2
+        except cli.IrregularInputError:
+            assert data != good.encode()
+        except EOFError:  # the CSV reader reads the blocks itself: pyarrow never sees the truncated stream
+            assert fmt == "csv" and opened is gzip.open
+        assert released_in_time and all(released_in_time), "a file object was still held after the read"
+        released_in_time.clear()
+        held.clear()
