@@ -862,7 +862,7 @@ def _take(values: Any, sel: np.ndarray | slice) -> Any:
 # -- Decayed ---------------------------------------------------------------------
 _FOLD_EVERY = 16384  # Decayed's plain per-event updates counted as one batch this often (or when read)
 _CATCH_UP = 4096  # events of batches kept for Decayed's checker between two per-event updates (else a new copy)
-_POWER_STEP = 1024  # consecutive events' decay factors: a coarse power of two times one of this many fine ones
+_POWER_STEP = 1024  # a batch's first decay factors, each by exp2; the rest by doubling runs of them (_powers_of_two)
 
 
 def _powers_of_two(start: float, n: int, half_life: float) -> npt.NDArray[np.float64]:
