@@ -620,6 +620,11 @@ class BinaryAccumulator(EventBuffer, AccumulatorBase):
         return new
 
     def _can_take(self, weight: float) -> bool:
+        # within the stored weights' room (what is counted stays below the largest float, its sums too, with that
+        # much more: _mind_the_room): no pass over the table (10 weighted events into 4 segments: 23-24 against 36 us
+        # binned, 42 exact)
+        if self._n_unit + self._weighted_total + weight <= self._weighted_room:
+            return True
         # a weight's Brier term is at most 1 and its log-loss term at most -log(eps) = 36.04: far below the largest
         # float, neither sum can pass it
         counted = float(self._hist.total()) if self._hist.is_weighted else 2.0**64  # whole counts: below 2^64

@@ -1305,6 +1305,38 @@ def test_a_small_weight_that_takes_a_full_segment_past_the_largest_float_leaves_
     assert seg["a"].get().n == 2 and isinstance(seg["a"].get().n, int)
 
 
+def test_a_binary_segment_tells_it_takes_a_weight_within_its_room_without_summing_its_table(monkeypatch):
+    """A weighted binary segment answers from the room it keeps for stored weights (what is counted stays below the
+    largest float with that much more), without a pass over its table; past the room, from its counted total (a
+    weighted small batch into segments summed every segment's table each time)."""
+    from streameval.histogram import ScoreHistogram
+    from streameval.protocol import can_take
+
+    seg = se.Segmented(se.BinaryAccumulator)
+    seg.update_many(["a", "a", "b"], [1, 0, 1], [0.9, 0.2, 0.4], w=[2.0, 3.0, 1.7976931348623e308])
+    seg.get()  # a read counts the events stored (their weights are then counted, not stored)
+    a, b = seg["a"], seg["b"]
+    sums: list[str] = []
+    names = {id(a._hist): "a", id(b._hist): "b"}
+    total = ScoreHistogram.total
+
+    def summed(hist: ScoreHistogram) -> Any:
+        sums.append(names.get(id(hist), "?"))
+        return total(hist)
+
+    monkeypatch.setattr(ScoreHistogram, "total", summed)
+    assert can_take(a, 1e299) and not sums  # a: 5 counted, a room of 1e300
+    assert can_take(a, 2e300) and set(sums) == {"a"}  # past the room: the counted total decides (below 2^1000)
+    assert not can_take(a, 2e301)
+    sums.clear()
+    assert can_take(b, 1.0) and not sums  # b: within 1e295 of the largest float, a room of about half that
+    assert not can_take(b, 1e300) and set(sums) == {"b"}
+    before = seg.to_bytes()
+    with pytest.raises(ValueError, match="overflow"):  # the batch, refused by b, leaves a as it was
+        seg.update_many(["a", "b"], [1, 1], [0.3, 0.3], w=[0.5, 1e300])
+    assert seg.to_bytes() == before
+
+
 def test_a_weighted_batch_refused_by_a_multiclass_segment_holding_a_large_stored_weight_changes_no_segment():
     """A multiclass segment tells that it surely takes a batch from its counted total and its stored events, each
     of a weight of at most 1e290 (a larger per-event weight is counted at once): a segment holding 1.6e295 less
