@@ -225,11 +225,19 @@ def decode_neg_pos(where: str, d: dict[str, Any], size: int, index: str, unit: s
     return neg, pos
 
 
+_AS_THEY_ARE = frozenset({int, bool, str, type(None)})  # values JSON holds as they are
+
+
 def jsonable(value: Any) -> Any:
     """A state as JSON holds it: arrays as lists, numpy scalars as Python ones, non-finite floats as strings."""
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
+        # a list of plain values as it is: one pass over their types, not a call a value (the state of 50 binary
+        # segments of 20,000 events: 3.9 against 22 to 36 ms)
+        kinds = set(map(type, value)) if len(value) > 8 else None  # (a short list: its values one by one)
+        if kinds is not None and (kinds <= _AS_THEY_ARE or (kinds == {float} and all(map(math.isfinite, value)))):
+            return list(value)
         return [jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "f" and not np.all(np.isfinite(value)):

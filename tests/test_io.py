@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -382,3 +383,26 @@ def test_to_bytes_names_a_compression_level_zlib_lacks(level):
     with pytest.raises(ValueError, match=f"level must be an integer from -1 to 9.*got {re.escape(repr(level))}"):
         se.to_bytes(acc, level=level)
     assert se.from_bytes(se.to_bytes(acc, level=np.int64(0))) == acc == se.from_bytes(se.to_bytes(acc, level=-1))
+
+
+def test_long_lists_of_plain_values_are_encoded_as_value_by_value():
+    """A list of more than 8 plain values (ints, bools, text, None, finite floats) is kept as it is in one pass over
+    its types; any other (a non-finite float, a numpy scalar, ints beside floats) value by value: the same JSON."""
+    from streameval._codec import jsonable
+
+    cases = [
+        list(range(20)),
+        [True, False, None, "a", 3, 2**100] * 3,
+        [0.5, -0.0, 1e300, 2.5e-320] * 3,
+        [0.5] * 10 + [math.inf],
+        [math.nan] + [0.25] * 10,
+        [np.float64(0.5)] * 9 + [np.float64(-np.inf)],
+        [1, 2.5] * 5,
+        tuple(float(i) for i in range(12)),
+        [[1.0] * 9 + [math.inf], list(range(9))],
+    ]
+    for value in cases:
+        got = jsonable(value)
+        expected = [jsonable(v) for v in value]
+        assert got == expected and [type(v) for v in got] == [type(v) for v in expected], value
+        json.dumps(got, allow_nan=False)  # JSON holds it
