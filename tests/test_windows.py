@@ -455,17 +455,40 @@ def test_decayed_by_time_per_event_equals_explicit_weights_whatever_the_form_of_
 
 @pytest.mark.parametrize(
     ("start", "n", "half_life"),
-    [(0.0, 4095, 40.0), (0.0, 4096, 40.0), (-3e5, 50_001, 5e3), (123.0, 10**6, 2500.0), (-1e6, 9000, 1e9)],
-)
+    [
+        (0.0, 4095, 40.0), (0.0, 4096, 40.0), (-3e5, 50_001, 5e3), (123.0, 10**6, 2500.0), (-1e6, 9000, 1e9),
+        (-999_999.0, 10**6, 100.0), (-5e5, 10**6, 500.0), (-2e5, 10**6, 1001.0), (-999_999.0, 10**6, 999.0),
+    ],
+)  # fmt: skip
 def test_decay_factors_of_a_batch_are_the_powers_of_two(start, n, half_life):
-    """Batches of events by count take their decay factors as a coarse power times a fine one: within 1e-13 of
-    exp2 of each event's own argument, over the range the state keeps (arguments up to 500 in size)."""
+    """Batches of events by count take their decay factors by doubling runs of powers: within 1e-13 of exp2 of
+    each event's own argument, over the range the state keeps (arguments up to 500 in size), and for batches
+    over a thousand half-lives or more (their oldest powers, below 2^-1000, fall towards zero: a doubling
+    factor overflowed there)."""
     from streameval.windows import _powers_of_two
 
     direct = np.exp2((start + np.arange(n, dtype=np.float64)) / half_life)
     got = _powers_of_two(start, n, half_life)
     assert got.shape == (n,) and got.flags.c_contiguous and got.flags.writeable
-    np.testing.assert_allclose(got, direct, rtol=1e-13, atol=0)
+    assert np.isfinite(got).all() and (got >= 0).all()
+    normal = direct >= 2.0**-1000
+    np.testing.assert_allclose(got[normal], direct[normal], rtol=1e-13, atol=0)
+    assert (got[~normal] <= 2.0**-990).all()
+
+
+def test_a_batch_over_thousands_of_half_lives_equals_explicit_weights():
+    """200,000 events of a half-life of 50 events (4,000 half-lives): the oldest weigh nothing, the others their
+    own decayed weight."""
+    y, s = _stream(200_000, seed=4)
+    dec = se.Decayed(se.BinaryAccumulator, half_life=50.0)
+    dec.update_many(y, s)
+    t = np.arange(y.size, dtype=float)
+    ref = se.BinaryAccumulator()
+    ref.update_many(y, s, np.exp2((t - t.max()) / 50.0))
+    r1, r2 = dec.get(), ref.get()
+    np.testing.assert_allclose(r1.neg, r2.neg, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(r1.pos, r2.pos, rtol=1e-12, atol=1e-300)
+    assert r1.auc == pytest.approx(r2.auc, abs=1e-12)
 
 
 def test_decayed_batches_by_events_equal_explicit_weights():
