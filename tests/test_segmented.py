@@ -531,6 +531,12 @@ def _binned_segments(codes, y, s, threshold=0.5):
     return seg
 
 
+def _same_state(a: Any, b: Any) -> bool:
+    """Whether two accumulators save the same state: their saved bytes before compression (zlib's level 9 took
+    most of a second for a state of 200,000 exact scores)."""
+    return se.to_bytes(a, level=0) == se.to_bytes(b, level=0)
+
+
 def _counted_apart(monkeypatch, seg, *batch):
     """``seg.update_many(*batch)`` with each segment's events counted apart (the path the one-pass count
     twins)."""
@@ -808,25 +814,25 @@ def test_new_segments_proven_past_their_budget_are_counted_in_one_pass_as_apart(
     one_pass.update_many(codes, y, s)
     _counted_apart(monkeypatch, apart, codes, y, s)
     assert one_pass.segments == apart.segments == [int(v) for v in dict.fromkeys(codes.tolist())]
-    assert one_pass.to_bytes() == apart.to_bytes()
+    assert _same_state(one_pass, apart)
     assert len(calls) == (1 if se.COMPILED else 0)
     more = np.where(codes == 3, 5, codes)  # a new segment beside three counted before
     one_pass.update_many(more, y, s)
     _counted_apart(monkeypatch, apart, more, y, s)
     assert one_pass.segments == apart.segments and one_pass.segments[-1] == 5
-    assert one_pass.to_bytes() == apart.to_bytes()
+    assert _same_state(one_pass, apart)
     assert len(calls) == (2 if se.COMPILED else 0)
     few = np.where(codes == 0, np.round(s, 2), s)  # segment 0: 101 distinct scores, it stays exact
     one_pass, apart = se.Segmented(se.BinaryAccumulator), se.Segmented(se.BinaryAccumulator)
     one_pass.update_many(codes, y, few)
     _counted_apart(monkeypatch, apart, codes, y, few)
-    assert one_pass.to_bytes() == apart.to_bytes() and one_pass[0].get().n == int((codes == 0).sum())
+    assert _same_state(one_pass, apart) and one_pass[0].get().n == int((codes == 0).sum())
     assert len(calls) == (2 if se.COMPILED else 0)  # not proven: counted apart
     many = rng.integers(0, 65, n).astype(dtype)  # more new segments than one pass proves: counted apart
     one_pass, apart = se.Segmented(se.BinaryAccumulator), se.Segmented(se.BinaryAccumulator)
     one_pass.update_many(many, y, s)
     _counted_apart(monkeypatch, apart, many, y, s)
-    assert one_pass.segments == apart.segments and one_pass.to_bytes() == apart.to_bytes()
+    assert one_pass.segments == apart.segments and _same_state(one_pass, apart)
     assert len(calls) == (2 if se.COMPILED else 0)
 
 
@@ -862,7 +868,7 @@ def test_fine_bins_and_large_budgets_in_the_one_pass_count(monkeypatch, mantissa
     for batch in (slice(0, n // 2), slice(n // 2, n)):
         one_pass.update_many(codes[batch], y[batch], s[batch])
         _counted_apart(monkeypatch, apart, codes[batch], y[batch], s[batch])
-    assert one_pass.to_bytes() == apart.to_bytes()
+    assert _same_state(one_pass, apart)
     proven = mantissa_bits == 12  # 12,500 continuous scores a segment prove 8,192 distinct, not 2^20
     assert len(calls) == ((2 if proven else 0) if se.COMPILED else 0)
 
